@@ -1,0 +1,114 @@
+import { JwtVerifier } from 'aws-jwt-verify';
+import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
+import type { JwtPayload } from 'aws-jwt-verify/jwt-model';
+import { UnauthorizedError } from './errors.js';
+
+/** Who is calling, derived from a verified JWT (or nobody). Roles are re-read from the token on every request. */
+export interface Principal {
+  readonly kind: 'anonymous' | 'user';
+  readonly sub: string | null;
+  readonly roles: readonly string[];
+  /** Study ids the caller belongs to. */
+  readonly groups: readonly string[];
+  readonly isAdmin: boolean;
+  readonly isService: boolean;
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+export const ANONYMOUS: Principal = Object.freeze({
+  kind: 'anonymous',
+  sub: null,
+  roles: [],
+  groups: [],
+  isAdmin: false,
+  isService: false,
+  claims: {},
+});
+
+export interface AuthConfig {
+  AUTH_ISSUER: string;
+  AUTH_AUDIENCE: string[];
+  AUTH_JWKS_URI?: string;
+  AUTH_ROLES_CLAIMS: string[];
+  AUTH_GROUPS_CLAIMS: string[];
+  AUTH_ADMIN_ROLE: string;
+  AUTH_SERVICE_ROLE: string;
+  AUTH_GRACE_SECONDS: number;
+}
+
+export interface TokenVerifier {
+  /** Verifies a bearer JWT; throws UnauthorizedError on any problem. */
+  verify(token: string): Promise<Principal>;
+}
+
+/** Claim values may be arrays or space/comma separated strings; "resource/admin" (OAuth scope) counts as "admin". */
+function claimValues(payload: JwtPayload, names: string[]): string[] {
+  const out: string[] = [];
+  for (const name of names) {
+    const v = payload[name];
+    const items = Array.isArray(v) ? v : typeof v === 'string' ? v.split(/[\s,]+/) : [];
+    for (const item of items) if (typeof item === 'string' && item) out.push(item);
+  }
+  return out;
+}
+
+/** The JWKS is fetched with the platform fetch so http:// issuers (the local identity provider) work too. */
+const fetcher = {
+  async fetch(uri: string): Promise<ArrayBuffer> {
+    const res = await fetch(uri, { signal: AbortSignal.timeout(5000) });
+    if (res.status !== 200) throw new Error(`JWKS fetch from ${uri} answered ${res.status}`);
+    return res.arrayBuffer();
+  },
+};
+
+export function createTokenVerifier(config: AuthConfig): TokenVerifier {
+  const audiences = config.AUTH_AUDIENCE;
+  const verifier = JwtVerifier.create(
+    {
+      issuer: config.AUTH_ISSUER,
+      jwksUri: config.AUTH_JWKS_URI ?? `${config.AUTH_ISSUER.replace(/\/$/, '')}/.well-known/jwks.json`,
+      // Audience is checked below so that Cognito access tokens (client_id, no aud) are accepted too.
+      audience: null,
+      graceSeconds: config.AUTH_GRACE_SECONDS,
+      customJwtCheck: ({ payload }) => {
+        if (audiences.length === 0) return;
+        const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+        const clientId = typeof payload.client_id === 'string' ? [payload.client_id] : [];
+        if (![...aud, ...clientId].some((a) => audiences.includes(a))) throw new Error('audience not allowed');
+      },
+    },
+    { jwksCache: new SimpleJwksCache({ fetcher }) },
+  );
+  const norm = (r: string) => (r.includes('/') ? r.slice(r.lastIndexOf('/') + 1) : r).toLowerCase();
+  const admin = config.AUTH_ADMIN_ROLE.toLowerCase();
+  const service = config.AUTH_SERVICE_ROLE.toLowerCase();
+  return {
+    async verify(token) {
+      let payload: JwtPayload;
+      try {
+        payload = await verifier.verify(token);
+      } catch {
+        throw new UnauthorizedError('Invalid or expired token');
+      }
+      if (typeof payload.exp !== 'number') throw new UnauthorizedError('Token has no expiry');
+      const roles = [...new Set(claimValues(payload, config.AUTH_ROLES_CLAIMS).map(norm))];
+      const groups = [...new Set(claimValues(payload, config.AUTH_GROUPS_CLAIMS))];
+      return Object.freeze({
+        kind: 'user',
+        sub: typeof payload.sub === 'string' ? payload.sub : null,
+        roles,
+        groups,
+        isAdmin: roles.includes(admin),
+        isService: roles.includes(service),
+        claims: payload as Record<string, unknown>,
+      });
+    },
+  };
+}
+
+/** Extracts "Bearer <token>" from an Authorization header value; null when the scheme is something else. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1] : null;
+}

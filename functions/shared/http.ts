@@ -1,0 +1,205 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { z } from 'zod';
+import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
+import {
+  AppError,
+  BadRequestError,
+  ForbiddenError,
+  MethodNotAllowedError,
+  NotFoundError,
+  UnauthorizedError,
+  ValidationError,
+} from './errors.js';
+import { log } from './log.js';
+
+/** What a route may demand of its caller. */
+export type Access =
+  | 'public' // no token needed (health, signed-URL downloads that check their own token)
+  | 'read' // any valid token
+  | 'admin'
+  | 'service' // service or admin
+  | 'optional'; // a bearer token is verified if present; the route decides
+
+export interface Request {
+  method: string;
+  path: string;
+  params: Record<string, string>;
+  query: Record<string, string>;
+  /** The raw query string, for URLs that must keep the caller's filters. */
+  rawQuery: string;
+  headers: Record<string, string>;
+  /** Parsed JSON body (undefined when there is none). */
+  body: unknown;
+  principal: Principal;
+  /** Scheme and host this request came in on, e.g. https://abc.execute-api.us-east-1.amazonaws.com */
+  baseUrl: string;
+  requestId: string;
+}
+
+export interface Response {
+  status: number;
+  /** Serialized as JSON unless `raw` is set. `undefined` means an empty body. */
+  body?: unknown;
+  raw?: { body: string; isBase64Encoded: boolean };
+  headers?: Record<string, string>;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Path template with {name} parameters, e.g. /releases/{id}/publish */
+  path: string;
+  access: Access;
+  handle: (req: Request) => Promise<Response>;
+}
+
+export const ok = (body: unknown, headers?: Record<string, string>): Response => ({ status: 200, body, headers });
+export const empty = (): Response => ({ status: 200 });
+
+interface CompiledRoute extends Route {
+  regex: RegExp;
+  names: string[];
+}
+
+function compile(route: Route): CompiledRoute {
+  const names: string[] = [];
+  const pattern = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { ...route, regex: new RegExp(`^${pattern}/?$`), names };
+}
+
+/** Scheme + host the caller used. API Gateway always sets x-forwarded-proto; the local adapter does too. */
+export function baseUrlOf(event: APIGatewayProxyEventV2, override?: string): string {
+  if (override) return override.replace(/\/$/, '');
+  const proto = event.headers?.['x-forwarded-proto'] ?? 'https';
+  const host = event.requestContext?.domainName ?? event.headers?.host ?? 'localhost';
+  return `${proto}://${host}`;
+}
+
+function lowerHeaders(h: APIGatewayProxyEventV2['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function parseBody(event: APIGatewayProxyEventV2): unknown {
+  if (event.body === undefined || event.body === null || event.body === '') return undefined;
+  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BadRequestError('Request body is not valid JSON');
+  }
+}
+
+function errorBody(err: AppError) {
+  return { error: { code: err.code, message: err.message, ...(err.fields ? { fields: err.fields } : {}) } };
+}
+
+/** Maps anything thrown to an HTTP response. Only AppErrors (4xx) expose their message. */
+export function toErrorResponse(err: unknown, requestId: string): Response {
+  if (err instanceof AppError) {
+    return { status: err.status, body: errorBody(err), headers: err.headers };
+  }
+  log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });
+  return {
+    status: 500,
+    body: { error: { code: 'internal_error', message: `Internal server error (request ${requestId})` } },
+  };
+}
+
+export interface HttpAppOptions {
+  routes: Route[];
+  verifier: TokenVerifier;
+  /** Fixed public base URL (e.g. a custom domain); otherwise derived from the request. */
+  baseUrl?: string;
+}
+
+/**
+ * One Lambda entry point serving a group of routes. The chain is the same everywhere: route match (404/405 with
+ * Allow), body parsing, authentication, authorization, the route's handler, and the error mapper last.
+ */
+export function httpApp(options: HttpAppOptions) {
+  const routes = options.routes.map(compile);
+  const base = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+    const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
+    const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
+    const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
+    let allow: string[] = [];
+    let res: Response;
+    try {
+      const matches = routes
+        .map((r) => ({ r, m: r.regex.exec(path) }))
+        .filter((x): x is { r: CompiledRoute; m: RegExpExecArray } => x.m !== null);
+      if (matches.length === 0) throw new NotFoundError('No such resource');
+      // All routes matching this path share one Allow header (the most specific template wins ties).
+      allow = [...new Set(matches.map((x) => x.r.method))];
+      const hit = matches.find((x) => x.r.method === method || (method === 'HEAD' && x.r.method === 'GET'));
+      if (!hit) throw new MethodNotAllowedError(method, allow);
+      const params: Record<string, string> = {};
+      hit.r.names.forEach((n, i) => {
+        params[n] = decodeURIComponent(hit.m[i + 1]);
+      });
+      const headers = lowerHeaders(event.headers);
+      const principal = await authenticate(hit.r.access, headers, options.verifier);
+      const req: Request = {
+        method,
+        path,
+        params,
+        query: Object.fromEntries(new URLSearchParams(event.rawQueryString ?? '')),
+        rawQuery: event.rawQueryString ?? '',
+        headers,
+        body: ['POST', 'PATCH', 'PUT', 'DELETE'].includes(method) ? parseBody(event) : undefined,
+        principal,
+        baseUrl: baseUrlOf(event, options.baseUrl),
+        requestId,
+      };
+      res = await hit.r.handle(req);
+    } catch (err) {
+      res = toErrorResponse(err, requestId);
+    }
+    return render(res, allow);
+  };
+  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base);
+}
+
+async function authenticate(access: Access, headers: Record<string, string>, verifier: TokenVerifier) {
+  if (access === 'public') return ANONYMOUS;
+  const token = bearerToken(headers.authorization);
+  if (!token) {
+    if (access === 'optional') return ANONYMOUS;
+    throw new UnauthorizedError();
+  }
+  const principal = await verifier.verify(token);
+  if (access === 'admin' && !principal.isAdmin) throw new ForbiddenError('Requires the admin role');
+  if (access === 'service' && !principal.isAdmin && !principal.isService)
+    throw new ForbiddenError('Requires the service or admin role');
+  return principal;
+}
+
+function render(res: Response, allow: string[]): APIGatewayProxyStructuredResultV2 {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    Vary: 'Accept',
+    ...(allow.length ? { Allow: allow.join(', ') } : {}),
+    ...res.headers,
+  };
+  if (res.raw) return { statusCode: res.status, headers, body: res.raw.body, isBase64Encoded: res.raw.isBase64Encoded };
+  return { statusCode: res.status, headers, body: res.body === undefined ? '' : JSON.stringify(res.body) };
+}
+
+/** Validates input with zod; failures become a 400 that names each field. */
+export function parse<S extends z.ZodType>(schema: S, input: unknown, what = 'body'): z.infer<S> {
+  const result = schema.safeParse(input ?? (what === 'body' ? {} : input));
+  if (result.success) return result.data;
+  const fields: Record<string, string[]> = {};
+  for (const issue of result.error.issues) {
+    const key = issue.path.length ? issue.path.join('.') : what;
+    const message = issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
+    (fields[key] ??= []).push(message);
+  }
+  throw new ValidationError(`Invalid ${what}: ${Object.keys(fields).join(', ')}`, fields);
+}

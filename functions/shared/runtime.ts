@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { createTokenVerifier, type TokenVerifier } from './auth.js';
+import { authEnv, parseEnv } from './config.js';
+
+/**
+ * Cold-start wiring shared by every HTTP function: auth settings parsed once with zod, and one verifier (and so one
+ * JWKS cache) per container.
+ */
+const httpEnv = z.object({
+  ...authEnv,
+  /** Fixed public base URL for absolute links; otherwise taken from the request. */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+});
+export type HttpEnv = z.infer<typeof httpEnv>;
+
+let cached: { env: HttpEnv; verifier: TokenVerifier } | undefined;
+export function httpRuntime() {
+  if (!cached) {
+    const env = parseEnv(httpEnv);
+    cached = { env, verifier: createTokenVerifier(env) };
+  }
+  return cached;
+}

@@ -1,0 +1,63 @@
+/**
+ * Which Lambda entry point serves which HTTP paths. Plain data: the CDK stateless stacks create one
+ * NodejsFunction per entry and an `ANY <path>` route per path; the local server (local/http-server.ts) routes
+ * with the very same table. Each handler module exports `handler` and answers 404/405 itself for its own paths.
+ */
+export interface ApiFunction {
+  /** Logical name, also the CDK construct id. */
+  name: string;
+  /** Handler module, relative to the repository root. */
+  entry: string;
+  /** API Gateway route paths ({param} syntax) served by this function. */
+  paths: string[];
+  /** Tables the function reads (r) or writes (rw), for least-privilege grants. */
+  tables: Partial<Record<'coordinator' | 'studies' | 'files', 'r' | 'rw'>>;
+}
+
+export const COORDINATOR_API: ApiFunction[] = [
+  {
+    name: 'Health',
+    entry: 'functions/coordinator/handlers/health.ts',
+    paths: ['/health'],
+    tables: {},
+  },
+  {
+    name: 'TaskServices',
+    entry: 'functions/coordinator/handlers/task-services.ts',
+    paths: ['/task-services', '/task-services/{id}'],
+    tables: { coordinator: 'rw' },
+  },
+  {
+    name: 'Releases',
+    entry: 'functions/coordinator/handlers/releases.ts',
+    paths: ['/releases', '/releases/{id}', '/releases/{id}/publish'],
+    tables: { coordinator: 'rw', studies: 'r' },
+  },
+  {
+    name: 'Tasks',
+    entry: 'functions/coordinator/handlers/tasks.ts',
+    paths: ['/tasks', '/tasks/{id}'],
+    tables: { coordinator: 'rw', studies: 'rw' },
+  },
+  {
+    name: 'ReleaseNotes',
+    entry: 'functions/coordinator/handlers/release-notes.ts',
+    paths: ['/release-notes', '/release-notes/{id}'],
+    tables: { coordinator: 'rw', studies: 'r' },
+  },
+  {
+    name: 'Events',
+    entry: 'functions/coordinator/handlers/events.ts',
+    paths: ['/events', '/events/{id}'],
+    tables: { coordinator: 'rw', studies: 'r' },
+  },
+  {
+    name: 'Studies',
+    entry: 'functions/coordinator/handlers/studies.ts',
+    paths: ['/studies', '/studies/{id}'],
+    tables: { studies: 'r' },
+  },
+];
+
+/** Filled in by the file-service work (issue 4). */
+export const FILES_API: ApiFunction[] = [];

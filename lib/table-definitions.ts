@@ -1,0 +1,63 @@
+/**
+ * The DynamoDB tables as plain data: the CDK stateful stack and the local stack (DynamoDB Local) both build their
+ * tables from these, so local and AWS can never drift. Only key attributes are declared; everything else is
+ * schemaless and owned by one repository per aggregate (functions/adapters/dynamodb/).
+ */
+export interface KeyDef {
+  name: string;
+  type: 'S' | 'N';
+}
+export interface IndexDef {
+  indexName: string;
+  partitionKey: KeyDef;
+  sortKey?: KeyDef;
+}
+export interface TableDef {
+  /** Logical id in CDK and the suffix of the local table name. */
+  id: string;
+  /** The env variable that carries the physical table name into functions. */
+  envVar: string;
+  partitionKey: KeyDef;
+  sortKey?: KeyDef;
+  indexes: IndexDef[];
+  /** Attribute with an epoch-seconds expiry, if the table uses TTL. */
+  ttlAttribute?: string;
+}
+
+const S = (name: string): KeyDef => ({ name, type: 'S' });
+
+/** Generic single-table layout: pk/sk, gsi1 lists a type newest-first, gsi2 finds an item by its own id. */
+const GENERIC_INDEXES: IndexDef[] = [
+  { indexName: 'gsi1', partitionKey: S('gsi1pk'), sortKey: S('gsi1sk') },
+  { indexName: 'gsi2', partitionKey: S('gsi2pk'), sortKey: S('gsi2sk') },
+];
+
+export const TABLES = {
+  /** Task services, releases (with their tasks and notes in one item collection), events, version guards. */
+  coordinator: {
+    id: 'Coordinator',
+    envVar: 'COORDINATOR_TABLE',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    indexes: GENERIC_INDEXES,
+  },
+  /** Studies mirrored from the dataservice; shared by the coordinator and the file service. */
+  studies: {
+    id: 'Studies',
+    envVar: 'STUDIES_TABLE',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    indexes: [GENERIC_INDEXES[0]],
+  },
+  /** Study files, versions, download tokens (hashed, with TTL) and the download audit trail. */
+  files: {
+    id: 'Files',
+    envVar: 'FILES_TABLE',
+    partitionKey: S('pk'),
+    sortKey: S('sk'),
+    indexes: GENERIC_INDEXES,
+    ttlAttribute: 'ttl',
+  },
+} satisfies Record<string, TableDef>;
+
+export type TableKey = keyof typeof TABLES;

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { ApiFunction } from '../lib/api-manifest.js';
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/**
+ * A small Node HTTP server that plays API Gateway (HTTP API, payload v2): it turns each request into an
+ * APIGatewayProxyEventV2 and calls the same Lambda handler modules that run on AWS, picked with the same manifest
+ * the CDK stack uses.
+ */
+export interface LocalApiOptions {
+  functions: ApiFunction[];
+  /** Loads a handler module by its manifest entry (dynamic import of the .ts file). */
+  load: (entry: string) => Promise<LambdaHandler>;
+  /** Answers before routing, e.g. /health while the stack is still starting. Return null to go on. */
+  intercept?: (req: IncomingMessage) => { status: number; body: unknown } | null;
+}
+
+function templateRegex(path: string): RegExp {
+  return new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}/?$`);
+}
+
+export function toEvent(req: IncomingMessage, body: Buffer, routeKey: string): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
+  }
+  headers['x-forwarded-proto'] ??= 'http';
+  const host = headers.host ?? 'localhost';
+  const contentType = headers['content-type'] ?? '';
+  const textual = body.length === 0 || /json|text|x-www-form-urlencoded|graphql/.test(contentType) || !contentType;
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
+  const requestId = randomUUID();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: host,
+      domainPrefix: host.split('.')[0],
+      http: {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        protocol: 'HTTP/1.1',
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey,
+      stage: '$default',
+      time: new Date().toISOString(),
+      timeEpoch: Date.now(),
+    },
+    body: body.length ? (textual ? body.toString('utf8') : body.toString('base64')) : undefined,
+    isBase64Encoded: body.length > 0 && !textual,
+  };
+}
+
+function lambdaContext(requestId: string): Context {
+  return {
+    awsRequestId: requestId,
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: 'local',
+    functionVersion: '$LATEST',
+    invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:local',
+    logGroupName: 'local',
+    logStreamName: 'local',
+    memoryLimitInMB: '512',
+    getRemainingTimeInMillis: () => 30_000,
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
+  const headers = { ...(result.headers ?? {}) } as Record<string, string | number | boolean>;
+  const body = result.body
+    ? result.isBase64Encoded
+      ? Buffer.from(result.body, 'base64')
+      : Buffer.from(result.body, 'utf8')
+    : Buffer.alloc(0);
+  headers['Content-Length'] = body.length;
+  res.writeHead(result.statusCode ?? 200, headers as Record<string, string>);
+  res.end(body);
+}
+
+export function createLocalApi(options: LocalApiOptions): Server {
+  const table = options.functions.flatMap((fn) =>
+    fn.paths.map((path) => ({ fn, path, regex: templateRegex(path), routeKey: `ANY ${path}` })),
+  );
+  const cache = new Map<string, Promise<LambdaHandler>>();
+  return createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      try {
+        const early = options.intercept?.(req);
+        if (early) {
+          send(res, { statusCode: early.status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(early.body) });
+          return;
+        }
+        const pathname = new URL(req.url ?? '/', 'http://local').pathname;
+        const hit = table.find((r) => r.regex.test(pathname));
+        if (!hit) {
+          // API Gateway's own answer for an unknown route, in our JSON error shape.
+          send(res, {
+            statusCode: 404,
+            headers: { 'Content-Type': 'application/json', Vary: 'Accept' },
+            body: JSON.stringify({ error: { code: 'not_found', message: 'No such resource' } }),
+          });
+          return;
+        }
+        let load = cache.get(hit.fn.entry);
+        if (!load) {
+          load = options.load(hit.fn.entry);
+          cache.set(hit.fn.entry, load);
+        }
+        const handler = await load;
+        const event = toEvent(req, Buffer.concat(chunks), hit.routeKey);
+        send(res, await handler(event, lambdaContext(event.requestContext.requestId)));
+      } catch (err) {
+        process.stderr.write(`local api error: ${err instanceof Error ? err.stack : String(err)}\n`);
+        send(res, {
+          statusCode: 500,
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ error: { code: 'internal_error', message: 'Internal server error' } }),
+        });
+      }
+    });
+  });
+}

@@ -1,0 +1,20 @@
+import type { TestProject } from 'vitest/node';
+import { startDynamoLocal } from '../local/dynamodb-local.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    ddbEndpoint: string;
+  }
+}
+
+/**
+ * One DynamoDB Local (in memory) for the whole run. Each test file creates its own tables under a unique prefix
+ * (test/helpers/tables.ts), so files never see each other's data.
+ */
+export default async function setup(project: TestProject) {
+  const ddb = await startDynamoLocal();
+  project.provide('ddbEndpoint', ddb.endpoint);
+  return async () => {
+    await ddb.stop();
+  };
+}

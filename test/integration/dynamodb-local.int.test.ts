@@ -1,0 +1,15 @@
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../local/dynamodb-local.js';
+import { TABLES } from '../../lib/table-definitions.js';
+import { useLocalTables } from '../helpers/tables.js';
+
+describe('local tables', () => {
+  it('creates every table of the shared definitions on DynamoDB Local', async () => {
+    const env = await useLocalTables();
+    const client = localClient(inject('ddbEndpoint'));
+    const names = (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+    for (const def of Object.values(TABLES)) expect(names).toContain(env[def.envVar]);
+    client.destroy();
+  });
+});

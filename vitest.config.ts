@@ -1,0 +1,32 @@
+import { defineConfig } from 'vitest/config';
+
+const env = {
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  AWS_REGION: 'us-east-1',
+  LOG_LEVEL: 'warn',
+};
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
+          env,
+          testTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.int.test.ts'],
+          globalSetup: ['test/global-setup.ts'],
+          env,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
