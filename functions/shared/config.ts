@@ -10,7 +10,9 @@ export function parseEnv<S extends z.ZodObject<z.ZodRawShape>>(
 ): z.infer<S> {
   const result = schema.safeParse(env);
   if (!result.success) {
-    const problems = result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`).join('; ');
+    const problems = result.error.issues
+      .map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`)
+      .join('; ');
     throw new Error(`Invalid configuration: ${problems}`);
   }
   return result.data;

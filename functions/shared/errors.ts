@@ -48,7 +48,9 @@ export class NotFoundError extends AppError {
 
 export class MethodNotAllowedError extends AppError {
   constructor(method: string, allow: string[]) {
-    super(405, 'method_not_allowed', `Method "${method}" not allowed`, undefined, { Allow: allow.join(', ') });
+    super(405, 'method_not_allowed', `Method "${method}" not allowed`, undefined, {
+      Allow: allow.join(', '),
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import {
   AppError,
@@ -53,7 +53,11 @@ export interface Route {
   handle: (req: Request) => Promise<Response>;
 }
 
-export const ok = (body: unknown, headers?: Record<string, string>): Response => ({ status: 200, body, headers });
+export const ok = (body: unknown, headers?: Record<string, string>): Response => ({
+  status: 200,
+  body,
+  headers,
+});
 export const empty = (): Response => ({ status: 200 });
 
 interface CompiledRoute extends Route {
@@ -124,7 +128,10 @@ export interface HttpAppOptions {
  */
 export function httpApp(options: HttpAppOptions) {
   const routes = options.routes.map(compile);
-  const base = async (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+  const base = async (
+    event: APIGatewayProxyEventV2,
+    context: Context,
+  ): Promise<APIGatewayProxyStructuredResultV2> => {
     const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
     const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
     const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
@@ -187,7 +194,8 @@ function render(res: Response, allow: string[]): APIGatewayProxyStructuredResult
     ...(allow.length ? { Allow: allow.join(', ') } : {}),
     ...res.headers,
   };
-  if (res.raw) return { statusCode: res.status, headers, body: res.raw.body, isBase64Encoded: res.raw.isBase64Encoded };
+  if (res.raw)
+    return { statusCode: res.status, headers, body: res.raw.body, isBase64Encoded: res.raw.isBase64Encoded };
   return { statusCode: res.status, headers, body: res.body === undefined ? '' : JSON.stringify(res.body) };
 }
 
@@ -198,7 +206,8 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown, what = 'bo
   const fields: Record<string, string[]> = {};
   for (const issue of result.error.issues) {
     const key = issue.path.length ? issue.path.join('.') : what;
-    const message = issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
+    const message =
+      issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
     (fields[key] ??= []).push(message);
   }
   throw new ValidationError(`Invalid ${what}: ${Object.keys(fields).join(', ')}`, fields);

@@ -37,7 +37,8 @@ export function envelope<T>(
     return `${baseUrl}${path}?${q.toString()}`;
   };
   const next = page.offset + page.limit < count ? link(page.offset + page.limit) : null;
-  const previous = page.offset > 0 ? link(Math.max(0, Math.min(page.offset - page.limit, count - page.limit))) : null;
+  const previous =
+    page.offset > 0 ? link(Math.max(0, Math.min(page.offset - page.limit, count - page.limit))) : null;
   return { count, next, previous, results };
 }
 
@@ -62,4 +63,6 @@ export function urlOf(baseUrl: string, collection: string, id: string | null | u
 }
 
 /** Boolean query values as the spec writes them (True/False), plus true/false. */
-export const boolQuery = z.enum(['True', 'False', 'true', 'false']).transform((v) => v.toLowerCase() === 'true');
+export const boolQuery = z
+  .enum(['True', 'False', 'true', 'false'])
+  .transform((v) => v.toLowerCase() === 'true');
