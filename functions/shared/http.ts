@@ -208,7 +208,7 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown, what = 'bo
     const key = issue.path.length ? issue.path.join('.') : what;
     const message =
       issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
-    (fields[key] ??= []).push(message);
+    fields[key] = [...(fields[key] ?? []), message];
   }
   throw new ValidationError(`Invalid ${what}: ${Object.keys(fields).join(', ')}`, fields);
 }
