@@ -1,0 +1,140 @@
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ANONYMOUS, type Principal, type TokenVerifier } from '../../../functions/shared/auth.js';
+import { ConflictError, UnauthorizedError } from '../../../functions/shared/errors.js';
+import { httpApp, ok, parse, type Route } from '../../../functions/shared/http.js';
+
+const user = (roles: string[]): Principal => ({
+  ...ANONYMOUS,
+  kind: 'user',
+  sub: 'u1',
+  roles,
+  isAdmin: roles.includes('admin'),
+  isService: roles.includes('service'),
+});
+const verifier: TokenVerifier = {
+  async verify(token) {
+    if (token === 'admin') return user(['admin']);
+    if (token === 'service') return user(['service']);
+    if (token === 'reader') return user([]);
+    throw new UnauthorizedError('Invalid or expired token');
+  },
+};
+
+const routes: Route[] = [
+  {
+    method: 'GET',
+    path: '/things',
+    access: 'read',
+    handle: async (req) => ok({ query: req.query, base: req.baseUrl }),
+  },
+  {
+    method: 'POST',
+    path: '/things',
+    access: 'admin',
+    handle: async (req) => ok(parse(z.strictObject({ name: z.string() }), req.body)),
+  },
+  { method: 'GET', path: '/things/{id}', access: 'read', handle: async (req) => ok({ id: req.params.id }) },
+  {
+    method: 'PATCH',
+    path: '/things/{id}',
+    access: 'service',
+    handle: async () => {
+      throw new ConflictError('busy');
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/things/{id}',
+    access: 'admin',
+    handle: async () => {
+      throw new Error('secret detail');
+    },
+  },
+];
+const app = httpApp({ routes, verifier });
+
+function call(method: string, path: string, opts: { token?: string; body?: string; query?: string } = {}) {
+  const event = {
+    rawPath: path,
+    rawQueryString: opts.query ?? '',
+    headers: {
+      host: 'api.example.com',
+      'x-forwarded-proto': 'https',
+      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+    },
+    requestContext: { http: { method }, domainName: 'api.example.com', requestId: 'r1' },
+    body: opts.body,
+    isBase64Encoded: false,
+  } as unknown as APIGatewayProxyEventV2;
+  return app(event, { awsRequestId: 'req-1' } as Context) as Promise<{
+    statusCode: number;
+    headers: Record<string, string>;
+    body: string;
+  }>;
+}
+
+describe('httpApp', () => {
+  it('answers JSON with Vary and the Allow header of the matched path', async () => {
+    const res = await call('GET', '/things/abc', { token: 'reader' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['Content-Type']).toBe('application/json');
+    expect(res.headers.Vary).toBe('Accept');
+    expect(res.headers.Allow).toBe('GET, PATCH, DELETE');
+    expect(JSON.parse(res.body)).toEqual({ id: 'abc' });
+  });
+
+  it('answers 405 with Allow for a method the path does not support', async () => {
+    const res = await call('PUT', '/things', { token: 'admin' });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.Allow).toBe('GET, POST');
+    expect(JSON.parse(res.body).error.code).toBe('method_not_allowed');
+  });
+
+  it('answers 404 in the JSON error shape for an unknown path', async () => {
+    const res = await call('GET', '/nope', { token: 'admin' });
+    expect(res.statusCode).toBe(404);
+    expect(JSON.parse(res.body)).toEqual({ error: { code: 'not_found', message: 'No such resource' } });
+  });
+
+  it('answers 401 with WWW-Authenticate when the token is missing or invalid', async () => {
+    for (const token of [undefined, 'garbage']) {
+      const res = await call('GET', '/things', { token });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['WWW-Authenticate']).toBe('Bearer');
+    }
+  });
+
+  it('answers 403 when a valid token lacks the role', async () => {
+    expect((await call('POST', '/things', { token: 'service', body: '{"name":"x"}' })).statusCode).toBe(403);
+    expect((await call('PATCH', '/things/a', { token: 'reader' })).statusCode).toBe(403);
+    expect((await call('PATCH', '/things/a', { token: 'service' })).statusCode).toBe(409);
+  });
+
+  it('names each invalid or unknown field in a 400', async () => {
+    const res = await call('POST', '/things', { token: 'admin', body: '{"name":3,"extra":true}' });
+    expect(res.statusCode).toBe(400);
+    const body = JSON.parse(res.body);
+    expect(body.error.code).toBe('validation_error');
+    expect(Object.keys(body.error.fields).sort()).toEqual(['body', 'name']);
+  });
+
+  it('answers 400 for a body that is not JSON', async () => {
+    const res = await call('POST', '/things', { token: 'admin', body: '{not json' });
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.body).error.code).toBe('bad_request');
+  });
+
+  it('hides internal errors behind a 500 that names only the request id', async () => {
+    const res = await call('DELETE', '/things/a', { token: 'admin' });
+    expect(res.statusCode).toBe(500);
+    expect(res.body).not.toContain('secret detail');
+    expect(JSON.parse(res.body).error.message).toContain('req-1');
+  });
+
+  it('derives the base URL from the forwarded scheme and the host', async () => {
+    const res = await call('GET', '/things', { token: 'reader', query: 'a=1' });
+    expect(JSON.parse(res.body)).toEqual({ query: { a: '1' }, base: 'https://api.example.com' });
+  });
+});
