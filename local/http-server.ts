@@ -69,7 +69,7 @@ export function toEvent(req: IncomingMessage, body: Buffer, routeKey: string): A
   };
 }
 
-function lambdaContext(requestId: string): Context {
+export function lambdaContext(requestId: string): Context {
   return {
     awsRequestId: requestId,
     callbackWaitsForEmptyEventLoop: false,
@@ -132,6 +132,8 @@ export function createLocalApi(options: LocalApiOptions): Server {
         if (!load) {
           load = options.load(hit.fn.entry);
           cache.set(hit.fn.entry, load);
+          // A module that failed to load (not written yet, a syntax error being fixed) is tried again next time.
+          load.catch(() => cache.delete(hit.fn.entry));
         }
         const handler = await load;
         const event = toEvent(req, Buffer.concat(chunks), hit.routeKey);

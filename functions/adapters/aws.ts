@@ -1,8 +1,10 @@
 import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 
@@ -41,4 +43,16 @@ let sfn: SFNClient | undefined;
 export function sfnClient(): SFNClient {
   sfn ??= new SFNClient({ requestHandler: requestHandler() });
   return sfn;
+}
+
+let sns: SNSClient | undefined;
+export function snsClient(): SNSClient {
+  sns ??= new SNSClient({ requestHandler: requestHandler() });
+  return sns;
+}
+
+let eventBridge: EventBridgeClient | undefined;
+export function eventBridgeClient(): EventBridgeClient {
+  eventBridge ??= new EventBridgeClient({ requestHandler: requestHandler() });
+  return eventBridge;
 }

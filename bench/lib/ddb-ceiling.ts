@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { Agent } from 'node:http';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { createTables, localClient } from '../../local/dynamodb-local.js';
+
+/**
+ * The raw DynamoDB Local ceiling, measured as in ../shared/reference/ceilings.md (A1): a DocumentClient with a
+ * keep-alive agent, N async workers calling one operation back-to-back, latency per call. It runs against the same
+ * JVM (and the same on-disk database) as the API under test, in a table of its own.
+ */
+export type CeilingOp = 'GetItem' | 'Query' | 'TransactWrite2';
+
+export interface LoopResult {
+  ops: number;
+  p50: number;
+  p99: number;
+  calls: number;
+  errors: number;
+}
+
+const SEED_ITEMS = 1000;
+const PARTITIONS = 10;
+// ~500 bytes by DynamoDB sizing, like the ceilings' items and close to a release item.
+const payload = () => randomBytes(210).toString('hex');
+
+export class DdbCeiling {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly table: string;
+  private seq = 0;
+
+  constructor(
+    private readonly endpoint: string,
+    private readonly prefix = `ceiling${randomBytes(3).toString('hex')}`,
+  ) {
+    this.table = `${prefix}-Coordinator`;
+    this.doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+        requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
+      }),
+    );
+  }
+
+  /** Creates the table and 1,000 GetItem targets spread over 10 gsi1 partitions. */
+  async seed(): Promise<void> {
+    const admin = localClient(this.endpoint);
+    await createTables(admin, this.prefix);
+    admin.destroy();
+    for (let i = 0; i < SEED_ITEMS; i += 25) {
+      const items = Array.from({ length: 25 }, (_, j) => this.item(`item#${i + j}`, i + j));
+      await this.doc.send(
+        new BatchWriteCommand({
+          RequestItems: { [this.table]: items.map((Item) => ({ PutRequest: { Item } })) },
+        }),
+      );
+    }
+  }
+
+  private item(pk: string, n: number) {
+    return {
+      pk,
+      sk: 'A',
+      gsi1pk: `part#${n % PARTITIONS}`,
+      gsi1sk: String(n).padStart(8, '0'),
+      name: `item ${n}`,
+      data: payload(),
+    };
+  }
+
+  private op(op: CeilingOp): () => Promise<unknown> {
+    switch (op) {
+      case 'GetItem':
+        return () =>
+          this.doc.send(
+            new GetCommand({
+              TableName: this.table,
+              Key: { pk: `item#${this.seq++ % SEED_ITEMS}`, sk: 'A' },
+            }),
+          );
+      case 'Query':
+        return () =>
+          this.doc.send(
+            new QueryCommand({
+              TableName: this.table,
+              IndexName: 'gsi1',
+              KeyConditionExpression: 'gsi1pk = :p',
+              ExpressionAttributeValues: { ':p': `part#${this.seq++ % PARTITIONS}` },
+              ScanIndexForward: false,
+              Limit: 10,
+            }),
+          );
+      case 'TransactWrite2':
+        return () => {
+          const n = this.seq++;
+          const a = this.item(`tx#${n}#${randomBytes(4).toString('hex')}`, n);
+          const b = this.item(`tx#${n}#${randomBytes(4).toString('hex')}`, n);
+          return this.doc.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                { Put: { TableName: this.table, Item: a } },
+                { Put: { TableName: this.table, Item: b } },
+              ],
+            }),
+          );
+        };
+    }
+  }
+
+  /** `concurrency` workers for `seconds`; returns ops/s and latency percentiles (ms). */
+  async loop(op: CeilingOp, concurrency: number, seconds: number): Promise<LoopResult> {
+    const call = this.op(op);
+    const latencies: number[] = [];
+    let errors = 0;
+    const end = performance.now() + seconds * 1000;
+    const worker = async () => {
+      while (performance.now() < end) {
+        const start = performance.now();
+        try {
+          await call();
+          latencies.push(performance.now() - start);
+        } catch {
+          errors++;
+        }
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    const elapsed = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+    return { ops: latencies.length / elapsed, p50: pct(50), p99: pct(99), calls: latencies.length, errors };
+  }
+
+  destroy(): void {
+    this.doc.destroy();
+  }
+}

@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../../local/config.js';
+import { freePort } from '../../local/dynamodb-local.js';
+
+/** Where a benchmark finds the stack it drives. */
+export interface StackEndpoints {
+  coordinator: string;
+  idp: string;
+  dynamodb: string;
+  /** Stops the stack if the benchmark started it. */
+  stop(): Promise<void>;
+  /** Where the stack's output went, for post-mortems. */
+  logFile?: string;
+}
+
+/**
+ * A running stack named by BENCH_COORDINATOR_URL (+ BENCH_IDP_URL, BENCH_DYNAMODB_ENDPOINT), or else a fresh
+ * `tsx bin/local.ts` child on random ports with a temporary DATA_DIR, stopped (and its data removed) afterwards.
+ */
+export async function benchStack(env: Record<string, string> = {}): Promise<StackEndpoints> {
+  if (process.env.BENCH_COORDINATOR_URL) {
+    return {
+      coordinator: process.env.BENCH_COORDINATOR_URL.replace(/\/$/, ''),
+      idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
+      dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
+      stop: async () => {},
+    };
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-stack-'));
+  const ports: Record<string, string> = {};
+  for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
+    ports[name] = String(await freePort());
+  const logFile = join(dataDir, 'stack.log');
+  const log = createWriteStream(logFile);
+  // Straight to tsx (not npx), so the signal below reaches the stack process itself.
+  const child: ChildProcess = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['bin/local.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...ports, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const coordinator = `http://127.0.0.1:${ports.COORDINATOR_PORT}`;
+  const stop = async () => {
+    const pidFile = join(dataDir, 'local.pid');
+    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : child.pid;
+    if (child.exitCode === null && child.signalCode === null && pid) process.kill(pid, 'SIGTERM');
+    await exited;
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the local stack exited early; see ${logFile}`);
+    try {
+      if ((await fetch(`${coordinator}/health`)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error('the local stack did not become ready within 120 s');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    coordinator,
+    idp: `http://127.0.0.1:${ports.IDP_PORT}`,
+    dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
+    stop,
+    logFile,
+  };
+}

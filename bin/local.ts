@@ -1,0 +1,390 @@
+/**
+ * `npm start`: the whole system on one machine, with no AWS account and no Docker.
+ *
+ *   DynamoDB Local (Java)  ->  the identity provider  ->  s3rver*  ->  Step Functions endpoint*
+ *   ->  the coordinator API and the files API (local/http-server.ts calling the Lambda handler modules)
+ *   ->  the first study sync  ->  ready: GET /health answers 200, URLs and an admin token are printed.
+ *   (* when local/s3.ts / local/step-functions.ts exist)
+ *
+ * The stack is a composition of components. A component (local/component.ts) is
+ *
+ *   { name: string; env: Record<string, string>; urls?: Record<string, string>; stop(): Promise<void> }
+ *
+ * Start it, then `use(component)`: its `env` (endpoints, table names, issuer, ...) is merged into process.env, and it
+ * is stopped in reverse order on Ctrl-C or SIGTERM. Everything that imports handler modules comes after the
+ * components whose env they need, because handlers parse their config once, at module load. Adding a component is a
+ * few lines in main(); the optional ones are loaded with importOptional(), so a part not written yet is skipped.
+ *
+ * Every setting is an environment variable with a default (local/config.ts; the README's configuration table).
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { isAbsolute, join, relative } from 'node:path';
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import { log } from '../functions/shared/log.js';
+import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
+import { WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
+import { type Component, entryExists, importOptional, loadHandler } from '../local/component.js';
+import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
+import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
+import { createLocalApi, lambdaContext } from '../local/http-server.js';
+import { parseClients, startIdp } from '../local/idp.js';
+import { Readiness } from '../local/readiness.js';
+import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
+
+type WorkerHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
+
+/** The hooks other parts provide (see their files). Both return a Component. */
+type Started = Omit<Component, 'name'> & { name?: string };
+interface S3Module {
+  startS3(opts: ComponentOptions & { dir: string; port: number }): Promise<Started>;
+}
+interface StepFunctionsModule {
+  startStepFunctions(opts: ComponentOptions & { dir: string; port: number }): Promise<Started>;
+}
+interface ComponentOptions {
+  host: string;
+  dataDir: string;
+  /** The environment assembled so far (already in process.env too). */
+  env: Record<string, string>;
+}
+
+const components: Component[] = [];
+const servers: Server[] = [];
+let schedules: Schedules | undefined;
+let stopping = false;
+
+function use(component: Component): Component {
+  components.push(component);
+  Object.assign(process.env, component.env);
+  return component;
+}
+
+/** Adopts what another part's start function returned, keeping only the Component surface. */
+function adopt(name: string, started: Started, urls: Record<string, string>): Component {
+  return use({ name, env: { ...started.env }, urls: started.urls ?? urls, stop: () => started.stop() });
+}
+
+async function assertPortFree(port: number, name: string): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `Port ${port} (${name}) is already in use: is another local stack running? Set ${name}.`,
+            )
+          : err,
+      ),
+    );
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve()));
+  });
+}
+
+async function listen(name: string, server: Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`Port ${port} (${name}) is already in use`) : err),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  servers.push(server);
+  return `http://${publicHost(host)}:${(server.address() as { port: number }).port}`;
+}
+
+function serveApi(functions: ApiFunction[], readiness?: Readiness): Server {
+  return createLocalApi({ functions, load: loadHandler, intercept: readiness?.intercept });
+}
+
+function invokeWorker(entry: string, ruleName: string): Promise<unknown> {
+  return loadHandler<WorkerHandler>(entry).then((handler) =>
+    handler(scheduledEvent(ruleName), lambdaContext(`${ruleName}-${Date.now()}`)),
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The first study sync gates readiness: it is retried until it succeeds (a wrong STUDIES_SOURCE keeps /health at
+ * 503 and says so in the log) or the stack stops.
+ */
+async function firstStudySync(config: LocalConfig, readiness: Readiness): Promise<void> {
+  const sync = WORKER_FUNCTIONS.find((w) => w.schedule === 'studySync');
+  if (!sync || !entryExists(sync.entry)) {
+    log.warn('no study-sync function yet: skipping the first study sync', { entry: sync?.entry });
+    readiness.done('first study sync');
+    return;
+  }
+  for (let attempt = 1; !stopping; attempt++) {
+    try {
+      const result = await invokeWorker(sync.entry, 'local-StudySync');
+      log.info('first study sync done', { source: config.STUDIES_SOURCE, result });
+      readiness.done('first study sync');
+      return;
+    } catch (err) {
+      log.error('first study sync failed; retrying', {
+        attempt,
+        source: config.STUDIES_SOURCE,
+        retryInSeconds: config.STUDY_SYNC_RETRY_SECONDS,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      await sleep(config.STUDY_SYNC_RETRY_SECONDS * 1000);
+    }
+  }
+}
+
+function startWorkerSchedules(config: LocalConfig): Schedules {
+  const every = { healthCheck: config.HEALTH_INTERVAL_SECONDS, studySync: config.STUDY_SYNC_SECONDS };
+  const list = WORKER_FUNCTIONS.flatMap((w) => {
+    if (!w.schedule) return [];
+    if (!entryExists(w.entry)) {
+      log.warn('scheduled function not written yet: not scheduled', { name: w.name, entry: w.entry });
+      return [];
+    }
+    return [
+      {
+        name: w.name,
+        everyMs: every[w.schedule] * 1000,
+        run: async () => {
+          await invokeWorker(w.entry, `local-${w.name}`);
+        },
+      },
+    ];
+  });
+  return startSchedules(list);
+}
+
+async function stopAll(): Promise<void> {
+  stopping = true;
+  await schedules?.stop();
+  await Promise.all(
+    servers.map(
+      (s) =>
+        new Promise<void>((resolve) => {
+          s.close(() => resolve());
+          s.closeAllConnections();
+        }),
+    ),
+  );
+  for (const c of components.reverse()) {
+    try {
+      await c.stop();
+    } catch (err) {
+      log.error('component did not stop cleanly', { component: c.name, error: String(err) });
+    }
+  }
+}
+
+/**
+ * Two stacks on one DATA_DIR would share DynamoDB Local's database file. DATA_DIR/local.pid names the stack that
+ * owns the directory (a stale file from a killed stack is taken over); it is also how scripts find the process.
+ */
+function claimDataDir(dataDir: string): Component {
+  const pidFile = join(dataDir, 'local.pid');
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid))
+      throw new Error(`${dataDir} is in use by the local stack with pid ${pid}; stop it or set DATA_DIR`);
+  }
+  writeFileSync(pidFile, `${process.pid}\n`);
+  return {
+    name: 'data dir lock',
+    env: {},
+    stop: async () => rmSync(pidFile, { force: true }),
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const shown = (path: string) => {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : path;
+};
+
+function onSignals(): void {
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    process.stdout.write(`\n${signal}: stopping the local stack...\n`);
+    // A stop that hangs must not leave the terminal stuck: children have their own kill fallbacks.
+    setTimeout(() => {
+      log.error('the local stack did not stop within 20 s; exiting anyway');
+      process.exit(1);
+    }, 20_000).unref();
+    stopAll().then(
+      () => process.exit(0),
+      (err) => {
+        log.error('stopping failed', { error: String(err) });
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGHUP', () => shutdown('SIGHUP'));
+}
+
+async function main(): Promise<void> {
+  onSignals();
+  const config = parseLocalConfig();
+  const clients = parseClients(config.IDP_CLIENTS);
+  const coordinatorClient = clients.find((c) => c.client_id === config.COORDINATOR_CLIENT_ID);
+  if (!coordinatorClient)
+    throw new Error(
+      `Invalid configuration: COORDINATOR_CLIENT_ID "${config.COORDINATOR_CLIENT_ID}" is not in IDP_CLIENTS`,
+    );
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  use(claimDataDir(config.DATA_DIR));
+  const readiness = new Readiness();
+  readiness.waitFor('identity provider');
+  readiness.waitFor('first study sync');
+  const options = (env: Record<string, string>): ComponentOptions => ({
+    host: config.HOST,
+    dataDir: config.DATA_DIR,
+    env,
+  });
+
+  // Settings every handler shares. Fake credentials: DynamoDB Local takes any, s3rver only S3RVER.
+  const base: Component = use({
+    name: 'environment',
+    env: {
+      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      STUDIES_SOURCE: config.STUDIES_SOURCE,
+    },
+    stop: async () => {},
+  });
+  delete process.env.AWS_SESSION_TOKEN;
+  delete process.env.AWS_PROFILE;
+
+  // DynamoDB Local, persisting under DATA_DIR/dynamodb; tables from the same definitions as the CDK stack.
+  await assertPortFree(config.DYNAMODB_PORT, 'DYNAMODB_PORT');
+  const ddb = await startDynamoLocal({
+    port: config.DYNAMODB_PORT || undefined,
+    dir: join(config.DATA_DIR, 'dynamodb'),
+    heap: config.DYNAMODB_HEAP,
+  });
+  // If this process dies without a clean stop (an uncaught error), the JVM must not outlive it.
+  process.on('exit', () => {
+    if (ddb.process.exitCode === null && ddb.process.signalCode === null) ddb.process.kill('SIGKILL');
+  });
+  use({
+    name: 'dynamodb',
+    env: { AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint, ...tableEnv(config.TABLE_PREFIX) },
+    urls: { 'DynamoDB Local': ddb.endpoint },
+    stop: ddb.stop,
+  });
+  const ddbClient = localClient(ddb.endpoint);
+  await createTables(ddbClient, config.TABLE_PREFIX);
+  ddbClient.destroy();
+
+  // The identity provider: the coordinator verifies its tokens and uses its client credentials.
+  const idp = await startIdp({
+    port: config.IDP_PORT,
+    host: config.HOST,
+    dataDir: config.DATA_DIR,
+    issuer: config.IDP_ISSUER,
+    audience: config.AUTH_AUDIENCE,
+    clients,
+    tokenTtlSeconds: config.IDP_TOKEN_TTL_SECONDS,
+    devTokens: config.IDP_DEV_TOKENS,
+  });
+  use({
+    name: 'identity provider',
+    env: {
+      AUTH_ISSUER: idp.issuer,
+      AUTH_AUDIENCE: idp.audience,
+      AUTH_JWKS_URI: idp.jwksUri,
+      AUTH_URL: idp.url,
+      COORDINATOR_TOKEN_URL: idp.tokenUrl,
+      COORDINATOR_CLIENT_ID: coordinatorClient.client_id,
+      COORDINATOR_CLIENT_SECRET: coordinatorClient.client_secret,
+    },
+    urls: { 'Identity provider': `http://${publicHost(config.HOST)}:${new URL(idp.url).port}` },
+    stop: idp.stop,
+  });
+  readiness.done('identity provider');
+
+  // s3rver (the files part provides local/s3.ts).
+  const s3 = await importOptional<S3Module>('local/s3.ts');
+  if (s3) {
+    await assertPortFree(config.S3_PORT, 'S3_PORT');
+    const started = await s3.startS3({
+      ...options({ ...base.env }),
+      dir: join(config.DATA_DIR, 's3'),
+      port: config.S3_PORT,
+    });
+    adopt('s3', started, { 'S3 (s3rver)': started.env.AWS_ENDPOINT_URL_S3 ?? '' });
+  }
+
+  // The Step Functions endpoint (the orchestration part provides local/step-functions.ts). It runs worker handlers
+  // in-process, so it comes after every component whose env they need.
+  const sfn = await importOptional<StepFunctionsModule>('local/step-functions.ts');
+  if (sfn) {
+    await assertPortFree(config.SFN_PORT, 'SFN_PORT');
+    const started = await sfn.startStepFunctions({
+      ...options(Object.assign({}, ...components.map((c) => c.env))),
+      dir: join(config.DATA_DIR, 'stepfunctions'),
+      port: config.SFN_PORT,
+    });
+    adopt('step functions', started, { 'Step Functions': started.env.AWS_ENDPOINT_URL_SFN ?? '' });
+  }
+
+  // The APIs. Handler modules are imported on their first request, with the environment above in place.
+  const coordinatorUrl = await listen(
+    'COORDINATOR_PORT',
+    serveApi(COORDINATOR_API, readiness),
+    config.COORDINATOR_PORT,
+    config.HOST,
+  );
+  const filesUrl = await listen('FILES_PORT', serveApi(FILES_API), config.FILES_PORT, config.HOST);
+
+  await firstStudySync(config, readiness);
+  if (stopping) return;
+  schedules = startWorkerSchedules(config);
+
+  const adminToken = idp.mint({
+    sub: 'local-admin',
+    roles: ['admin'],
+    expiresIn: config.ADMIN_TOKEN_TTL_SECONDS,
+  });
+  const tokenFile = join(config.DATA_DIR, 'admin-token');
+  writeFileSync(tokenFile, `${adminToken}\n`, { mode: 0o600 });
+  chmodSync(tokenFile, 0o600);
+  banner(config, { 'Coordinator API': coordinatorUrl, 'Files API': filesUrl }, adminToken, tokenFile);
+}
+
+function banner(config: LocalConfig, apis: Record<string, string>, token: string, tokenFile: string): void {
+  const urls: Record<string, string> = { ...apis };
+  for (const c of components) Object.assign(urls, c.urls);
+  const width = Math.max(...Object.keys(urls).map((k) => k.length));
+  const hours = Math.round((config.ADMIN_TOKEN_TTL_SECONDS / 3600) * 10) / 10;
+  const lines = [
+    '',
+    `Local stack ready (data in ${shown(config.DATA_DIR)}; Ctrl-C stops it)`,
+    ...Object.entries(urls).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`),
+    '',
+    `Admin token (valid ${hours} h, also in ${shown(tokenFile)}):`,
+    token,
+    '',
+    `Try: curl -H "Authorization: Bearer $(cat ${shown(tokenFile)})" ${apis['Coordinator API']}/studies`,
+    '',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch(async (err) => {
+  log.error('the local stack failed to start', { error: err instanceof Error ? err.message : String(err) });
+  await stopAll().catch(() => {});
+  process.exit(1);
+});

@@ -1,0 +1,248 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { ConflictError } from '../../shared/errors.js';
+import type { Page } from '../../shared/list.js';
+
+/**
+ * What the DynamoDB repositories share: physical table names, the key layout of the single-table design and the
+ * transaction / paging plumbing. Nothing outside functions/adapters/dynamodb/ sees a key attribute.
+ *
+ * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id)
+ *   task service   TS#<id>        / TS        gsi1 TS / <created>#<id>
+ *   release        RE#<id>        / RE        gsi1 RE / <created>#<id>
+ *   task           RE#<release>   / TA#<id>   gsi1 TA / <created>#<id>   gsi2 <id> / TA
+ *   release note   RE#<release>   / RN#<id>   gsi1 RN / <created>#<id>   gsi2 <id> / RN
+ *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
+ *   event          EV#<id>        / EV        gsi1 EV / <created>#<id>   gsi2 EVR#<release> / <created>#<id>
+ *   version guard  VERSION#<v>    / VERSION   gsi1 VERSION / <sortable version>
+ *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases)
+ * studies table
+ *   study          SD#<id>        / SD        gsi1 SD / <created>#<id>
+ *
+ * A release, its tasks and its notes share one partition (item collection), so GET /releases/<id> is one Query.
+ */
+export interface Tables {
+  coordinator: string;
+  studies: string;
+}
+
+const tableEnv = z.object({
+  COORDINATOR_TABLE: z.string().min(3).optional(),
+  STUDIES_TABLE: z.string().min(3).optional(),
+});
+
+/** Table names from the env, read once per container; a function that needs a table it was not given fails fast. */
+export function tablesFromEnv(env: NodeJS.ProcessEnv = process.env): Tables {
+  const parsed = tableEnv.parse(env);
+  const need = (name: keyof typeof parsed): string => {
+    const v = parsed[name];
+    if (!v) throw new Error(`Invalid configuration: ${name} is required`);
+    return v;
+  };
+  return {
+    get coordinator() {
+      return need('COORDINATOR_TABLE');
+    },
+    get studies() {
+      return need('STUDIES_TABLE');
+    },
+  };
+}
+
+export const K = {
+  taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
+  release: (id: string) => ({ pk: `RE#${id}`, sk: 'RE' }),
+  releasePk: (id: string) => `RE#${id}`,
+  task: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `TA#${id}` }),
+  note: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `RN#${id}` }),
+  idClaim: (id: string) => ({ pk: `ID#${id}`, sk: 'ID' }),
+  event: (id: string) => ({ pk: `EV#${id}`, sk: 'EV' }),
+  eventsOfRelease: (releaseId: string) => `EVR#${releaseId}`,
+  version: (v: string) => ({ pk: `VERSION#${v}`, sk: 'VERSION' }),
+  registry: () => ({ pk: 'REGISTRY', sk: 'SERVICES' }),
+  study: (id: string) => ({ pk: `SD#${id}`, sk: 'SD' }),
+  /** Newest-first listing key: timestamps sort lexically; the id breaks ties. */
+  listSk: (createdAt: string | null, id: string) => `${createdAt ?? ''}#${id}`,
+};
+
+export const KEY_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'] as const;
+
+export function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...item };
+  for (const k of KEY_ATTRIBUTES) delete out[k];
+  return out;
+}
+
+/**
+ * A conditional write lost: a record was not in the state the writer expected, or a guard item already existed.
+ * It is a 409 when it reaches HTTP. `reasons` lists, per transaction item, the DynamoDB cancellation code.
+ */
+export class ChangeConflictError extends ConflictError {
+  constructor(
+    message: string,
+    readonly failed: { kind: string; id: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Transaction items labelled with what they are, so a cancellation can say which condition failed. */
+export interface LabelledItem {
+  kind: string;
+  id: string;
+  item: NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+}
+
+export type TransactOutcome =
+  | { ok: true }
+  | { ok: false; conditionFailed: { kind: string; id: string }[]; conflict: boolean };
+
+/**
+ * Runs one TransactWriteItems. Condition failures come back as data (which items failed) so callers can map them to
+ * the right error or retry with fresh ids; a transaction conflict with a concurrent writer is retried here with
+ * jittered backoff, since conditions are re-evaluated on every attempt.
+ */
+export async function transact(
+  doc: DynamoDBDocumentClient,
+  items: LabelledItem[],
+  attempts = 8,
+): Promise<TransactOutcome> {
+  if (items.length > 100) throw new ConflictError(`A change of ${items.length} items exceeds DynamoDB's 100`);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await doc.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) }));
+      return { ok: true };
+    } catch (err) {
+      if (
+        !(err instanceof TransactionCanceledException) &&
+        (err as Error)?.name !== 'TransactionCanceledException'
+      )
+        throw err;
+      const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+      const conditionFailed = reasons
+        .map((r, i) =>
+          r?.Code === 'ConditionalCheckFailed' ? { kind: items[i].kind, id: items[i].id } : null,
+        )
+        .filter((x): x is { kind: string; id: string } => x !== null);
+      const conflict = reasons.some((r) => r?.Code === 'TransactionConflict');
+      if (conditionFailed.length === 0 && conflict && attempt < attempts) {
+        await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
+        continue;
+      }
+      if (conditionFailed.length === 0 && !conflict) throw err;
+      return { ok: false, conditionFailed, conflict };
+    }
+  }
+}
+
+/**
+ * One page of a newest-first listing plus the total count. The count and the page are two queries run in
+ * parallel; a filter expression applies to both. The page query stops once offset + limit items matched.
+ */
+export async function pagedQuery(
+  doc: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey' | 'Select' | 'ScanIndexForward'>,
+  page: Page,
+): Promise<{ count: number; items: Record<string, unknown>[] }> {
+  const countAll = async () => {
+    let count = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await doc.send(new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: start }));
+      count += out.Count ?? 0;
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return count;
+  };
+  const pageItems = async () => {
+    const need = page.offset + page.limit;
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await doc.send(
+        new QueryCommand({
+          ...input,
+          ScanIndexForward: false,
+          ExclusiveStartKey: start,
+          // Without a filter every evaluated item matches, so read no more than needed.
+          Limit: input.FilterExpression ? undefined : need - items.length,
+        }),
+      );
+      items.push(...((out.Items ?? []) as Record<string, unknown>[]));
+      start = out.LastEvaluatedKey;
+    } while (start && items.length < need);
+    return items.slice(page.offset, need);
+  };
+  const [count, items] = await Promise.all([countAll(), pageItems()]);
+  return { count, items };
+}
+
+/** Reads every item of a query (all pages). */
+export async function queryAll(
+  doc: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(new QueryCommand({ ...input, ExclusiveStartKey: start }));
+    items.push(...((out.Items ?? []) as Record<string, unknown>[]));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Builds `a = :a AND b = :b ...` filter parts with attribute names escaped (state is a reserved word). */
+export class Filter {
+  private parts: string[] = [];
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  private n = 0;
+  eq(attr: string, value: unknown): this {
+    return this.add(attr, value, (a, v) => `${a} = ${v}`);
+  }
+  contains(attr: string, value: unknown): this {
+    return this.add(attr, value, (a, v) => `contains(${a}, ${v})`);
+  }
+  private add(attr: string, value: unknown, fmt: (a: string, v: string) => string): this {
+    if (value === undefined) return this;
+    const i = this.n++;
+    this.names[`#f${i}`] = attr;
+    this.values[`:f${i}`] = value;
+    this.parts.push(fmt(`#f${i}`, `:f${i}`));
+    return this;
+  }
+  /** Merged into a query input; empty filters add nothing. */
+  apply<
+    T extends {
+      ExpressionAttributeNames?: Record<string, string>;
+      ExpressionAttributeValues?: Record<string, unknown>;
+    },
+  >(input: T): T & { FilterExpression?: string } {
+    if (this.parts.length === 0) return input;
+    return {
+      ...input,
+      FilterExpression: this.parts.join(' AND '),
+      ExpressionAttributeNames: { ...input.ExpressionAttributeNames, ...this.names },
+      ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ...this.values },
+    };
+  }
+}
+
+/** Re-validates an item read back from DynamoDB (never a cast); a bad item is a server fault, not a 4xx. */
+export function decode<S extends z.ZodType>(schema: S, item: Record<string, unknown>): z.infer<S> {
+  const result = schema.safeParse(stripKeys(item));
+  if (!result.success) {
+    throw new Error(
+      `Stored item ${String(item.pk)}/${String(item.sk)} does not match its schema: ${result.error.message}`,
+    );
+  }
+  return result.data;
+}

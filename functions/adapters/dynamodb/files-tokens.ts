@@ -1,0 +1,194 @@
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type AuditRecord,
+  type DevTokenRecord,
+  devTokenRecord,
+  type SignedTokenRecord,
+  signedTokenRecord,
+} from '../../files/model.js';
+import type { DevTokenRepository, Listing, SignedTokenRepository } from '../../files/ports.js';
+import type { Page } from '../../shared/list.js';
+import { decode, pagedQuery, transact } from './common.js';
+import { auditPut } from './files-audit.js';
+import { FK } from './files-table.js';
+
+const conditionFailed = (err: unknown) => (err as Error)?.name === 'ConditionalCheckFailedException';
+
+/**
+ * Single-use signed-URL tokens. The item is keyed by the SHA-256 of the secret; the secret itself is never stored.
+ * DynamoDB's TTL purges expired items eventually (within days), so validity is decided by `expires_at_ms` in the
+ * claim's condition, never by whether the item is still there.
+ */
+export class DynamoSignedTokenRepository implements SignedTokenRepository {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async create(hash: string, token: SignedTokenRecord, audit: AuditRecord): Promise<void> {
+    const out = await transact(this.doc, [
+      {
+        kind: 'token',
+        id: hash,
+        item: {
+          Put: {
+            TableName: this.table,
+            Item: { ...FK.signed(hash), ...token, ttl: Math.ceil(token.expires_at_ms / 1000) },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      },
+      auditPut(this.table, audit),
+    ]);
+    if (!out.ok) throw new Error('Could not store a signed-URL token');
+  }
+
+  async claim(
+    hash: string,
+    target: { studyId: string; fileId: string; versionId: string },
+    nowMs: number,
+    claimId: string,
+  ): Promise<SignedTokenRecord | null> {
+    // The whole check is this one conditional write: of any number of concurrent claims exactly one matches
+    // `claimed = false`, and a token minted for another version, file or study never matches at all.
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: FK.signed(hash),
+          UpdateExpression: 'SET claimed = :t, claim_id = :cid, claimed_at_ms = :now',
+          ConditionExpression:
+            'attribute_exists(pk) AND claimed = :f AND expires_at_ms > :now AND ' +
+            'study_id = :s AND file_id = :fi AND version_id = :v',
+          ExpressionAttributeValues: {
+            ':t': true,
+            ':f': false,
+            ':cid': claimId,
+            ':now': nowMs,
+            ':s': target.studyId,
+            ':fi': target.fileId,
+            ':v': target.versionId,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes ? decode(signedTokenRecord, out.Attributes) : null;
+    } catch (err) {
+      if (conditionFailed(err)) return null;
+      throw err;
+    }
+  }
+
+  async release(hash: string, claimId: string): Promise<void> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: FK.signed(hash),
+          UpdateExpression: 'SET claimed = :f REMOVE claim_id, claimed_at_ms',
+          ConditionExpression: 'claim_id = :cid',
+          ExpressionAttributeValues: { ':f': false, ':cid': claimId },
+        }),
+      );
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+    }
+  }
+}
+
+/**
+ * Developer tokens: one item per name (which keeps names unique and lists them) and one per secret hash (which
+ * finds a presented secret with one consistent read). Both are written and deleted together.
+ */
+export class DynamoDevTokenRepository implements DevTokenRepository {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async create(hash: string, token: DevTokenRecord, audit: AuditRecord): Promise<boolean> {
+    const out = await transact(this.doc, [
+      {
+        kind: 'name',
+        id: token.name,
+        item: {
+          Put: {
+            TableName: this.table,
+            Item: {
+              ...FK.devToken(token.name),
+              gsi1pk: FK.devTokens(),
+              gsi1sk: FK.listSk(token.created_at, token.name),
+              ...token,
+              hash,
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      },
+      {
+        kind: 'hash',
+        id: token.name,
+        item: {
+          Put: {
+            TableName: this.table,
+            Item: { ...FK.devHash(hash), ...token },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      },
+      auditPut(this.table, audit),
+    ]);
+    if (out.ok) return true;
+    if (out.conditionFailed.some((c) => c.kind === 'name')) return false;
+    throw new Error('Could not store a developer token');
+  }
+
+  async findByHash(hash: string): Promise<DevTokenRecord | null> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: FK.devHash(hash), ConsistentRead: true }),
+    );
+    return out.Item ? decode(devTokenRecord, out.Item) : null;
+  }
+
+  async list(page: Page): Promise<Listing<DevTokenRecord>> {
+    const { count, items } = await pagedQuery(
+      this.doc,
+      {
+        TableName: this.table,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': FK.devTokens() },
+      },
+      page,
+    );
+    return { count, items: items.map((i) => decode(devTokenRecord, i)) };
+  }
+
+  async delete(name: string, audit: (token: DevTokenRecord) => AuditRecord): Promise<boolean> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: FK.devToken(name), ConsistentRead: true }),
+    );
+    if (!out.Item) return false;
+    const token = decode(devTokenRecord, out.Item);
+    const hash = out.Item.hash;
+    if (typeof hash !== 'string') throw new Error(`Developer token ${name} has no hash`);
+    const result = await transact(this.doc, [
+      {
+        kind: 'name',
+        id: name,
+        item: {
+          Delete: {
+            TableName: this.table,
+            Key: FK.devToken(name),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      },
+      { kind: 'hash', id: name, item: { Delete: { TableName: this.table, Key: FK.devHash(hash) } } },
+      auditPut(this.table, audit(token)),
+    ]);
+    if (result.ok) return true;
+    if (result.conditionFailed.length) return false;
+    throw new Error('Deleting a developer token kept conflicting with concurrent writers');
+  }
+}

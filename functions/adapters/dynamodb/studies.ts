@@ -1,0 +1,112 @@
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { type Study, studySchema } from '../../coordinator/model.js';
+import type { MirroredStudy, Paged, StudyRepository } from '../../coordinator/ports.js';
+import type { Page } from '../../shared/list.js';
+import { decode, K, pagedQuery, queryAll, type Tables } from './common.js';
+
+/**
+ * Studies mirrored from the dataservice (studies table, pk SD#<id>). Read by the coordinator and the file service;
+ * written only by the study sync (mirrored fields) and by publishing (last_pub_version / last_pub_date, through
+ * the release repository's applyChange). Studies are never deleted, only flagged, so "exists" never flips back.
+ */
+export class DynamoStudyRepository implements StudyRepository {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tables: Pick<Tables, 'studies'>,
+  ) {}
+
+  private get table() {
+    return this.tables.studies;
+  }
+
+  async get(id: string): Promise<Study | null> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: K.study(id) }));
+    return out.Item ? decode(studySchema, out.Item) : null;
+  }
+
+  async missing(ids: string[]): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    const found = new Set<string>();
+    for (let i = 0; i < unique.length; i += 100) {
+      let keys: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((id) => K.study(id));
+      while (keys?.length) {
+        const out = await this.doc.send(
+          new BatchGetCommand({
+            RequestItems: { [this.table]: { Keys: keys, ProjectionExpression: 'id' } },
+          }),
+        );
+        for (const item of out.Responses?.[this.table] ?? []) found.add(String(item.id));
+        keys = out.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }
+    return unique.filter((id) => !found.has(id));
+  }
+
+  async list(page: Page): Promise<Paged<Study>> {
+    const { count, items } = await pagedQuery(
+      this.doc,
+      {
+        TableName: this.table,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': 'SD' },
+      },
+      page,
+    );
+    return { count, items: items.map((i) => decode(studySchema, i)) };
+  }
+
+  async allIds(): Promise<{ id: string; deleted: boolean }[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': 'SD' },
+      ProjectionExpression: 'id, deleted',
+    });
+    return items.map((i) => ({ id: String(i.id), deleted: i.deleted === true }));
+  }
+
+  async upsertMirrored(s: MirroredStudy): Promise<void> {
+    // An update, not a put: last_pub_version / last_pub_date belong to publishing and must survive the sync.
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: K.study(s.id),
+        UpdateExpression:
+          'SET id = :id, #name = :name, version = :version, visible = :visible, createdAt = :createdAt, ' +
+          'deleted = :false, gsi1pk = :g, gsi1sk = :gsk, ' +
+          'lastPubVersion = if_not_exists(lastPubVersion, :null), lastPubDate = if_not_exists(lastPubDate, :null)',
+        ExpressionAttributeNames: { '#name': 'name' },
+        ExpressionAttributeValues: {
+          ':id': s.id,
+          ':name': s.name,
+          ':version': s.version,
+          ':visible': s.visible,
+          ':createdAt': s.createdAt,
+          ':false': false,
+          ':g': 'SD',
+          ':gsk': K.listSk(s.createdAt, s.id),
+          ':null': null,
+        },
+      }),
+    );
+  }
+
+  async markDeleted(id: string): Promise<void> {
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: K.study(id),
+        UpdateExpression: 'SET deleted = :true',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':true': true },
+      }),
+    );
+  }
+}

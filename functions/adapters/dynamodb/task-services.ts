@@ -1,0 +1,176 @@
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type TaskService, taskServiceSchema } from '../../coordinator/model.js';
+import type { Paged, RegistryGuard, TaskServiceRepository } from '../../coordinator/ports.js';
+import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
+import { newId } from '../../shared/ids.js';
+import type { Page } from '../../shared/list.js';
+import {
+  ChangeConflictError,
+  decode,
+  Filter,
+  K,
+  pagedQuery,
+  queryAll,
+  type Tables,
+  transact,
+} from './common.js';
+
+/** Task services (pk TS#<id>) and the registry guard item they share with release creation. */
+export class DynamoTaskServiceRepository implements TaskServiceRepository {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tables: Tables,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  private get table() {
+    return this.tables.coordinator;
+  }
+
+  private item(s: TaskService) {
+    return { ...K.taskService(s.id), gsi1pk: 'TS', gsi1sk: K.listSk(s.createdAt, s.id), ...s };
+  }
+
+  async create(input: Omit<TaskService, 'id' | 'createdAt'>): Promise<TaskService> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const service: TaskService = { id: newId('TS'), createdAt: nowIso(this.clock), ...input };
+      const out = await transact(this.doc, [
+        {
+          kind: 'task_service',
+          id: service.id,
+          item: {
+            Put: {
+              TableName: this.table,
+              Item: this.item(service),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        },
+      ]);
+      if (out.ok) return service;
+    }
+    throw new Error('could not allocate a task service id');
+  }
+
+  async get(id: string): Promise<TaskService | null> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: K.taskService(id), ConsistentRead: true }),
+    );
+    return out.Item ? decode(taskServiceSchema, out.Item) : null;
+  }
+
+  private async set(id: string, fields: Record<string, unknown>): Promise<TaskService | null> {
+    const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return this.get(id);
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: K.taskService(id),
+          UpdateExpression: `SET ${entries.map((_, i) => `#u${i} = :u${i}`).join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#u${i}`, k])),
+          ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:u${i}`, v])),
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return decode(taskServiceSchema, out.Attributes ?? {});
+    } catch (err) {
+      if ((err as Error).name === 'ConditionalCheckFailedException') return null;
+      throw err;
+    }
+  }
+
+  update(
+    id: string,
+    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled'>>,
+  ): Promise<TaskService | null> {
+    return this.set(id, patch);
+  }
+
+  updateHealth(
+    id: string,
+    health: Pick<TaskService, 'healthStatus' | 'lastOkStatus'>,
+  ): Promise<TaskService | null> {
+    return this.set(id, health);
+  }
+
+  async list(filters: { enabled?: boolean }, page: Page): Promise<Paged<TaskService>> {
+    const f = new Filter().eq('enabled', filters.enabled);
+    const { count, items } = await pagedQuery(
+      this.doc,
+      f.apply({
+        TableName: this.table,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': 'TS' } as Record<string, unknown>,
+      }),
+      page,
+    );
+    return { count, items: items.map((i) => decode(taskServiceSchema, i)) };
+  }
+
+  async all(): Promise<TaskService[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': 'TS' },
+      ScanIndexForward: true,
+    });
+    return items.map((i) => decode(taskServiceSchema, i));
+  }
+
+  async readGuard(): Promise<RegistryGuard> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: K.registry(), ConsistentRead: true }),
+    );
+    const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+    return { servicesRev: n(out.Item?.servicesRev), releaseSeq: n(out.Item?.releaseSeq) };
+  }
+
+  async enabledForNewRelease(): Promise<{ services: TaskService[]; guard: RegistryGuard }> {
+    // The guard is read first: a delete that lands after this read changes it and makes the create retry.
+    const guard = await this.readGuard();
+    const services = (await this.all()).filter((s) => s.enabled);
+    return { services, guard };
+  }
+
+  async delete(id: string, guard: RegistryGuard): Promise<'deleted' | 'missing' | 'retry'> {
+    const out = await transact(this.doc, [
+      {
+        kind: 'task_service',
+        id,
+        item: {
+          Delete: {
+            TableName: this.table,
+            Key: K.taskService(id),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      },
+      {
+        kind: 'registry',
+        id: 'registry',
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: K.registry(),
+            UpdateExpression: 'SET servicesRev = if_not_exists(servicesRev, :zero) + :one',
+            ConditionExpression:
+              guard.releaseSeq === 0 ? 'attribute_not_exists(releaseSeq)' : 'releaseSeq = :seq',
+            ExpressionAttributeValues: {
+              ':zero': 0,
+              ':one': 1,
+              ...(guard.releaseSeq === 0 ? {} : { ':seq': guard.releaseSeq }),
+            },
+          },
+        },
+      },
+    ]);
+    if (out.ok) return 'deleted';
+    if (out.conditionFailed.some((f) => f.kind === 'task_service')) return 'missing';
+    if (out.conditionFailed.some((f) => f.kind === 'registry')) return 'retry';
+    throw new ChangeConflictError('Too much concurrent activity; retry');
+  }
+}

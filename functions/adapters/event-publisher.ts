@@ -1,0 +1,121 @@
+import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { PublishBatchCommand, type SNSClient } from '@aws-sdk/client-sns';
+import { z } from 'zod';
+import type { CoordinatorEvent } from '../coordinator/model.js';
+import { eventJson } from '../coordinator/views.js';
+import { parseEnv } from '../shared/config.js';
+import { log } from '../shared/log.js';
+import { eventBridgeClient, snsClient } from './aws.js';
+
+/**
+ * Fans coordinator events out to subscribers (a Slack notifier, say) after they are stored. DynamoDB stays the
+ * record: events are written in the same transaction as the state change they describe, and publishing happens
+ * after that commit, best effort — a failed publish is logged and never undoes or fails the change.
+ */
+export interface EventPublisher {
+  publish(events: readonly CoordinatorEvent[]): Promise<void>;
+}
+
+export const SOURCE = 'release-coordinator';
+export const DETAIL_TYPE = 'Coordinator Event';
+
+/** The spec's Event JSON plus the bare ids, so a subscriber needs no URL parsing. */
+export function eventMessage(e: CoordinatorEvent, baseUrl: string) {
+  return {
+    ...eventJson(e, baseUrl),
+    release_id: e.releaseId,
+    task_id: e.taskId,
+    task_service_id: e.taskServiceId,
+  };
+}
+
+const chunks = <T>(items: readonly T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
+
+export class SnsEventPublisher implements EventPublisher {
+  constructor(
+    private readonly client: SNSClient,
+    private readonly topicArn: string,
+    private readonly baseUrl: string,
+  ) {}
+
+  async publish(events: readonly CoordinatorEvent[]): Promise<void> {
+    for (const batch of chunks(events, 10)) {
+      const res = await this.client.send(
+        new PublishBatchCommand({
+          TopicArn: this.topicArn,
+          PublishBatchRequestEntries: batch.map((e, i) => ({
+            Id: String(i),
+            Message: JSON.stringify(eventMessage(e, this.baseUrl)),
+            // Lets a subscription filter, e.g. only errors to the on-call channel.
+            MessageAttributes: { event_type: { DataType: 'String', StringValue: e.eventType } },
+          })),
+        }),
+      );
+      if (res.Failed?.length) throw new Error(`SNS refused ${res.Failed.length} event(s): ${res.Failed[0].Message}`);
+    }
+  }
+}
+
+export class EventBridgePublisher implements EventPublisher {
+  constructor(
+    private readonly client: EventBridgeClient,
+    private readonly busName: string,
+    private readonly baseUrl: string,
+  ) {}
+
+  async publish(events: readonly CoordinatorEvent[]): Promise<void> {
+    for (const batch of chunks(events, 10)) {
+      const res = await this.client.send(
+        new PutEventsCommand({
+          Entries: batch.map((e) => ({
+            EventBusName: this.busName,
+            Source: SOURCE,
+            DetailType: DETAIL_TYPE,
+            Detail: JSON.stringify(eventMessage(e, this.baseUrl)),
+          })),
+        }),
+      );
+      if (res.FailedEntryCount)
+        throw new Error(`EventBridge refused ${res.FailedEntryCount} event(s): ${res.Entries?.[0]?.ErrorMessage}`);
+    }
+  }
+}
+
+export const noEventPublisher: EventPublisher = { publish: async () => {} };
+
+/** Never lets a publishing problem reach the caller: the events are already stored. */
+export function bestEffort(inner: EventPublisher): EventPublisher {
+  return {
+    async publish(events) {
+      if (events.length === 0) return;
+      try {
+        await inner.publish(events);
+      } catch (err) {
+        log.warn('event publish failed', {
+          events: events.map((e) => e.id),
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+    },
+  };
+}
+
+const publisherEnv = z.object({
+  EVENTS_TOPIC_ARN: z.string().startsWith('arn:').optional(),
+  EVENTS_BUS_NAME: z.string().min(1).optional(),
+  /** Absolute links in the published events; without it they are paths like /releases/RE_... */
+  PUBLIC_BASE_URL: z.string().url().optional(),
+});
+
+/** SNS when EVENTS_TOPIC_ARN is set, EventBridge when EVENTS_BUS_NAME is set, nothing otherwise. */
+export function eventPublisherFromEnv(env: NodeJS.ProcessEnv = process.env): EventPublisher {
+  const cfg = parseEnv(publisherEnv, env);
+  const base = (cfg.PUBLIC_BASE_URL ?? '').replace(/\/$/, '');
+  if (cfg.EVENTS_TOPIC_ARN) return bestEffort(new SnsEventPublisher(snsClient(), cfg.EVENTS_TOPIC_ARN, base));
+  if (cfg.EVENTS_BUS_NAME) return bestEffort(new EventBridgePublisher(eventBridgeClient(), cfg.EVENTS_BUS_NAME, base));
+  return noEventPublisher;
+}

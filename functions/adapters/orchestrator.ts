@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import type { ReleaseOrchestrator } from '../coordinator/ports.js';
+import { parseEnv } from '../shared/config.js';
+import { log } from '../shared/log.js';
+
+/**
+ * Picks the ReleaseOrchestrator adapter by configuration, never by "am I local": with RELEASE_STATE_MACHINE_ARN the
+ * Step Functions adapter (AWS, and locally the SFN-compatible endpoint named by AWS_ENDPOINT_URL_SFN), without it a
+ * no-op that leaves new releases in `initializing`.
+ */
+const orchestratorEnv = z.object({ RELEASE_STATE_MACHINE_ARN: z.string().min(1).optional() });
+
+export const noopOrchestrator: ReleaseOrchestrator = {
+  async start(releaseId) {
+    log.warn('no release orchestrator configured (RELEASE_STATE_MACHINE_ARN unset); release not driven', {
+      releaseId,
+    });
+  },
+  async wake() {},
+  async cancel() {},
+};
+
+/**
+ * The Step Functions adapter: StartExecution named after the release id, wake/cancel through the task-token latch.
+ * Filled in by the orchestration work (functions/adapters/sfn-orchestrator.ts); until then it refuses to start so a
+ * configured state machine is never silently ignored.
+ */
+export function createSfnReleaseOrchestrator(stateMachineArn: string): ReleaseOrchestrator {
+  throw new Error(`Step Functions orchestrator for ${stateMachineArn} is not implemented yet`);
+}
+
+export function createReleaseOrchestrator(env: NodeJS.ProcessEnv = process.env): ReleaseOrchestrator {
+  const { RELEASE_STATE_MACHINE_ARN } = parseEnv(orchestratorEnv, env);
+  return RELEASE_STATE_MACHINE_ARN
+    ? createSfnReleaseOrchestrator(RELEASE_STATE_MACHINE_ARN)
+    : noopOrchestrator;
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { empty, httpApp, ok, parse } from '../../shared/http.js';
+import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { coordinatorDeps } from '../deps.js';
+import { createEvent, deleteEvent, getEvent, listEvents } from '../events.js';
+import { EVENT_TYPES } from '../model.js';
+import { eventJson } from '../views.js';
+
+/** /events and /events/{id}. POST needs service or admin (task services log through it); DELETE needs admin. */
+const { env, verifier } = httpRuntime();
+const deps = coordinatorDeps();
+
+const refs = {
+  release: ref('RE', 'releases'),
+  study: ref('SD', 'studies'),
+  task: ref('TA', 'tasks'),
+  task_service: ref('TS', 'task-services'),
+};
+const listQuery = z.object({
+  ...pageQuery,
+  release: refs.release.optional(),
+  study: refs.study.optional(),
+  task: refs.task.optional(),
+  task_service: refs.task_service.optional(),
+});
+const createBody = z.strictObject({
+  event_type: z.enum(EVENT_TYPES).default('info'),
+  message: z.string(),
+  release: refs.release.nullish(),
+  study: refs.study.nullish(),
+  task: refs.task.nullish(),
+  task_service: refs.task_service.nullish(),
+});
+
+export const handler = httpApp({
+  verifier,
+  baseUrl: env.PUBLIC_BASE_URL,
+  routes: [
+    {
+      method: 'GET',
+      path: '/events',
+      access: 'read',
+      handle: async (req) => {
+        const q = parse(listQuery, req.query, 'query');
+        const page = await listEvents(
+          deps,
+          { releaseId: q.release, studyId: q.study, taskId: q.task, taskServiceId: q.task_service },
+          q,
+        );
+        const results = page.items.map((e) => eventJson(e, req.baseUrl));
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, results));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/events',
+      access: 'service',
+      handle: async (req) => {
+        const b = parse(createBody, req.body);
+        const event = await createEvent(deps, {
+          eventType: b.event_type,
+          message: b.message,
+          releaseId: b.release ?? null,
+          studyId: b.study ?? null,
+          taskId: b.task ?? null,
+          taskServiceId: b.task_service ?? null,
+        });
+        return ok(eventJson(event, req.baseUrl));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/events/{id}',
+      access: 'read',
+      handle: async (req) => ok(eventJson(await getEvent(deps, req.params.id), req.baseUrl)),
+    },
+    {
+      method: 'DELETE',
+      path: '/events/{id}',
+      access: 'admin',
+      handle: async (req) => {
+        await deleteEvent(deps, req.params.id);
+        return empty();
+      },
+    },
+  ],
+});

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { empty, httpApp, ok, parse } from '../../shared/http.js';
+import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { coordinatorDeps } from '../deps.js';
+import { createNote, deleteNote, getNote, listNotes, updateNote } from '../release-notes.js';
+import { noteJson } from '../views.js';
+
+/** /release-notes and /release-notes/{id}. Reads need any valid token; writes need admin. */
+const { env, verifier } = httpRuntime();
+const deps = coordinatorDeps();
+
+const listQuery = z.object({
+  ...pageQuery,
+  release: ref('RE', 'releases').optional(),
+  study: ref('SD', 'studies').optional(),
+});
+const createBody = z.strictObject({
+  description: z.string(),
+  author: z.string().optional(),
+  release: ref('RE', 'releases'),
+  study: ref('SD', 'studies').nullish(),
+});
+const patchBody = z.strictObject({
+  description: z.string().optional(),
+  author: z.string().optional(),
+  release: ref('RE', 'releases').optional(),
+  /** null removes the study. */
+  study: ref('SD', 'studies').nullish(),
+});
+
+export const handler = httpApp({
+  verifier,
+  baseUrl: env.PUBLIC_BASE_URL,
+  routes: [
+    {
+      method: 'GET',
+      path: '/release-notes',
+      access: 'read',
+      handle: async (req) => {
+        const q = parse(listQuery, req.query, 'query');
+        const page = await listNotes(deps, { releaseId: q.release, studyId: q.study }, q);
+        const results = page.items.map((n) => noteJson(n, req.baseUrl));
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, results));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/release-notes',
+      access: 'admin',
+      handle: async (req) => {
+        const b = parse(createBody, req.body);
+        const note = noteJson(
+          await createNote(deps, {
+            description: b.description,
+            author: b.author ?? req.principal.sub ?? 'admin',
+            releaseId: b.release,
+            studyId: b.study ?? null,
+          }),
+          req.baseUrl,
+        );
+        // The spec answers "a Release note", while its documented example wraps the note in the list envelope.
+        // Both readings are served: the note's own fields, plus count/next/previous/results holding that note.
+        return ok({ ...note, count: 1, next: null, previous: null, results: [note] });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/release-notes/{id}',
+      access: 'read',
+      handle: async (req) => ok(noteJson(await getNote(deps, req.params.id), req.baseUrl)),
+    },
+    {
+      method: 'PATCH',
+      path: '/release-notes/{id}',
+      access: 'admin',
+      handle: async (req) => {
+        const b = parse(patchBody, req.body);
+        const note = await updateNote(deps, req.params.id, {
+          description: b.description,
+          author: b.author,
+          releaseId: b.release,
+          studyId: b.study,
+        });
+        return ok(noteJson(note, req.baseUrl));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/release-notes/{id}',
+      access: 'admin',
+      handle: async (req) => {
+        await deleteNote(deps, req.params.id);
+        return empty();
+      },
+    },
+  ],
+});

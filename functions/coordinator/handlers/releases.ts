@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { httpApp, ok, parse } from '../../shared/http.js';
+import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { coordinatorDeps } from '../deps.js';
+import { RELEASE_STATES } from '../model.js';
+import { cancelRelease, publishRelease } from '../release-lifecycle.js';
+import { getRelease, listReleases, startRelease, updateRelease } from '../releases.js';
+import { releaseJson } from '../views.js';
+
+/** /releases, /releases/{id}, /releases/{id}/publish. Reads need any valid token; writes need admin. */
+const { env, verifier } = httpRuntime();
+const deps = coordinatorDeps();
+// Resolved at cold start: a misconfigured orchestrator fails the function before it serves a request.
+void deps.orchestrator;
+
+const listQuery = z.object({
+  ...pageQuery,
+  state: z.enum(RELEASE_STATES).optional(),
+  /** Beyond the spec: a study's timeline of releases. */
+  study: ref('SD', 'studies').optional(),
+});
+const createBody = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().default(''),
+  is_major: z.boolean().default(false),
+  author: z.string().optional(),
+  tags: z.array(z.string()).default([]),
+  studies: z.array(ref('SD', 'studies')).min(1, 'at least one study is required'),
+});
+const patchBody = z.strictObject({
+  name: z.string().min(1).optional(),
+  description: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+});
+
+export const handler = httpApp({
+  verifier,
+  baseUrl: env.PUBLIC_BASE_URL,
+  routes: [
+    {
+      method: 'GET',
+      path: '/releases',
+      access: 'read',
+      handle: async (req) => {
+        const q = parse(listQuery, req.query, 'query');
+        const page = await listReleases(deps, { state: q.state, studyId: q.study }, q);
+        const results = page.items.map((r) => releaseJson(r, req.baseUrl));
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, results));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/releases',
+      access: 'admin',
+      handle: async (req) => {
+        const b = parse(createBody, req.body);
+        const created = await startRelease(deps, {
+          name: b.name,
+          description: b.description,
+          isMajor: b.is_major,
+          author: b.author ?? req.principal.sub ?? 'admin',
+          tags: b.tags,
+          studies: b.studies,
+        });
+        return ok(releaseJson(created, req.baseUrl));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/releases/{id}',
+      access: 'read',
+      handle: async (req) => ok(releaseJson(await getRelease(deps, req.params.id), req.baseUrl)),
+    },
+    {
+      method: 'PATCH',
+      path: '/releases/{id}',
+      access: 'admin',
+      handle: async (req) =>
+        ok(releaseJson(await updateRelease(deps, req.params.id, parse(patchBody, req.body)), req.baseUrl)),
+    },
+    {
+      method: 'DELETE',
+      path: '/releases/{id}',
+      access: 'admin',
+      handle: async (req) => ok(releaseJson(await cancelRelease(deps, req.params.id), req.baseUrl)),
+    },
+    {
+      method: 'POST',
+      path: '/releases/{id}/publish',
+      access: 'admin',
+      handle: async (req) => ok(await publishRelease(deps, req.params.id)),
+    },
+  ],
+});

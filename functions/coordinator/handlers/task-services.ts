@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { empty, httpApp, ok, parse } from '../../shared/http.js';
+import { boolQuery, envelope, pageQuery } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { coordinatorDeps } from '../deps.js';
+import {
+  deleteTaskService,
+  getTaskService,
+  listTaskServices,
+  registerTaskService,
+  updateTaskService,
+} from '../task-services.js';
+import { taskServiceJson } from '../views.js';
+
+/** /task-services and /task-services/{id}. Reads need any valid token; writes need admin. */
+const { env, verifier } = httpRuntime();
+const deps = coordinatorDeps();
+const useCaseDeps = () => ({
+  taskServices: deps.taskServices,
+  releases: deps.releases,
+  taskServiceClient: deps.taskServiceClient,
+  probeTimeoutMs: deps.config.TASK_SERVICE_PROBE_TIMEOUT_MS,
+});
+
+const listQuery = z.object({ ...pageQuery, enabled: boolQuery.optional() });
+const createBody = z.strictObject({
+  name: z.string().min(1),
+  description: z.string().default(''),
+  author: z.string().default(''),
+  url: z.string().min(1),
+  enabled: z.boolean().default(true),
+});
+const patchBody = z.strictObject({
+  name: z.string().min(1).optional(),
+  description: z.string().optional(),
+  author: z.string().optional(),
+  url: z.string().min(1).optional(),
+  enabled: z.boolean().optional(),
+});
+
+export const handler = httpApp({
+  verifier,
+  baseUrl: env.PUBLIC_BASE_URL,
+  routes: [
+    {
+      method: 'GET',
+      path: '/task-services',
+      access: 'read',
+      handle: async (req) => {
+        const q = parse(listQuery, req.query, 'query');
+        const page = await listTaskServices(deps, { enabled: q.enabled }, q);
+        return ok(
+          envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, page.items.map(taskServiceJson)),
+        );
+      },
+    },
+    {
+      method: 'POST',
+      path: '/task-services',
+      access: 'admin',
+      handle: async (req) =>
+        ok(taskServiceJson(await registerTaskService(useCaseDeps(), parse(createBody, req.body)))),
+    },
+    {
+      method: 'GET',
+      path: '/task-services/{id}',
+      access: 'read',
+      handle: async (req) => ok(taskServiceJson(await getTaskService(deps, req.params.id))),
+    },
+    {
+      method: 'PATCH',
+      path: '/task-services/{id}',
+      access: 'admin',
+      handle: async (req) =>
+        ok(
+          taskServiceJson(await updateTaskService(useCaseDeps(), req.params.id, parse(patchBody, req.body))),
+        ),
+    },
+    {
+      method: 'DELETE',
+      path: '/task-services/{id}',
+      access: 'admin',
+      handle: async (req) => {
+        await deleteTaskService(useCaseDeps(), req.params.id);
+        return empty();
+      },
+    },
+  ],
+});

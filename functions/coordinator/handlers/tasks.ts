@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { httpApp, ok, parse } from '../../shared/http.js';
+import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { coordinatorDeps } from '../deps.js';
+import { TASK_STATES } from '../model.js';
+import { parseProgress, reportTask } from '../task-callback.js';
+import { getTask, listTasks } from '../tasks.js';
+import { taskJson } from '../views.js';
+
+/** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */
+const { env, verifier } = httpRuntime();
+const deps = coordinatorDeps();
+void deps.orchestrator;
+
+const listQuery = z.object({
+  ...pageQuery,
+  release: ref('RE', 'releases').optional(),
+  task_service: ref('TS', 'task-services').optional(),
+  state: z.enum(TASK_STATES).optional(),
+});
+// Task services in the wild spell it "cancelled"; it means canceled.
+const reportedState = z.preprocess((v) => (v === 'cancelled' ? 'canceled' : v), z.enum(TASK_STATES));
+const patchBody = z.strictObject({
+  state: reportedState.optional(),
+  progress: z.union([z.number(), z.string()]).optional(),
+});
+
+export const handler = httpApp({
+  verifier,
+  baseUrl: env.PUBLIC_BASE_URL,
+  routes: [
+    {
+      method: 'GET',
+      path: '/tasks',
+      access: 'read',
+      handle: async (req) => {
+        const q = parse(listQuery, req.query, 'query');
+        const page = await listTasks(
+          deps,
+          { releaseId: q.release, taskServiceId: q.task_service, state: q.state },
+          q,
+        );
+        const results = page.items.map((t) => taskJson(t, req.baseUrl));
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, results));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/tasks/{id}',
+      access: 'read',
+      handle: async (req) => ok(taskJson(await getTask(deps, req.params.id), req.baseUrl)),
+    },
+    {
+      method: 'PATCH',
+      path: '/tasks/{id}',
+      access: 'service',
+      handle: async (req) => {
+        const b = parse(patchBody, req.body);
+        const progress = b.progress === undefined ? undefined : parseProgress(b.progress);
+        const task = await reportTask(deps, req.params.id, { state: b.state, progress });
+        return ok(taskJson(task, req.baseUrl));
+      },
+    },
+  ],
+});

@@ -1,0 +1,135 @@
+import { z } from 'zod';
+
+/**
+ * The coordinator's records as plain TypeScript (camelCase, bare ids, no AWS types). Repositories re-validate every
+ * item they read with these schemas; views.ts turns them into the spec's JSON (snake_case, absolute URLs).
+ */
+
+/** Task states, exactly the spec's. */
+export const TASK_STATES = [
+  'pending',
+  'running',
+  'staged',
+  'publishing',
+  'published',
+  'canceled',
+  'failed',
+] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+export const TERMINAL_TASK_STATES: readonly TaskState[] = ['published', 'canceled', 'failed'];
+
+/** Release states: the spec's four plus the initial and ending states the issue adds. */
+export const RELEASE_STATES = [
+  'initializing',
+  'running',
+  'staged',
+  'publishing',
+  'published',
+  'canceling',
+  'canceled',
+  'failed',
+] as const;
+export type ReleaseState = (typeof RELEASE_STATES)[number];
+export const TERMINAL_RELEASE_STATES: readonly ReleaseState[] = ['published', 'canceled', 'failed'];
+export const isTerminalRelease = (s: ReleaseState) => TERMINAL_RELEASE_STATES.includes(s);
+
+export const EVENT_TYPES = ['info', 'warning', 'error'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const timestamp = z.string();
+const nullableId = z.string().nullable().default(null);
+
+export const taskServiceSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  author: z.string(),
+  url: z.string(),
+  enabled: z.boolean(),
+  /** `ok` or `down`; maintained by the health check. */
+  healthStatus: z.string(),
+  /** Consecutive non-200 answers to GET /status since the last 200. */
+  lastOkStatus: z.number().int(),
+  createdAt: timestamp,
+});
+export type TaskService = z.infer<typeof taskServiceSchema>;
+
+export const releaseSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  state: z.enum(RELEASE_STATES),
+  /** Bare study ids, in request order. */
+  studies: z.array(z.string()),
+  version: z.string(),
+  createdAt: timestamp,
+  tags: z.array(z.string()),
+  author: z.string(),
+  isMajor: z.boolean(),
+});
+export type Release = z.infer<typeof releaseSchema>;
+
+export const taskSchema = z.object({
+  id: z.string(),
+  releaseId: z.string(),
+  taskServiceId: z.string(),
+  /** Copied from the task service at creation, so history stays readable after the service is gone. */
+  serviceName: z.string(),
+  state: z.enum(TASK_STATES),
+  progress: z.number().int().min(0).max(100),
+  createdAt: timestamp,
+});
+export type Task = z.infer<typeof taskSchema>;
+
+export const releaseNoteSchema = z.object({
+  id: z.string(),
+  releaseId: z.string(),
+  studyId: nullableId,
+  description: z.string(),
+  author: z.string(),
+  createdAt: timestamp,
+});
+export type ReleaseNote = z.infer<typeof releaseNoteSchema>;
+
+export const eventSchema = z.object({
+  id: z.string(),
+  eventType: z.enum(EVENT_TYPES),
+  message: z.string(),
+  releaseId: nullableId,
+  taskId: nullableId,
+  taskServiceId: nullableId,
+  /** Accepted and filterable, but not part of the spec's response shape. */
+  studyId: nullableId,
+  createdAt: timestamp,
+});
+export type CoordinatorEvent = z.infer<typeof eventSchema>;
+/** What a writer supplies; the repository assigns id and created_at. */
+export type NewEvent = Omit<
+  CoordinatorEvent,
+  'id' | 'createdAt' | 'releaseId' | 'taskId' | 'taskServiceId' | 'studyId'
+> &
+  Partial<Pick<CoordinatorEvent, 'releaseId' | 'taskId' | 'taskServiceId' | 'studyId'>>;
+
+export const studySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  version: z.string().nullable().default(null),
+  visible: z.boolean(),
+  lastPubVersion: z.string().nullable().default(null),
+  lastPubDate: z.string().nullable().default(null),
+  deleted: z.boolean(),
+  createdAt: z.string().nullable().default(null),
+});
+export type Study = z.infer<typeof studySchema>;
+
+/** A release with its item collection, as GET /releases/<id> shows it. */
+export interface ReleaseAggregate {
+  release: Release;
+  tasks: Task[];
+  notes: ReleaseNote[];
+  /**
+   * Orchestration attributes stored on the release item that are not part of the Release record (e.g. a wake
+   * latch or a task token). Only the orchestration code gives them meaning.
+   */
+  extras: Record<string, unknown>;
+}

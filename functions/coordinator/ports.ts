@@ -1,0 +1,191 @@
+import type { Page } from '../shared/list.js';
+import type {
+  CoordinatorEvent,
+  NewEvent,
+  Release,
+  ReleaseAggregate,
+  ReleaseNote,
+  ReleaseState,
+  Study,
+  Task,
+  TaskService,
+  TaskState,
+} from './model.js';
+
+/**
+ * The ports the coordinator's use cases depend on. Adapters implement them: DynamoDB repositories
+ * (functions/adapters/dynamodb/), the task-service HTTP client, the token client and the release orchestrator.
+ */
+
+export interface Paged<T> {
+  count: number;
+  items: T[];
+}
+
+/** Drives a release through the task-service action exchange (Step Functions on AWS and locally). */
+export interface ReleaseOrchestrator {
+  /** Starts driving a freshly created release (a repeat start for the same release is a no-op). */
+  start(releaseId: string): Promise<void>;
+  /** Wakes the release's poll loop now (a task reported, publish was requested, ...). Never lost. */
+  wake(releaseId: string): Promise<void>;
+  /** The release was moved to `canceling`: make sure it gets driven to its end. */
+  cancel(releaseId: string): Promise<void>;
+}
+
+/**
+ * Read at the start of a registry change and checked by the write: settles DELETE /task-services/<id> against a
+ * concurrent POST /releases (a release created after the delete's check makes the delete retry, a service deleted
+ * after a release listed the services makes the create retry).
+ */
+export interface RegistryGuard {
+  servicesRev: number;
+  releaseSeq: number;
+}
+
+export interface TaskServiceRepository {
+  create(input: Omit<TaskService, 'id' | 'createdAt'>): Promise<TaskService>;
+  get(id: string): Promise<TaskService | null>;
+  /** Sets the given fields; null when the service does not exist. */
+  update(
+    id: string,
+    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled'>>,
+  ): Promise<TaskService | null>;
+  /** Health bookkeeping (the orchestration's health check). Null when the service does not exist. */
+  updateHealth(
+    id: string,
+    health: Pick<TaskService, 'healthStatus' | 'lastOkStatus'>,
+  ): Promise<TaskService | null>;
+  list(filters: { enabled?: boolean }, page: Page): Promise<Paged<TaskService>>;
+  /** Every task service (health checks). */
+  all(): Promise<TaskService[]>;
+  readGuard(): Promise<RegistryGuard>;
+  /** The enabled services to give tasks to, with the guard the release creation must check. */
+  enabledForNewRelease(): Promise<{ services: TaskService[]; guard: RegistryGuard }>;
+  /** Deletes unless a release was created since `guard` was read ('retry'); 'missing' when there is no such id. */
+  delete(id: string, guard: RegistryGuard): Promise<'deleted' | 'missing' | 'retry'>;
+}
+
+export interface NewRelease {
+  name: string;
+  description: string;
+  studies: string[];
+  version: string;
+  tags: string[];
+  author: string;
+  isMajor: boolean;
+}
+
+/** One task's part of a ReleaseChange. */
+export interface TaskChange {
+  taskId: string;
+  /** The write happens only if the task is in (one of) these states; otherwise ChangeConflictError. */
+  expectState?: TaskState | readonly TaskState[];
+  toState?: TaskState;
+  progress?: number;
+}
+
+/**
+ * A transactional change of one release: everything here is written in ONE TransactWriteItems, or nothing is.
+ * Conditions that do not hold surface as ChangeConflictError (a 409 at HTTP), whose `failed` names the items.
+ */
+export interface ReleaseChange {
+  releaseId: string;
+  /** The write happens only if the release is in (one of) these states. */
+  expectState?: ReleaseState | readonly ReleaseState[];
+  toState?: ReleaseState;
+  /** A new version string (e.g. the final version at publish). */
+  version?: string;
+  /** Orchestration attributes on the release item (wake latch, counters...). Names must not be Release fields. */
+  setExtras?: Record<string, unknown>;
+  removeExtras?: string[];
+  tasks?: TaskChange[];
+  /** Events to write with the change (ids and timestamps are assigned). */
+  events?: NewEvent[];
+  /** Claims a published version with a guard item written only if nobody holds it (published versions are unique). */
+  claimVersion?: string;
+  /** Sets last_pub_version / last_pub_date of studies (studies table, same transaction). */
+  studies?: { studyId: string; lastPubVersion: string; lastPubDate: string }[];
+}
+
+export interface ReleaseRepository {
+  /** The release with its tasks and notes: one strongly consistent Query of its item collection. */
+  load(id: string): Promise<ReleaseAggregate | null>;
+  /**
+   * Creates the release, one task per given service (state pending, progress 0, service name copied) and the
+   * events built by `events` in one transaction. Throws ChangeConflictError with kind 'registry' when the guard no
+   * longer holds (retry with a fresh guard).
+   */
+  create(
+    input: NewRelease,
+    services: Pick<TaskService, 'id' | 'name'>[],
+    guard: RegistryGuard,
+    events: (release: Release, tasks: Task[]) => NewEvent[],
+  ): Promise<ReleaseAggregate>;
+  /** Changes descriptive fields; null when the release does not exist. */
+  update(
+    id: string,
+    patch: Partial<Pick<Release, 'name' | 'description' | 'tags'>>,
+  ): Promise<ReleaseAggregate | null>;
+  list(filters: { state?: ReleaseState; studyId?: string }, page: Page): Promise<Paged<ReleaseAggregate>>;
+  /** Releases currently in one of the states (e.g. every non-terminal release after a restart). */
+  listByStates(states: readonly ReleaseState[]): Promise<Release[]>;
+  /** Writes a ReleaseChange atomically and returns the events it wrote. */
+  applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]>;
+  /**
+   * Atomically sets/removes orchestration attributes on the release item and returns their previous values
+   * (null when the release does not exist). For latches: "store my token, tell me whether a wake was pending".
+   */
+  exchangeExtras(
+    id: string,
+    change: { set?: Record<string, unknown>; remove?: string[] },
+  ): Promise<Record<string, unknown> | null>;
+  /** The highest version ever published (null when none). */
+  highestPublishedVersion(): Promise<string | null>;
+
+  getTask(id: string): Promise<Task | null>;
+  listTasks(
+    filters: { releaseId?: string; taskServiceId?: string; state?: TaskState },
+    page: Page,
+  ): Promise<Paged<Task>>;
+  /** Every task ever given to a service (health checks, DELETE task service). */
+  tasksOfService(taskServiceId: string): Promise<Task[]>;
+
+  createNote(input: Omit<ReleaseNote, 'id' | 'createdAt'>): Promise<ReleaseNote>;
+  getNote(id: string): Promise<ReleaseNote | null>;
+  updateNote(
+    id: string,
+    patch: Partial<Pick<ReleaseNote, 'description' | 'author' | 'releaseId' | 'studyId'>>,
+  ): Promise<ReleaseNote | null>;
+  deleteNote(id: string): Promise<boolean>;
+  listNotes(filters: { releaseId?: string; studyId?: string }, page: Page): Promise<Paged<ReleaseNote>>;
+}
+
+export interface EventFilters {
+  releaseId?: string;
+  studyId?: string;
+  taskId?: string;
+  taskServiceId?: string;
+}
+
+export interface EventRepository {
+  /** Refuses (400 naming the field) references to records that do not exist, in the same transaction as the put. */
+  create(event: NewEvent, refs?: { taskReleaseId?: string }): Promise<CoordinatorEvent>;
+  get(id: string): Promise<CoordinatorEvent | null>;
+  delete(id: string): Promise<boolean>;
+  list(filters: EventFilters, page: Page): Promise<Paged<CoordinatorEvent>>;
+}
+
+/** The mirrored fields a study sync writes; last_pub_version / last_pub_date are never among them. */
+export type MirroredStudy = Pick<Study, 'id' | 'name' | 'version' | 'visible' | 'createdAt'>;
+
+export interface StudyRepository {
+  get(id: string): Promise<Study | null>;
+  /** The ids among `ids` that have no study (deleted-flagged studies exist). */
+  missing(ids: string[]): Promise<string[]>;
+  list(page: Page): Promise<Paged<Study>>;
+  /** Every study id with its deleted flag (sync). */
+  allIds(): Promise<{ id: string; deleted: boolean }[]>;
+  /** Upserts the mirrored fields and sets deleted=false. */
+  upsertMirrored(study: MirroredStudy): Promise<void>;
+  markDeleted(id: string): Promise<void>;
+}

@@ -1,0 +1,70 @@
+import { ChangeConflictError } from '../adapters/dynamodb/common.js';
+import { ConflictError, NotFoundError } from '../shared/errors.js';
+import { releaseStateEvent } from './event-messages.js';
+import { isTerminalRelease, type ReleaseAggregate } from './model.js';
+import type { ReleaseOrchestrator, ReleaseRepository } from './ports.js';
+
+/**
+ * Publish and cancel, as the HTTP API asks for them. The state change and its event are one transaction conditioned
+ * on the state we saw, so concurrent requests settle by condition: two publishes, exactly one wins. The orchestrator
+ * is woken afterwards to do the work (send publish / cancel to the task services).
+ */
+export interface LifecycleDeps {
+  releases: ReleaseRepository;
+  orchestrator: ReleaseOrchestrator;
+}
+
+/** POST /releases/<id>/publish: staged -> publishing (admin only, checked by the route). */
+export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{ message: string }> {
+  const agg = await deps.releases.load(id);
+  if (!agg) throw new NotFoundError(`Release ${id} not found`);
+  const { release } = agg;
+  if (release.state !== 'staged')
+    throw new ConflictError(`The release in state ${release.state} may not be published; it must be staged`);
+  try {
+    await deps.releases.applyChange({
+      releaseId: id,
+      expectState: 'staged',
+      toState: 'publishing',
+      events: [releaseStateEvent(release, 'staged', 'publishing')],
+    });
+  } catch (err) {
+    if (err instanceof ChangeConflictError)
+      throw new ConflictError(`Release ${id} is no longer staged; it may not be published`);
+    throw err;
+  }
+  await deps.orchestrator.wake(id);
+  return { message: `release ${id} is publishing` };
+}
+
+/**
+ * DELETE /releases/<id>: any non-terminal state -> canceling, answering the release. A repeat while canceling
+ * answers the release again; a terminal release is a 409.
+ */
+export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<ReleaseAggregate> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const agg = await deps.releases.load(id);
+    if (!agg) throw new NotFoundError(`Release ${id} not found`);
+    const { release } = agg;
+    if (isTerminalRelease(release.state))
+      throw new ConflictError(`The release in state ${release.state} may not be canceled`);
+    if (release.state === 'canceling') {
+      await deps.orchestrator.cancel(id);
+      return agg;
+    }
+    try {
+      await deps.releases.applyChange({
+        releaseId: id,
+        expectState: release.state,
+        toState: 'canceling',
+        events: [releaseStateEvent(release, release.state, 'canceling')],
+      });
+    } catch (err) {
+      if (err instanceof ChangeConflictError) continue; // the state moved under us: look again
+      throw err;
+    }
+    await deps.orchestrator.cancel(id);
+    return { ...agg, release: { ...release, state: 'canceling' } };
+  }
+  throw new ConflictError(`Release ${id} is changing concurrently; retry`);
+}

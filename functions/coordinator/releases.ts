@@ -1,0 +1,99 @@
+import { ChangeConflictError } from '../adapters/dynamodb/common.js';
+import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
+import type { Page } from '../shared/list.js';
+import { log } from '../shared/log.js';
+import { releaseCreatedEvent } from './event-messages.js';
+import type { ReleaseAggregate, ReleaseState } from './model.js';
+import type {
+  Paged,
+  ReleaseOrchestrator,
+  ReleaseRepository,
+  StudyRepository,
+  TaskServiceRepository,
+} from './ports.js';
+import { provisionalVersion } from './versions.js';
+
+export interface ReleaseDeps {
+  releases: ReleaseRepository;
+  taskServices: TaskServiceRepository;
+  studies: StudyRepository;
+  orchestrator: ReleaseOrchestrator;
+}
+
+export interface StartRelease {
+  name: string;
+  description: string;
+  isMajor: boolean;
+  author: string;
+  tags: string[];
+  studies: string[];
+}
+
+/**
+ * A release item, its tasks, the creation event and the registry guard share one transaction, which DynamoDB caps at
+ * 100 items: so at most this many enabled task services can take part in one release.
+ */
+export const MAX_TASKS_PER_RELEASE = 97;
+
+/**
+ * POST /releases: validates the studies, creates the release (initializing) with one pending task per enabled task
+ * service in one transaction, then hands it to the orchestrator.
+ */
+export async function startRelease(deps: ReleaseDeps, input: StartRelease): Promise<ReleaseAggregate> {
+  const studies = [...new Set(input.studies)]; // request order, first occurrence
+  const missing = await deps.studies.missing(studies);
+  if (missing.length)
+    throw new ValidationError('Invalid studies', { studies: [`unknown study id(s): ${missing.join(', ')}`] });
+  const version = provisionalVersion(await deps.releases.highestPublishedVersion());
+  let created: ReleaseAggregate | undefined;
+  for (let attempt = 0; attempt < 5 && !created; attempt++) {
+    const { services, guard } = await deps.taskServices.enabledForNewRelease();
+    if (services.length > MAX_TASKS_PER_RELEASE)
+      throw new ConflictError(
+        `${services.length} task services are enabled; a release supports at most ${MAX_TASKS_PER_RELEASE}`,
+      );
+    try {
+      created = await deps.releases.create(
+        { ...input, studies, version },
+        services,
+        guard,
+        (release, tasks) => [releaseCreatedEvent(release, tasks.length)],
+      );
+    } catch (err) {
+      // A task service was deleted while we listed them: list again.
+      if (!(err instanceof ChangeConflictError && err.failed.some((f) => f.kind === 'registry'))) throw err;
+    }
+  }
+  if (!created) throw new ConflictError('Task services are changing concurrently; retry');
+  try {
+    await deps.orchestrator.start(created.release.id);
+  } catch (err) {
+    // The release exists; a failed hand-over is redriven by the orchestration's resume of in-flight releases.
+    log.error('release orchestrator did not start', { releaseId: created.release.id, error: String(err) });
+  }
+  return created;
+}
+
+export async function getRelease(deps: Pick<ReleaseDeps, 'releases'>, id: string): Promise<ReleaseAggregate> {
+  const r = await deps.releases.load(id);
+  if (!r) throw new NotFoundError(`Release ${id} not found`);
+  return r;
+}
+
+export function listReleases(
+  deps: Pick<ReleaseDeps, 'releases'>,
+  filters: { state?: ReleaseState; studyId?: string },
+  page: Page,
+): Promise<Paged<ReleaseAggregate>> {
+  return deps.releases.list(filters, page);
+}
+
+export async function updateRelease(
+  deps: Pick<ReleaseDeps, 'releases'>,
+  id: string,
+  patch: { name?: string; description?: string; tags?: string[] },
+): Promise<ReleaseAggregate> {
+  const r = await deps.releases.update(id, patch);
+  if (!r) throw new NotFoundError(`Release ${id} not found`);
+  return r;
+}

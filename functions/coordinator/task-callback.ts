@@ -1,0 +1,76 @@
+import { ChangeConflictError } from '../adapters/dynamodb/common.js';
+import { ConflictError, ValidationError } from '../shared/errors.js';
+import { taskStateEvent } from './event-messages.js';
+import type { Task, TaskState } from './model.js';
+import type { ReleaseOrchestrator, ReleaseRepository } from './ports.js';
+import { getTask } from './tasks.js';
+
+/**
+ * PATCH /tasks/<id>: a task service reports its task's state and progress. Only the transitions below are
+ * accepted (anything else is a 409); repeating the current state only updates the progress. The write is conditioned
+ * on the state we read, and carries the task's state-change event.
+ */
+export const TASK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
+  pending: ['running', 'failed', 'canceled'],
+  running: ['staged', 'failed', 'canceled'],
+  staged: ['publishing', 'failed', 'canceled'],
+  publishing: ['published', 'failed', 'canceled'],
+  published: [],
+  canceled: [],
+  failed: [],
+};
+
+/** States a task service reports that the release's poll loop should react to at once. */
+export const WAKING_STATES: readonly TaskState[] = ['staged', 'published', 'failed', 'canceled'];
+
+export interface TaskReport {
+  state?: TaskState;
+  progress?: number;
+}
+
+export interface TaskCallbackDeps {
+  releases: ReleaseRepository;
+  orchestrator: ReleaseOrchestrator;
+}
+
+/** progress may be an integer or a percent string ("50%"); stored as an integer 0..100. */
+export function parseProgress(v: unknown): number {
+  const n =
+    typeof v === 'number'
+      ? v
+      : typeof v === 'string' && /^\s*\d+(\.\d+)?\s*%?\s*$/.test(v)
+        ? Number(v.replace('%', '').trim())
+        : Number.NaN;
+  if (!Number.isFinite(n) || n < 0 || n > 100)
+    throw ValidationError.field(
+      'progress',
+      'must be an integer from 0 to 100, or a percent string like "50%"',
+    );
+  return Math.round(n);
+}
+
+export async function reportTask(deps: TaskCallbackDeps, id: string, report: TaskReport): Promise<Task> {
+  if (report.state === undefined && report.progress === undefined)
+    throw new ValidationError('Nothing to change', { state: ['state or progress is required'] });
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const task = await getTask(deps, id);
+    const to = report.state ?? task.state;
+    const changes = to !== task.state;
+    if (changes && !TASK_TRANSITIONS[task.state].includes(to))
+      throw new ConflictError(`Task ${id} may not change from ${task.state} to ${to}`);
+    const progress = report.progress ?? task.progress;
+    try {
+      await deps.releases.applyChange({
+        releaseId: task.releaseId,
+        tasks: [{ taskId: id, expectState: task.state, toState: changes ? to : undefined, progress }],
+        events: changes ? [taskStateEvent(task, task.state, to)] : [],
+      });
+    } catch (err) {
+      if (err instanceof ChangeConflictError) continue; // reported concurrently: judge against the new state
+      throw err;
+    }
+    if (changes && WAKING_STATES.includes(to)) await deps.orchestrator.wake(task.releaseId);
+    return { ...task, state: to, progress };
+  }
+  throw new ConflictError(`Task ${id} is changing concurrently; retry`);
+}

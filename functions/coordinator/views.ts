@@ -1,0 +1,96 @@
+import { urlOf } from '../shared/list.js';
+import type { CoordinatorEvent, ReleaseAggregate, ReleaseNote, Study, Task, TaskService } from './model.js';
+
+/**
+ * The spec's JSON shapes. Field names are the spec's, references are absolute URLs (except Release.studies, bare
+ * ids in request order).
+ *
+ * The identifier is emitted twice: `item_id` is the spec's name for it, and `kf_id` (the same value) is the name
+ * existing Kids First clients and task services read - the original coordinator and its task-service protocol
+ * (`kf_id` in POST /tasks replies) use it. Requests never need either.
+ */
+const ident = (id: string) => ({ item_id: id, kf_id: id });
+
+export function taskJson(t: Task, baseUrl: string) {
+  return {
+    ...ident(t.id),
+    state: t.state,
+    progress: t.progress,
+    release: urlOf(baseUrl, 'releases', t.releaseId),
+    task_service: urlOf(baseUrl, 'task-services', t.taskServiceId),
+    created_at: t.createdAt,
+    service_name: t.serviceName,
+  };
+}
+
+export function taskServiceJson(s: TaskService) {
+  return {
+    ...ident(s.id),
+    name: s.name,
+    description: s.description,
+    author: s.author,
+    url: s.url,
+    enabled: s.enabled,
+    health_status: s.healthStatus,
+    last_ok_status: s.lastOkStatus,
+    created_at: s.createdAt,
+  };
+}
+
+export function noteJson(n: ReleaseNote, baseUrl: string) {
+  return {
+    ...ident(n.id),
+    description: n.description,
+    author: n.author,
+    created_at: n.createdAt,
+    release: urlOf(baseUrl, 'releases', n.releaseId),
+    study: urlOf(baseUrl, 'studies', n.studyId),
+  };
+}
+
+export function releaseJson(a: ReleaseAggregate, baseUrl: string) {
+  const r = a.release;
+  return {
+    ...ident(r.id),
+    name: r.name,
+    description: r.description,
+    notes: a.notes.map((n) => noteJson(n, baseUrl)),
+    state: r.state,
+    studies: r.studies,
+    tasks: a.tasks.map((t) => taskJson(t, baseUrl)),
+    version: r.version,
+    created_at: r.createdAt,
+    tags: r.tags,
+    author: r.author,
+    is_major: r.isMajor,
+  };
+}
+
+/**
+ * The Event JSON shape, shared with the orchestration (e.g. what it publishes to SNS/EventBridge). The spec's
+ * response shape has no study field, so none is emitted even when the event names a study.
+ */
+export function eventJson(e: CoordinatorEvent, baseUrl: string) {
+  return {
+    ...ident(e.id),
+    event_type: e.eventType,
+    message: e.message,
+    release: urlOf(baseUrl, 'releases', e.releaseId),
+    task_service: urlOf(baseUrl, 'task-services', e.taskServiceId),
+    task: urlOf(baseUrl, 'tasks', e.taskId),
+    created_at: e.createdAt,
+  };
+}
+
+export function studyJson(s: Study) {
+  return {
+    ...ident(s.id),
+    name: s.name,
+    version: s.version,
+    visible: s.visible,
+    last_pub_version: s.lastPubVersion,
+    last_pub_date: s.lastPubDate,
+    deleted: s.deleted,
+    created_at: s.createdAt,
+  };
+}

@@ -1,0 +1,66 @@
+import type { Principal } from '../shared/auth.js';
+import { ForbiddenError, UnauthorizedError } from '../shared/errors.js';
+import type { AuditMethod } from './model.js';
+
+/**
+ * Who is asking, as the file service sees it. A verified JWT gives a user (admin, or a member of the studies in
+ * its groups claim); a verified developer token gives a developer, who may download any file and nothing else.
+ */
+export type Caller =
+  | { kind: 'anonymous' }
+  | { kind: 'user'; sub: string | null; isAdmin: boolean; groups: readonly string[] }
+  | { kind: 'developer'; name: string };
+
+export const ANONYMOUS_CALLER: Caller = { kind: 'anonymous' };
+
+export function callerOf(principal: Principal): Caller {
+  if (principal.kind !== 'user') return ANONYMOUS_CALLER;
+  return { kind: 'user', sub: principal.sub, isAdmin: principal.isAdmin, groups: principal.groups };
+}
+
+export function isAdmin(caller: Caller): boolean {
+  return caller.kind === 'user' && caller.isAdmin;
+}
+
+/** The user a record is attributed to (JWT sub), or null. */
+export function actorOf(caller: Caller): string | null {
+  return caller.kind === 'user' ? caller.sub : null;
+}
+
+export function methodOf(caller: Caller): AuditMethod {
+  return caller.kind === 'developer' ? 'developer_token' : 'bearer';
+}
+
+export function requireAuthenticated(caller: Caller): void {
+  if (caller.kind === 'anonymous') throw new UnauthorizedError();
+}
+
+/**
+ * Read access to a study's files (list, download, mint a signed URL). It depends only on the caller and the study
+ * id, so it runs before any lookup: a member of other studies gets 403 even for a file id that does not exist.
+ */
+export function requireStudyRead(caller: Caller, studyId: string): void {
+  requireAuthenticated(caller);
+  if (caller.kind === 'developer') return;
+  if (caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId))) return;
+  throw new ForbiddenError(`You are not a member of study ${studyId}`);
+}
+
+/** Uploading (new files, new versions, confirmations): admins and members of the study, never developer tokens. */
+export function requireStudyWrite(caller: Caller, studyId: string): void {
+  requireAuthenticated(caller);
+  if (caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId))) return;
+  throw new ForbiddenError(`Uploading to study ${studyId} requires the admin role or membership of the study`);
+}
+
+/** Reading records whose study is only known after the lookup (GET /files/<id>): a caller with no study at all is refused first. */
+export function requireAnyStudy(caller: Caller): void {
+  requireAuthenticated(caller);
+  if (caller.kind === 'user' && !caller.isAdmin && caller.groups.length === 0)
+    throw new ForbiddenError('You are not a member of any study');
+}
+
+export function requireAdmin(caller: Caller): void {
+  requireAuthenticated(caller);
+  if (!isAdmin(caller)) throw new ForbiddenError('Requires the admin role');
+}

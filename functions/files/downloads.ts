@@ -1,0 +1,199 @@
+import { randomUUID } from 'node:crypto';
+import { isoMicros, nowIso } from '../shared/clock.js';
+import { NotFoundError, UnauthorizedError } from '../shared/errors.js';
+import { type Caller, actorOf, methodOf, requireStudyRead } from './access.js';
+import { newAudit } from './audit.js';
+import { latestAvailable } from './catalog.js';
+import type { AuditMethod, RequestInfo, VersionRecord } from './model.js';
+import type { FilesDeps } from './ports.js';
+import { hashToken, newSignedToken, tokenKind } from './tokens.js';
+import { contentDisposition, downloadUrl } from './views.js';
+
+/**
+ * What a download request presented: a bearer JWT (already verified, possibly absent) or a token from `?token=` /
+ * `Authorization: Token <t>`. The token's prefix says whether it is a developer token or a signed-URL token.
+ */
+export type Presented = { kind: 'caller'; caller: Caller } | { kind: 'token'; token: string };
+
+export interface DownloadTarget {
+  studyId: string;
+  fileId: string;
+  versionId?: string;
+}
+
+export type Delivery =
+  | { kind: 'redirect'; location: string }
+  | { kind: 'inline'; body: Uint8Array; contentType: string; contentDisposition: string };
+
+interface Granted {
+  method: AuditMethod;
+  actor: string | null;
+  devToken: string | null;
+  /** Undoes a signed-URL claim when the download fails before any byte left. */
+  undo?: () => Promise<void>;
+}
+
+const INVALID_LINK = 'This download link is invalid, has expired or has already been used';
+
+async function developer(deps: FilesDeps, token: string): Promise<Granted> {
+  const record = await deps.devTokens.findByHash(hashToken(token));
+  if (!record) throw new UnauthorizedError('Unknown or revoked developer token');
+  return { method: 'developer_token', actor: null, devToken: record.name };
+}
+
+/**
+ * Authenticates and authorizes a download, before anything about the file is looked up: an anonymous caller learns
+ * nothing about which ids exist, and a member of other studies gets 403 even for an unknown file.
+ */
+async function grant(deps: FilesDeps, presented: Presented, target: DownloadTarget): Promise<Granted> {
+  if (presented.kind === 'caller') {
+    requireStudyRead(presented.caller, target.studyId);
+    return { method: methodOf(presented.caller), actor: actorOf(presented.caller), devToken: null };
+  }
+  const kind = tokenKind(presented.token);
+  if (kind === 'developer') return developer(deps, presented.token);
+  if (kind !== 'signed' || !target.versionId) throw new UnauthorizedError(INVALID_LINK);
+  const hash = hashToken(presented.token);
+  const claimId = randomUUID();
+  const claimed = await deps.signedTokens.claim(
+    hash,
+    { studyId: target.studyId, fileId: target.fileId, versionId: target.versionId },
+    deps.clock.nowMs(),
+    claimId,
+  );
+  if (!claimed) throw new UnauthorizedError(INVALID_LINK);
+  return {
+    method: 'signed_url',
+    actor: claimed.created_by,
+    devToken: claimed.dev_token,
+    undo: () => deps.signedTokens.release(hash, claimId),
+  };
+}
+
+/** The version a download path names: that version if given, else the newest available one. */
+export async function resolveVersion(deps: FilesDeps, target: DownloadTarget): Promise<VersionRecord> {
+  if (target.versionId) {
+    const v = await deps.files.getVersion(target.fileId, target.versionId);
+    // A version of another file is simply not found under this file; a pending upload is not downloadable.
+    if (!v || v.study_id !== target.studyId || v.state !== 'available')
+      throw new NotFoundError(`No available version ${target.versionId} of file ${target.fileId} in study ${target.studyId}`);
+    return v;
+  }
+  const found = await deps.files.getFileWithVersions(target.fileId);
+  if (!found || found.file.study_id !== target.studyId)
+    throw new NotFoundError(`No file ${target.fileId} in study ${target.studyId}`);
+  const latest = latestAvailable(found.versions);
+  if (!latest) throw new NotFoundError(`File ${target.fileId} has no available version yet`);
+  return latest;
+}
+
+/**
+ * A download. Small objects come back in the response; larger ones as a redirect to a presigned S3 GET that lives
+ * at most 60 s and names the file, so `curl -L` and browsers receive the bytes straight from S3 (Range works there).
+ * Every successful download is audited before it is answered.
+ */
+export async function download(
+  deps: FilesDeps,
+  presented: Presented,
+  target: DownloadTarget,
+  info: RequestInfo,
+): Promise<Delivery> {
+  const granted = await grant(deps, presented, target);
+  try {
+    const version = await resolveVersion(deps, target);
+    const disposition = contentDisposition(version.file_name);
+    let delivery: Delivery;
+    if (version.size <= deps.config.DIRECT_DOWNLOAD_MAX_BYTES) {
+      delivery = {
+        kind: 'inline',
+        body: await deps.store.read(version.key),
+        contentType: version.content_type,
+        contentDisposition: disposition,
+      };
+    } else {
+      delivery = {
+        kind: 'redirect',
+        location: await deps.store.presignGet(version.key, {
+          contentDisposition: disposition,
+          contentType: version.content_type,
+          expiresIn: deps.config.DOWNLOAD_URL_TTL_SECONDS,
+        }),
+      };
+    }
+    await deps.audit.record(
+      newAudit(
+        deps,
+        {
+          action: 'download',
+          method: granted.method,
+          actor: granted.actor,
+          devToken: granted.devToken,
+          studyId: version.study_id,
+          fileId: version.file_id,
+          versionId: version.id,
+        },
+        info,
+      ),
+    );
+    return delivery;
+  } catch (err) {
+    await granted.undo?.().catch(() => undefined);
+    throw err;
+  }
+}
+
+export interface SignedUrl {
+  url: string;
+  expires_at: string;
+  version_id: string;
+}
+
+/**
+ * Mints a single-use signed URL for a version (the newest available one when none is named). Same rules as a
+ * download; a signed-URL token cannot mint another. The URL is absolute and pins the version.
+ */
+export async function mintSignedUrl(
+  deps: FilesDeps,
+  presented: Presented,
+  target: DownloadTarget,
+  baseUrl: string,
+  info: RequestInfo,
+): Promise<SignedUrl> {
+  if (presented.kind === 'token' && tokenKind(presented.token) !== 'developer')
+    throw new UnauthorizedError('Only a bearer token or a developer token can create a signed URL');
+  const granted = await grant(deps, presented, target);
+  const version = await resolveVersion(deps, target);
+  const token = newSignedToken();
+  const expiresMs = deps.clock.nowMs() + deps.config.SIGNED_URL_TTL_SECONDS * 1000;
+  await deps.signedTokens.create(
+    hashToken(token),
+    {
+      study_id: version.study_id,
+      file_id: version.file_id,
+      version_id: version.id,
+      created_at: nowIso(deps.clock),
+      created_by: granted.actor,
+      dev_token: granted.devToken,
+      expires_at_ms: expiresMs,
+      claimed: false,
+    },
+    newAudit(
+      deps,
+      {
+        action: 'signed_url.create',
+        method: granted.method,
+        actor: granted.actor,
+        devToken: granted.devToken,
+        studyId: version.study_id,
+        fileId: version.file_id,
+        versionId: version.id,
+      },
+      info,
+    ),
+  );
+  return {
+    url: `${downloadUrl(baseUrl, version.study_id, version.file_id, version.id)}?token=${token}`,
+    expires_at: isoMicros(expiresMs),
+    version_id: version.id,
+  };
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { httpApp, ok, parse, type Route } from '../../shared/http.js';
+import { envelope, pageQuery } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { callerOf } from '../access.js';
+import { queryAudit } from '../audit.js';
+import { filesDeps } from '../deps.js';
+import { FileId, StudyId } from '../model.js';
+import type { FilesDeps } from '../ports.js';
+import { auditJson } from '../views.js';
+
+/** GET /audit?study=<SD_>&file=<SF_>&user=<sub>: who downloaded what, how and when (admins only). */
+const auditQuery = z.object({
+  ...pageQuery,
+  study: StudyId.optional(),
+  file: FileId.optional(),
+  user: z.string().min(1).max(256).optional(),
+});
+
+export function routes(deps: FilesDeps): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/audit',
+      access: 'admin',
+      handle: async (req) => {
+        const q = parse(auditQuery, req.query, 'query');
+        const list = await queryAudit(
+          deps,
+          callerOf(req.principal),
+          { studyId: q.study, fileId: q.file, actor: q.user },
+          { limit: q.limit, offset: q.offset },
+        );
+        const results = list.items.map(auditJson);
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, list.count, results));
+      },
+    },
+  ];
+}
+
+export function createHandler(deps: FilesDeps) {
+  const { env, verifier } = httpRuntime();
+  return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
+}
+
+export const handler = createHandler(filesDeps());

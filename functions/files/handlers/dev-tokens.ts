@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { empty, httpApp, ok, parse, type Route } from '../../shared/http.js';
+import { envelope } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { callerOf } from '../access.js';
+import { filesDeps } from '../deps.js';
+import { createDevToken, deleteDevToken, listDevTokens } from '../dev-tokens.js';
+import { pageOf, requestInfo } from '../http.js';
+import { DevTokenName } from '../model.js';
+import type { FilesDeps } from '../ports.js';
+import { devTokenJson } from '../views.js';
+
+/** Developer download tokens (admins only): POST /developer-tokens, GET /developer-tokens, DELETE /developer-tokens/<name>. */
+const createBody = z.strictObject({ name: DevTokenName });
+
+export function routes(deps: FilesDeps): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/developer-tokens',
+      access: 'admin',
+      handle: async (req) => {
+        const { name } = parse(createBody, req.body);
+        const { record, secret } = await createDevToken(deps, callerOf(req.principal), name, requestInfo(req));
+        return { status: 201, body: devTokenJson(record, secret), headers: { 'Cache-Control': 'no-store' } };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/developer-tokens',
+      access: 'admin',
+      handle: async (req) => {
+        const page = pageOf(req);
+        const list = await listDevTokens(deps, callerOf(req.principal), page);
+        const results = list.items.map((t) => devTokenJson(t));
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, page, list.count, results));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/developer-tokens/{name}',
+      access: 'admin',
+      handle: async (req) => {
+        await deleteDevToken(deps, callerOf(req.principal), req.params.name, requestInfo(req));
+        return empty();
+      },
+    },
+  ];
+}
+
+export function createHandler(deps: FilesDeps) {
+  const { env, verifier } = httpRuntime();
+  return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
+}
+
+export const handler = createHandler(filesDeps());

@@ -1,0 +1,49 @@
+import { MethodNotAllowedError } from '../../shared/errors.js';
+import { httpApp, type Route } from '../../shared/http.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { filesDeps } from '../deps.js';
+import { download } from '../downloads.js';
+import { pathVariants, presented, requestInfo } from '../http.js';
+import type { FilesDeps } from '../ports.js';
+import { tokenKind } from '../tokens.js';
+
+/**
+ * GET /download/study/<sid>/file/<fid>[/version/<vid>] (also study_id/ and files/): a bearer JWT, a developer token
+ * or a single-use signed-URL token. Small objects are answered directly, larger ones with a 302 to S3.
+ */
+const NO_STORE = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
+
+export function routes(deps: FilesDeps): Route[] {
+  return pathVariants('/download').map(({ path }) => ({
+    method: 'GET',
+    path,
+    access: 'optional',
+    handle: async (req) => {
+      const cred = presented(req);
+      // A HEAD must not spend a single-use link (link previews and prefetchers send them).
+      if (req.method === 'HEAD' && cred.kind === 'token' && tokenKind(cred.token) === 'signed')
+        throw new MethodNotAllowedError('HEAD', ['GET']);
+      const target = { studyId: req.params.studyId, fileId: req.params.fileId, versionId: req.params.versionId };
+      const delivery = await download(deps, cred, target, requestInfo(req));
+      if (delivery.kind === 'redirect')
+        return { status: 302, headers: { ...NO_STORE, Location: delivery.location } };
+      return {
+        status: 200,
+        raw: { body: Buffer.from(delivery.body).toString('base64'), isBase64Encoded: true },
+        headers: {
+          ...NO_STORE,
+          'Content-Type': delivery.contentType,
+          'Content-Disposition': delivery.contentDisposition,
+          'X-Content-Type-Options': 'nosniff',
+        },
+      };
+    },
+  }));
+}
+
+export function createHandler(deps: FilesDeps) {
+  const { env, verifier } = httpRuntime();
+  return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
+}
+
+export const handler = createHandler(filesDeps());

@@ -1,0 +1,186 @@
+import { z } from 'zod';
+import { NotFoundError } from '../../shared/errors.js';
+import { empty, httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
+import { isId } from '../../shared/ids.js';
+import { envelope } from '../../shared/list.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { callerOf } from '../access.js';
+import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVersions } from '../catalog.js';
+import { filesDeps } from '../deps.js';
+import { pageOf, requestInfo } from '../http.js';
+import type { FilesDeps } from '../ports.js';
+import { confirmUpload, createFile, createVersion, refreshUploadUrls, type UploadStarted } from '../uploads.js';
+import { fileJson, versionJson } from '../views.js';
+
+/**
+ * Files and versions: list, read, upload (create + presigned PUT or multipart, then confirm) and delete.
+ * Routes are listed in docs/files.md.
+ */
+const fileName = z
+  .string()
+  .min(1)
+  .max(1000)
+  .refine((s) => !/[\u0000-\u001f\u007f/\\]/.test(s), 'must be a plain file name (no path, no control characters)');
+const upload = {
+  file_name: fileName,
+  size: z.number().int().nonnegative(),
+  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be the hex SHA-256 of the file'),
+  content_type: z
+    .string()
+    .max(255)
+    .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/csv')
+    .optional(),
+};
+const newFileBody = z.strictObject({
+  ...upload,
+  name: z.string().min(1).max(1000).optional(),
+  description: z.string().max(10_000).nullable().optional(),
+});
+const newVersionBody = z.strictObject(upload);
+const confirmBody = z.strictObject({
+  parts: z
+    .array(z.strictObject({ part_number: z.number().int().min(1).max(10_000), etag: z.string().min(1) }))
+    .min(1)
+    .max(10_000)
+    .optional(),
+});
+const uploadUrlsBody = z.strictObject({
+  part_numbers: z.array(z.number().int().min(1).max(10_000)).min(1).max(100).optional(),
+});
+
+/** A path id of the wrong shape names nothing: 404, after authentication like any other unknown id. */
+function pathId(req: Request, name: 'studyId' | 'fileId' | 'versionId'): string {
+  const prefix = name === 'studyId' ? 'SD' : name === 'fileId' ? 'SF' : 'FV';
+  const value = req.params[name];
+  if (!isId(prefix, value)) throw new NotFoundError(`No ${name.replace('Id', '')} ${value}`);
+  return value;
+}
+
+function started(req: Request, s: UploadStarted) {
+  return {
+    status: 201,
+    body: {
+      file: fileJson(req.baseUrl, s.file),
+      version: versionJson(req.baseUrl, s.version),
+      upload: s.upload,
+      confirm_url: `${req.baseUrl}/files/${s.file.id}/versions/${s.version.id}/confirm`,
+    },
+  };
+}
+
+export function routes(deps: FilesDeps): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/studies/{studyId}/files',
+      access: 'read',
+      handle: async (req) => {
+        const page = pageOf(req);
+        const list = await listStudyFiles(deps, callerOf(req.principal), pathId(req, 'studyId'), page);
+        const results = list.items.map((f) => fileJson(req.baseUrl, f));
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, page, list.count, results));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/studies/{studyId}/files',
+      access: 'read',
+      handle: async (req) => {
+        const studyId = pathId(req, 'studyId');
+        const body = parse(newFileBody, req.body);
+        return started(req, await createFile(deps, callerOf(req.principal), studyId, body, requestInfo(req)));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/files/{fileId}',
+      access: 'read',
+      handle: async (req) =>
+        ok(fileJson(req.baseUrl, await getFile(deps, callerOf(req.principal), pathId(req, 'fileId')))),
+    },
+    {
+      method: 'DELETE',
+      path: '/files/{fileId}',
+      access: 'admin',
+      handle: async (req) => {
+        await deleteFile(deps, callerOf(req.principal), pathId(req, 'fileId'), requestInfo(req));
+        return empty();
+      },
+    },
+    {
+      method: 'GET',
+      path: '/files/{fileId}/versions',
+      access: 'read',
+      handle: async (req) => {
+        const page = pageOf(req);
+        const list = await listVersions(deps, callerOf(req.principal), pathId(req, 'fileId'), page);
+        const results = list.items.map((v) => versionJson(req.baseUrl, v));
+        return ok(envelope(req.baseUrl, req.path, req.rawQuery, page, list.count, results));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/files/{fileId}/versions',
+      access: 'read',
+      handle: async (req) => {
+        const fileId = pathId(req, 'fileId');
+        const body = parse(newVersionBody, req.body);
+        return started(req, await createVersion(deps, callerOf(req.principal), fileId, body, requestInfo(req)));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/files/{fileId}/versions/{versionId}',
+      access: 'read',
+      handle: async (req) => {
+        const v = await getVersion(deps, callerOf(req.principal), pathId(req, 'fileId'), pathId(req, 'versionId'));
+        return ok(versionJson(req.baseUrl, v));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/files/{fileId}/versions/{versionId}',
+      access: 'admin',
+      handle: async (req) => {
+        const [fileId, versionId] = [pathId(req, 'fileId'), pathId(req, 'versionId')];
+        await deleteVersion(deps, callerOf(req.principal), fileId, versionId, requestInfo(req));
+        return empty();
+      },
+    },
+    {
+      method: 'POST',
+      path: '/files/{fileId}/versions/{versionId}/confirm',
+      access: 'read',
+      handle: async (req) => {
+        const [fileId, versionId] = [pathId(req, 'fileId'), pathId(req, 'versionId')];
+        const body = parse(confirmBody, req.body);
+        const v = await confirmUpload(
+          deps,
+          callerOf(req.principal),
+          fileId,
+          versionId,
+          body.parts,
+          requestInfo(req),
+        );
+        return ok(versionJson(req.baseUrl, v));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/files/{fileId}/versions/{versionId}/upload-urls',
+      access: 'read',
+      handle: async (req) => {
+        const [fileId, versionId] = [pathId(req, 'fileId'), pathId(req, 'versionId')];
+        const body = parse(uploadUrlsBody, req.body);
+        return ok(await refreshUploadUrls(deps, callerOf(req.principal), fileId, versionId, body.part_numbers));
+      },
+    },
+  ];
+}
+
+export function createHandler(deps: FilesDeps) {
+  const { env, verifier } = httpRuntime();
+  return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
+}
+
+export const handler = createHandler(filesDeps());

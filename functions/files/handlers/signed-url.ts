@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { httpApp, ok, parse, type Route } from '../../shared/http.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { filesDeps } from '../deps.js';
+import { mintSignedUrl } from '../downloads.js';
+import { pathVariants, presented, requestInfo } from '../http.js';
+import type { FilesDeps } from '../ports.js';
+
+/**
+ * POST (or GET) /signed-url/study/<sid>/files/<fid>[/version/<vid>] (also file/ and study_id/): the same
+ * authorization as a download; answers {"url", "expires_at"} with an absolute, version-pinned, single-use URL.
+ */
+const noBody = z.strictObject({});
+
+export function routes(deps: FilesDeps): Route[] {
+  return pathVariants('/signed-url').flatMap(({ path }) =>
+    (['POST', 'GET'] as const).map(
+      (method): Route => ({
+        method,
+        path,
+        access: 'optional',
+        handle: async (req) => {
+          if (req.body !== undefined) parse(noBody, req.body);
+          const target = { studyId: req.params.studyId, fileId: req.params.fileId, versionId: req.params.versionId };
+          const signed = await mintSignedUrl(deps, presented(req), target, req.baseUrl, requestInfo(req));
+          return ok({ url: signed.url, expires_at: signed.expires_at }, { 'Cache-Control': 'no-store' });
+        },
+      }),
+    ),
+  );
+}
+
+export function createHandler(deps: FilesDeps) {
+  const { env, verifier } = httpRuntime();
+  return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
+}
+
+export const handler = createHandler(filesDeps());

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { idPattern } from '../shared/ids.js';
+
+/**
+ * The file service's records, as stored and as the use cases see them. Repositories re-validate every item they
+ * read back against these schemas.
+ */
+export const StudyId = z.string().regex(idPattern('SD'), 'must be a SD_ id');
+export const FileId = z.string().regex(idPattern('SF'), 'must be a SF_ id');
+export const VersionId = z.string().regex(idPattern('FV'), 'must be a FV_ id');
+
+/** Developer token names appear in URLs (DELETE /developer-tokens/<name>), so they stay plain. */
+export const DevTokenName = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'letters, digits, space, dot, underscore and dash; starts with a letter or digit');
+
+export const VERSION_STATES = ['pending', 'available', 'failed'] as const;
+export type VersionState = (typeof VERSION_STATES)[number];
+
+export const fileRecord = z.object({
+  id: FileId,
+  study_id: StudyId,
+  name: z.string(),
+  description: z.string().nullable(),
+  created_at: z.string(),
+  created_by: z.string().nullable(),
+});
+export type FileRecord = z.infer<typeof fileRecord>;
+
+export const multipartState = z.object({
+  upload_id: z.string(),
+  part_size: z.number().int().positive(),
+  part_count: z.number().int().positive(),
+});
+
+export const versionRecord = z.object({
+  id: VersionId,
+  file_id: FileId,
+  study_id: StudyId,
+  /** The object key; every version has its own. */
+  key: z.string(),
+  file_name: z.string(),
+  size: z.number().int().nonnegative(),
+  content_type: z.string(),
+  /** Hex SHA-256 the uploader declared, verified against the stored object before the version is available. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  state: z.enum(VERSION_STATES),
+  created_at: z.string(),
+  created_by: z.string().nullable(),
+  confirmed_at: z.string().nullable(),
+  /** Set while a multipart upload is open. */
+  multipart: multipartState.nullable(),
+});
+export type VersionRecord = z.infer<typeof versionRecord>;
+
+/** A single-use signed-URL token, stored under the SHA-256 of its secret only. */
+export const signedTokenRecord = z.object({
+  study_id: StudyId,
+  file_id: FileId,
+  version_id: VersionId,
+  created_at: z.string(),
+  created_by: z.string().nullable(),
+  /** The developer token that minted it, if one did. */
+  dev_token: z.string().nullable().default(null),
+  expires_at_ms: z.number(),
+  claimed: z.boolean(),
+});
+export type SignedTokenRecord = z.infer<typeof signedTokenRecord>;
+
+export const devTokenRecord = z.object({
+  name: z.string(),
+  /** The first characters of the secret, so an admin can tell tokens apart without seeing them. */
+  hint: z.string(),
+  created_at: z.string(),
+  created_by: z.string().nullable(),
+});
+export type DevTokenRecord = z.infer<typeof devTokenRecord>;
+
+export const AUDIT_ACTIONS = [
+  'download',
+  'signed_url.create',
+  'dev_token.create',
+  'dev_token.delete',
+  'upload.create',
+  'upload.confirm',
+  'file.delete',
+  'version.delete',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** How the caller proved who they are. */
+export const AUDIT_METHODS = ['bearer', 'signed_url', 'developer_token'] as const;
+export type AuditMethod = (typeof AUDIT_METHODS)[number];
+
+export const auditRecord = z.object({
+  id: z.string(),
+  at: z.string(),
+  action: z.enum(AUDIT_ACTIONS),
+  method: z.enum(AUDIT_METHODS),
+  /** The user (JWT sub) behind the action: for a signed URL, whoever minted it; null for a developer token. */
+  actor: z.string().nullable(),
+  /** The developer token's name when one was used or managed. */
+  dev_token: z.string().nullable(),
+  study_id: z.string().nullable(),
+  file_id: z.string().nullable(),
+  version_id: z.string().nullable(),
+  source_ip: z.string().nullable(),
+  user_agent: z.string().nullable(),
+});
+export type AuditRecord = z.infer<typeof auditRecord>;
+
+export interface RequestInfo {
+  sourceIp: string | null;
+  userAgent: string | null;
+}

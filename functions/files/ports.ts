@@ -1,0 +1,118 @@
+import type { Clock } from '../shared/clock.js';
+import type { Page } from '../shared/list.js';
+import type { FilesConfig } from './config.js';
+import type { AuditRecord, DevTokenRecord, FileRecord, SignedTokenRecord, VersionRecord } from './model.js';
+
+/**
+ * What the file-service use cases need from the outside world. Adapters: functions/adapters/s3-store.ts and
+ * functions/adapters/dynamodb/files-*.ts. No AWS type crosses these interfaces.
+ */
+
+export interface Listing<T> {
+  count: number;
+  items: T[];
+}
+
+export type CreateFileOutcome = 'created' | 'id_collision';
+export type AddVersionOutcome = 'created' | 'id_collision' | 'file_missing';
+
+/** Files and their versions: one aggregate (a file's versions live in its item collection). */
+export interface FileRepository {
+  /** Creates a file with its first (pending) version and the audit record, atomically. */
+  createFile(file: FileRecord, version: VersionRecord, audit: AuditRecord): Promise<CreateFileOutcome>;
+  /** Adds a pending version to an existing file that is not being deleted. */
+  addVersion(version: VersionRecord, audit: AuditRecord): Promise<AddVersionOutcome>;
+  getFile(fileId: string): Promise<FileRecord | null>;
+  /** The file and all its versions in one read. */
+  getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null>;
+  getVersion(fileId: string, versionId: string): Promise<VersionRecord | null>;
+  listFiles(studyId: string, page: Page): Promise<Listing<FileRecord>>;
+  listVersions(fileId: string, page: Page): Promise<Listing<VersionRecord>>;
+  /**
+   * Moves a pending version to `available` or `failed` with its audit record; false when the version is no longer
+   * pending (confirmed twice, or deleted meanwhile).
+   */
+  finishUpload(
+    version: VersionRecord,
+    outcome: { state: 'available' | 'failed'; confirmedAt: string },
+    audit: AuditRecord,
+  ): Promise<boolean>;
+  deleteVersion(version: VersionRecord, audit: AuditRecord): Promise<void>;
+  /** Marks a file as being deleted so it takes no new versions; false when it does not exist. */
+  beginDelete(fileId: string): Promise<boolean>;
+  deleteFile(file: FileRecord, versions: VersionRecord[], audit: AuditRecord): Promise<void>;
+}
+
+export interface SignedTokenRepository {
+  /** Stores a token (by hash) with its mint audit record, atomically. */
+  create(hash: string, token: SignedTokenRecord, audit: AuditRecord): Promise<void>;
+  /**
+   * Claims a token with ONE conditional write: it must exist, be unclaimed, unexpired at `nowMs` and bound to this
+   * very version. Returns the record on success, null otherwise (whatever the reason, the caller answers 401).
+   */
+  claim(
+    hash: string,
+    target: { studyId: string; fileId: string; versionId: string },
+    nowMs: number,
+    claimId: string,
+  ): Promise<SignedTokenRecord | null>;
+  /** Undoes a claim after a storage failure, so a download that never happened does not burn the token. */
+  release(hash: string, claimId: string): Promise<void>;
+}
+
+export interface DevTokenRepository {
+  /** Stores the token by name and by hash with its audit record; false when the name is taken. */
+  create(hash: string, token: DevTokenRecord, audit: AuditRecord): Promise<boolean>;
+  /** Consistent read, so a deleted token stops working at once. */
+  findByHash(hash: string): Promise<DevTokenRecord | null>;
+  list(page: Page): Promise<Listing<DevTokenRecord>>;
+  /** Deletes the token with its audit record; false when there is no token of that name. */
+  delete(name: string, audit: (token: DevTokenRecord) => AuditRecord): Promise<boolean>;
+}
+
+export interface AuditLog {
+  record(entry: AuditRecord): Promise<void>;
+  query(filter: { studyId?: string; fileId?: string; actor?: string }, page: Page): Promise<Listing<AuditRecord>>;
+}
+
+export interface StudyDirectory {
+  /** True when the study is in the mirrored studies table and not marked deleted. */
+  exists(studyId: string): Promise<boolean>;
+}
+
+export interface UploadedObject {
+  size: number;
+  /** Base64 SHA-256 of the whole object when the store reports one (S3 does for single PUTs with a checksum). */
+  sha256Base64: string | null;
+}
+
+export interface ObjectStore {
+  /** A presigned PUT; with the checksum signed in, S3 itself refuses a body that does not match. */
+  presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<string>;
+  startMultipart(key: string, contentType: string): Promise<string>;
+  presignPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string>;
+  /** Refusals by the store (bad or missing parts, unknown upload) come back as data, with the store's reason. */
+  completeMultipart(
+    key: string,
+    uploadId: string,
+    parts: { partNumber: number; etag: string }[],
+  ): Promise<{ ok: true } | { ok: false; reason: string }>;
+  abortMultipart(key: string, uploadId: string): Promise<void>;
+  stat(key: string): Promise<UploadedObject | null>;
+  /** Hex SHA-256 of the stored bytes, streamed. */
+  hash(key: string): Promise<string>;
+  read(key: string): Promise<Uint8Array>;
+  presignGet(key: string, opts: { contentDisposition: string; contentType: string; expiresIn: number }): Promise<string>;
+  delete(keys: string[]): Promise<void>;
+}
+
+export interface FilesDeps {
+  config: FilesConfig;
+  clock: Clock;
+  files: FileRepository;
+  signedTokens: SignedTokenRepository;
+  devTokens: DevTokenRepository;
+  audit: AuditLog;
+  studies: StudyDirectory;
+  store: ObjectStore;
+}

@@ -1,0 +1,174 @@
+import { ChangeConflictError } from '../adapters/dynamodb/common.js';
+import { releaseStateEvent, taskStateEvent } from '../coordinator/event-messages.js';
+import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
+import { isTerminalRelease } from '../coordinator/model.js';
+import type { ReleaseChange, TaskChange } from '../coordinator/ports.js';
+import type { OrchestrationDeps } from './ports.js';
+
+/**
+ * Writing release and task changes: every state change goes with its event in one TransactWriteItems
+ * (ReleaseRepository.applyChange), and the stored events are then published (SNS / EventBridge, best effort).
+ */
+
+/** A transient condition the state machine retries with backoff (Retry on this error name in the ASL). */
+export class TransientError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'Orchestration.Transient';
+  }
+}
+
+export const isConflict = (err: unknown): err is ChangeConflictError => err instanceof ChangeConflictError;
+
+/** DynamoDB's limit of items per transaction. */
+const MAX_ITEMS = 100;
+
+export interface TaskPart {
+  change: TaskChange;
+  events: NewEvent[];
+}
+
+/** The release's own part of a change: its state (with the condition), version, extras, events, guard, studies. */
+export type ReleasePart = Omit<ReleaseChange, 'releaseId' | 'tasks'>;
+
+const releaseItems = (p: ReleasePart) =>
+  1 + (p.events?.length ?? 0) + (p.claimVersion ? 1 : 0) + (p.studies?.length ?? 0);
+
+/**
+ * Writes task changes and the release's change. When everything fits in one transaction (up to ~45 tasks), it is
+ * one; otherwise the tasks go first in chunks, each still conditioned on the release's expected state, and the
+ * release's own change (its new state, version, guard) comes last, so the release never moves before its tasks
+ * did. A chunk that lost a race leaves earlier chunks written; callers re-plan from a fresh load, which sees them.
+ */
+export async function commit(
+  deps: Pick<OrchestrationDeps, 'releases' | 'events'>,
+  releaseId: string,
+  tasks: TaskPart[],
+  release: ReleasePart,
+): Promise<void> {
+  const expect = release.expectState;
+  const chunks: TaskPart[][] = [];
+  let current: TaskPart[] = [];
+  let size = 1;
+  for (const part of tasks) {
+    const n = 1 + part.events.length;
+    if (size + n > MAX_ITEMS) {
+      chunks.push(current);
+      current = [];
+      size = 1;
+    }
+    current.push(part);
+    size += n;
+  }
+  // Studies beyond what fits travel in follow-up changes (they are idempotent: last_pub_* of this publish).
+  let studies = release.studies ?? [];
+  let spill: typeof studies = [];
+  const fixed = releaseItems({ ...release, studies: [] });
+  if (fixed + studies.length > MAX_ITEMS) {
+    spill = studies.slice(MAX_ITEMS - fixed);
+    studies = studies.slice(0, MAX_ITEMS - fixed);
+  }
+  const finalPart = { ...release, studies };
+  if (size - 1 + releaseItems(finalPart) > MAX_ITEMS) {
+    chunks.push(current);
+    current = [];
+  }
+  const write = async (change: ReleaseChange) => {
+    const written = await deps.releases.applyChange(change);
+    await deps.events.publish(written);
+  };
+  for (const chunk of chunks) {
+    if (chunk.length === 0) continue;
+    await write({
+      releaseId,
+      expectState: expect,
+      tasks: chunk.map((p) => p.change),
+      events: chunk.flatMap((p) => p.events),
+    });
+  }
+  await write({
+    ...finalPart,
+    releaseId,
+    tasks: current.map((p) => p.change),
+    events: [...current.flatMap((p) => p.events), ...(finalPart.events ?? [])],
+  });
+  for (let i = 0; i < spill.length; i += MAX_ITEMS) {
+    await write({ releaseId, studies: spill.slice(i, i + MAX_ITEMS) });
+  }
+}
+
+/** A task's state change with its event; an explanation is appended to the message (e.g. why it failed). */
+export function taskPart(task: Task, to: TaskState | undefined, progress?: number, why?: string): TaskPart {
+  const events: NewEvent[] = [];
+  if (to !== undefined && to !== task.state) {
+    const e = taskStateEvent(task, task.state, to);
+    events.push(why ? { ...e, message: `${e.message}: ${why}` } : e);
+  }
+  return {
+    change: {
+      taskId: task.id,
+      expectState: task.state,
+      toState: to !== undefined && to !== task.state ? to : undefined,
+      progress: progress !== undefined && progress !== task.progress ? progress : undefined,
+    },
+    events,
+  };
+}
+
+export function releaseMove(agg: ReleaseAggregate, to: ReleaseState, extra: Partial<ReleasePart> = {}): ReleasePart {
+  const from = agg.release.state;
+  return {
+    ...extra,
+    expectState: from,
+    toState: to,
+    events: [releaseStateEvent(agg.release, from, to), ...(extra.events ?? [])],
+  };
+}
+
+export interface TaskFailure {
+  taskId: string;
+  /** Why, in words an admin understands; it names the service and the action. */
+  reason: string;
+  /** Fail the task only if it is still in one of these states (health check: work in progress only). */
+  onlyFrom?: readonly TaskState[];
+}
+
+export type FailOutcome = 'canceling' | 'terminal' | 'missing' | 'unchanged';
+
+/**
+ * The failure path (issue 3, Failures): the failing tasks become `failed` with an error event naming task, service,
+ * action and reason, and the release goes to `canceling` — all in one change. The execution then sends cancel to
+ * the other tasks and ends the release `failed`. Used by the steps, PATCH /tasks (state failed) and the health check;
+ * callers outside the execution wake it afterwards.
+ */
+export async function failTasks(
+  deps: Pick<OrchestrationDeps, 'releases' | 'events'>,
+  releaseId: string,
+  failures: readonly TaskFailure[],
+  loaded?: ReleaseAggregate,
+): Promise<FailOutcome> {
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const agg = attempt === 0 && loaded ? loaded : await deps.releases.load(releaseId);
+    if (!agg) return 'missing';
+    if (isTerminalRelease(agg.release.state)) return 'terminal';
+    const byId = new Map(agg.tasks.map((t) => [t.id, t]));
+    const parts: TaskPart[] = [];
+    for (const f of failures) {
+      const task = byId.get(f.taskId);
+      if (!task || task.state === 'failed' || task.state === 'canceled') continue;
+      if (f.onlyFrom && !f.onlyFrom.includes(task.state)) continue;
+      parts.push(taskPart(task, 'failed', undefined, f.reason));
+    }
+    if (parts.length === 0 && agg.release.state === 'canceling') return 'unchanged';
+    if (parts.length === 0 && failures.length > 0 && failures.every((f) => f.onlyFrom)) return 'unchanged';
+    const release =
+      agg.release.state === 'canceling' ? { expectState: 'canceling' as const } : releaseMove(agg, 'canceling');
+    try {
+      await commit(deps, releaseId, parts, release);
+      return 'canceling';
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+    }
+  }
+  throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`);
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { parseEnv } from '../shared/config.js';
+
+/**
+ * Orchestration settings, from the env (CDK context on AWS, env variables locally). Parsed once per container.
+ * The per-release timing travels in the execution input (`RunConfig`), fixed when the execution starts, so the
+ * state machine file needs no substitution for it and a settings change affects new executions only.
+ */
+export const orchestrationEnv = z.object({
+  /** Seconds between get_status rounds (the safety net behind callbacks). Whole seconds: TimeoutSecondsPath. */
+  POLL_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
+  /** A task service that has not answered an action within this many seconds has failed it. */
+  ACTION_TIMEOUT_SECONDS: z.coerce.number().positive().max(240).default(15),
+  /** How long a staged release waits for publish before it looks again (and waits again). */
+  STAGED_WAIT_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(86_400),
+  /** Poll rounds per execution before it continues as a fresh one (Step Functions keeps 25,000 events). */
+  MAX_POLL_ROUNDS: z.coerce.number().int().min(1).max(1500).default(1000),
+  /** Consecutive non-200 GET /status replies that make a task service `down`. */
+  HEALTH_FAILURES: z.coerce.number().int().min(1).max(100).default(3),
+  /** Time limit of one GET /status of the health check. */
+  HEALTH_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(5),
+  /** How many task services one step calls at the same time. */
+  ACTION_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(64),
+});
+export type OrchestrationEnv = z.infer<typeof orchestrationEnv>;
+
+export const runConfigSchema = z.object({
+  pollSeconds: z.number().int().min(1),
+  actionTimeoutSeconds: z.number().positive(),
+  stagedWaitSeconds: z.number().int().min(1),
+  maxRounds: z.number().int().min(1).default(1000),
+});
+/** What an execution carries in `$.config`. */
+export type RunConfig = z.infer<typeof runConfigSchema>;
+
+let cached: OrchestrationEnv | undefined;
+export function orchestrationSettings(env: NodeJS.ProcessEnv = process.env): OrchestrationEnv {
+  if (env !== process.env) return parseEnv(orchestrationEnv, env);
+  cached ??= parseEnv(orchestrationEnv, env);
+  return cached;
+}
+
+export function runConfigFrom(s: OrchestrationEnv): RunConfig {
+  return {
+    pollSeconds: s.POLL_SECONDS,
+    actionTimeoutSeconds: s.ACTION_TIMEOUT_SECONDS,
+    stagedWaitSeconds: s.STAGED_WAIT_SECONDS,
+    maxRounds: s.MAX_POLL_ROUNDS,
+  };
+}

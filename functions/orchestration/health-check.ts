@@ -1,0 +1,75 @@
+import type { TaskState } from '../coordinator/model.js';
+import type { ReleaseOrchestrator } from '../coordinator/ports.js';
+import { log } from '../shared/log.js';
+import { failTasks } from './changes.js';
+import type { OrchestrationDeps } from './ports.js';
+
+/**
+ * The health check (spec: GET /status; issue 3, Health checks), run on a schedule (EventBridge on AWS, a timer
+ * locally). For every registered task service, enabled or not:
+ *
+ * - `last_ok_status` counts the consecutive GET /status replies other than 200 since the last 200 (0 = the last
+ *   check was fine). A 200 resets it to 0.
+ * - `health_status` is `down` while that count is at least HEALTH_FAILURES (default 3), `ok` otherwise. It becomes
+ *   `down` at the Nth consecutive failure itself, and `ok` again at the next 200.
+ * - While a service is down, its tasks with work in progress (`pending`, `running`, `publishing`) are failed and
+ *   their releases fail as under Failures (canceling, cancel to the other tasks, release `failed`). `staged` tasks
+ *   are left alone: they have no work in progress.
+ */
+const IN_PROGRESS: readonly TaskState[] = ['pending', 'running', 'publishing'];
+
+export interface HealthReport {
+  checked: number;
+  ok: string[];
+  failing: string[];
+  down: string[];
+  failedReleases: string[];
+}
+
+export async function runHealthChecks(
+  deps: OrchestrationDeps,
+  orchestrator: Pick<ReleaseOrchestrator, 'wake'>,
+  settings: { failures: number; timeoutMs: number },
+): Promise<HealthReport> {
+  const services = await deps.services.all();
+  const report: HealthReport = { checked: services.length, ok: [], failing: [], down: [], failedReleases: [] };
+  let next = 0;
+  const worker = async () => {
+    while (next < services.length) {
+      const service = services[next++];
+      const out = await deps.calls.status(service.url, settings.timeoutMs);
+      if (out.ok) {
+        report.ok.push(service.id);
+        if (service.lastOkStatus !== 0 || service.healthStatus !== 'ok')
+          await deps.services.updateHealth(service.id, { healthStatus: 'ok', lastOkStatus: 0 });
+        continue;
+      }
+      const count = service.lastOkStatus + 1;
+      const down = count >= settings.failures;
+      await deps.services.updateHealth(service.id, { healthStatus: down ? 'down' : 'ok', lastOkStatus: count });
+      if (!down) {
+        report.failing.push(service.id);
+        continue;
+      }
+      report.down.push(service.id);
+      const reason = `task service "${service.name}" (${service.id}) is down: GET /status failed ${count} time(s) in a row (last: ${out.reason})`;
+      const active = (await deps.releases.tasksOfService(service.id)).filter((t) => IN_PROGRESS.includes(t.state));
+      const byRelease = new Map<string, string[]>();
+      for (const t of active) byRelease.set(t.releaseId, [...(byRelease.get(t.releaseId) ?? []), t.id]);
+      for (const [releaseId, taskIds] of byRelease) {
+        const outcome = await failTasks(
+          deps,
+          releaseId,
+          taskIds.map((taskId) => ({ taskId, reason, onlyFrom: IN_PROGRESS })),
+        );
+        if (outcome === 'canceling') {
+          report.failedReleases.push(releaseId);
+          await orchestrator.wake(releaseId);
+        }
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(deps.concurrency, services.length) }, worker));
+  if (report.down.length || report.failing.length) log.warn('health check', { ...report });
+  return report;
+}

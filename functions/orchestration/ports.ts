@@ -1,0 +1,53 @@
+import type { CoordinatorEvent } from '../coordinator/model.js';
+import type { ReleaseRepository, TaskServiceRepository } from '../coordinator/ports.js';
+import type { Clock } from '../shared/clock.js';
+
+/**
+ * The ports the orchestration use cases depend on, beyond the coordinator's repositories. No AWS types: the
+ * adapters are functions/adapters/sfn-orchestrator.ts (Step Functions), task-service-client.ts (HTTP) and
+ * event-publisher.ts (SNS / EventBridge).
+ */
+
+/** Answers a waiting callback state (SendTaskSuccess). */
+export interface TaskTokens {
+  /** 'stale' when the token no longer waits (answered, timed out, execution gone): not an error. */
+  succeed(token: string, output?: Record<string, unknown>): Promise<'delivered' | 'stale'>;
+}
+
+/** Starts executions for a release (the state machine's own name for it is an adapter detail). */
+export interface Executions {
+  /** Starts the release's first execution; a repeat is a no-op. Returns the execution name. */
+  start(releaseId: string): Promise<string>;
+  /** Makes sure an execution drives the release: a new one (fresh name) unless `current` is still running. */
+  ensureRunning(releaseId: string, current: string | undefined): Promise<{ started: string | null }>;
+  /** Starts a fresh execution for the release unconditionally (continue-as-new); returns its name. */
+  startFresh(releaseId: string): Promise<string>;
+}
+
+export interface EventSink {
+  publish(events: readonly CoordinatorEvent[]): Promise<void>;
+}
+
+/** Outcome of one HTTP call to a task service (the task-service client's result, reduced to what we read). */
+export type CallOutcome =
+  | { ok: true; body: unknown }
+  | { ok: false; reason: string; kind: 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body' };
+
+export interface TaskServiceCalls {
+  action(
+    url: string,
+    body: { action: string; task_id: string; release_id: string; studies: string[] },
+    timeoutMs: number,
+  ): Promise<CallOutcome>;
+  status(url: string, timeoutMs: number): Promise<CallOutcome>;
+}
+
+export interface OrchestrationDeps {
+  releases: ReleaseRepository;
+  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth'>;
+  calls: TaskServiceCalls;
+  events: EventSink;
+  clock: Clock;
+  /** How many task services one step calls at once. */
+  concurrency: number;
+}

@@ -1,0 +1,403 @@
+import { z } from 'zod';
+import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
+import { isTerminalRelease } from '../coordinator/model.js';
+import { publishedVersion } from '../coordinator/versions.js';
+import { nowIso } from '../shared/clock.js';
+import { log } from '../shared/log.js';
+import {
+  commit,
+  failTasks,
+  isConflict,
+  type ReleasePart,
+  releaseMove,
+  type TaskFailure,
+  type TaskPart,
+  TransientError,
+  taskPart,
+} from './changes.js';
+import { type RunConfig, runConfigSchema } from './config.js';
+import type { Executions, OrchestrationDeps } from './ports.js';
+import { interpretReply, laterState, type TaskAction } from './replies.js';
+import { EXECUTION_NAME, type WakeLatch } from './wake-latch.js';
+
+/**
+ * The release state machine's work: one ReleaseStep call per state, each fanning out to ALL tasks of the release
+ * (so Step Functions transitions per release do not grow with the number of task services). Every step reads the
+ * release as stored (strongly consistent) and answers which state comes next; it never trusts what the execution
+ * carried, so a restarted or concurrent execution, a DELETE or a callback in the middle is always seen.
+ */
+export const STEPS = ['route', 'initialize', 'start', 'poll', 'publish', 'cancel', 'abort', 'continue'] as const;
+export type StepName = (typeof STEPS)[number];
+export type NextStep =
+  | 'initialize'
+  | 'start'
+  | 'wait'
+  | 'poll'
+  | 'waitPublish'
+  | 'publish'
+  | 'cancel'
+  | 'continue'
+  | 'done';
+
+export const stepInputSchema = z.object({
+  step: z.enum(STEPS),
+  releaseId: z.string().min(1),
+  config: runConfigSchema,
+  rounds: z.number().int().min(0).default(0),
+  /** $$.Execution.Name, recorded by the first state so cancel/resume know which execution drives the release. */
+  execution: z.string().optional(),
+  /** The error a Catch caught, for the abort step. */
+  error: z.looseObject({ Error: z.string().optional(), Cause: z.unknown().optional() }).optional(),
+});
+export type StepInput = z.input<typeof stepInputSchema>;
+
+export interface StepResult {
+  next: NextStep;
+  state: ReleaseState | 'missing';
+  /** Poll rounds this execution has made (continue-as-new after config.maxRounds). */
+  rounds: number;
+}
+
+const ACTIVE_FOR_POLL: readonly TaskState[] = ['pending', 'running'];
+
+/** Where a release goes next, from its stored state alone. */
+export function routeOf(agg: ReleaseAggregate | null): NextStep {
+  if (!agg) return 'done';
+  const { release, tasks } = agg;
+  switch (release.state) {
+    case 'initializing':
+      return tasks.some((t) => t.state !== 'pending') ? 'start' : 'initialize';
+    case 'running':
+      return 'poll';
+    case 'staged':
+      return 'waitPublish';
+    case 'publishing':
+      return tasks.length === 0 || tasks.some((t) => t.state === 'staged') ? 'publish' : 'poll';
+    case 'canceling':
+      return 'cancel';
+    default:
+      return 'done';
+  }
+}
+
+interface Reply {
+  task: Task;
+  ok: boolean;
+  state?: TaskState;
+  progress?: number;
+  reason?: string;
+}
+
+/** Runs `fn` over items with at most `limit` in flight. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+function describeCause(cause: unknown): string {
+  if (typeof cause !== 'string') return cause === undefined ? '' : JSON.stringify(cause);
+  try {
+    const parsed = JSON.parse(cause);
+    if (parsed && typeof parsed.errorMessage === 'string') return parsed.errorMessage;
+  } catch {
+    // a plain string
+  }
+  return cause;
+}
+
+export class ReleaseSteps {
+  constructor(
+    private readonly deps: OrchestrationDeps,
+    private readonly latch: Pick<WakeLatch, 'beginRound'>,
+    private readonly executions: Pick<Executions, 'startFresh'>,
+  ) {}
+
+  async run(raw: StepInput): Promise<StepResult> {
+    const input = stepInputSchema.parse(raw);
+    const { releaseId, config } = input;
+    switch (input.step) {
+      case 'route': {
+        if ((await this.latch.beginRound(releaseId, input.execution)) === null) return this.result(null, 0);
+        return this.result(await this.deps.releases.load(releaseId), 0);
+      }
+      case 'initialize':
+        return this.initialize(releaseId, config, input.rounds);
+      case 'start':
+        return this.start(releaseId, config, input.rounds);
+      case 'poll':
+        return this.poll(releaseId, config, input.rounds);
+      case 'publish':
+        return this.publish(releaseId, config, input.rounds);
+      case 'cancel':
+        return this.cancel(releaseId, config);
+      case 'abort':
+        return this.abort(releaseId, input.error ?? {});
+      case 'continue': {
+        const name = await this.executions.startFresh(releaseId);
+        await this.deps.releases.exchangeExtras(releaseId, { set: { [EXECUTION_NAME]: name } });
+        log.info('release continues in a fresh execution', { releaseId, execution: name });
+        return { next: 'done', state: 'missing', rounds: input.rounds };
+      }
+    }
+  }
+
+  private result(agg: ReleaseAggregate | null, rounds: number, next: NextStep = routeOf(agg)): StepResult {
+    return { next, state: agg?.release.state ?? 'missing', rounds };
+  }
+
+  /** Sends one action to each of the tasks at once; a reply is judged against the task's recorded state. */
+  private async send(agg: ReleaseAggregate, tasks: Task[], action: TaskAction, config: RunConfig): Promise<Reply[]> {
+    if (tasks.length === 0) return [];
+    const services = new Map((await this.deps.services.all()).map((s) => [s.id, s]));
+    const timeoutMs = Math.round(config.actionTimeoutSeconds * 1000);
+    return mapLimit(tasks, this.deps.concurrency, async (task): Promise<Reply> => {
+      const service = services.get(task.taskServiceId);
+      const who = `task service "${task.serviceName}" (${task.taskServiceId})`;
+      if (!service) return { task, ok: false, reason: `${action} could not be sent: ${who} is no longer registered` };
+      const out = await this.deps.calls.action(
+        service.url,
+        { action, task_id: task.id, release_id: agg.release.id, studies: agg.release.studies },
+        timeoutMs,
+      );
+      if (!out.ok) {
+        const why = out.kind === 'timeout' ? `no reply within ${config.actionTimeoutSeconds} s` : out.reason;
+        return { task, ok: false, reason: `${action} to ${who} failed: ${why}` };
+      }
+      const r = interpretReply(task.id, action, task.state, out.body);
+      if (!r.ok) return { task, ok: false, reason: `${action} to ${who} failed: ${r.reason}` };
+      return { task, ok: true, state: r.state, progress: r.progress };
+    });
+  }
+
+  /** Any failed reply fails the release (the failing tasks `failed`, the release `canceling`). */
+  private async failOn(agg: ReleaseAggregate, replies: Reply[]): Promise<StepResult | null> {
+    const failures: TaskFailure[] = replies
+      .filter((r) => !r.ok)
+      .map((r) => ({ taskId: r.task.id, reason: r.reason ?? 'failed' }));
+    if (failures.length === 0) return null;
+    log.warn('task action failed', { releaseId: agg.release.id, failures });
+    const outcome = await failTasks(this.deps, agg.release.id, failures);
+    if (outcome === 'missing') return this.result(null, 0);
+    return this.result(await this.deps.releases.load(agg.release.id), 0);
+  }
+
+  private async initialize(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+    const agg = await this.deps.releases.load(releaseId);
+    if (!agg || agg.release.state !== 'initializing') return this.result(agg, rounds);
+    if (agg.tasks.length === 0) {
+      // No enabled task service: nothing to stage (issue 3, Lifecycle 1).
+      try {
+        await commit(this.deps, releaseId, [], releaseMove(agg, 'staged'));
+        return { next: 'waitPublish', state: 'staged', rounds };
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        return this.result(await this.deps.releases.load(releaseId), rounds);
+      }
+    }
+    const replies = await this.send(agg, agg.tasks, 'initialize', config);
+    const failed = await this.failOn(agg, replies);
+    if (failed) return failed;
+    return { next: 'start', state: 'initializing', rounds };
+  }
+
+  private async start(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+    const agg = await this.deps.releases.load(releaseId);
+    if (!agg || agg.release.state !== 'initializing') return this.result(agg, rounds);
+    const replies = await this.send(
+      agg,
+      agg.tasks.filter((t) => t.state === 'pending'),
+      'start',
+      config,
+    );
+    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'initializing', replies, config, rounds, agg);
+  }
+
+  private async poll(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+    // Clear the wake flag first: a wake after this point is either in the read below or wakes the next wait.
+    if ((await this.latch.beginRound(releaseId)) === null) return this.result(null, rounds);
+    const agg = await this.deps.releases.load(releaseId);
+    const round = rounds + 1;
+    if (!agg) return this.result(null, round);
+    const state = agg.release.state;
+    if (state === 'publishing' && agg.tasks.some((t) => t.state === 'staged')) return this.result(agg, round, 'publish');
+    if (state !== 'running' && state !== 'publishing') return this.result(agg, round);
+    const targets = agg.tasks.filter((t) =>
+      state === 'running' ? ACTIVE_FOR_POLL.includes(t.state) : t.state === 'publishing',
+    );
+    const replies = await this.send(agg, targets, 'get_status', config);
+    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, state, replies, config, round, agg);
+  }
+
+  private async publish(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+    const agg = await this.deps.releases.load(releaseId);
+    if (!agg || agg.release.state !== 'publishing') return this.result(agg, rounds);
+    const replies = await this.send(
+      agg,
+      agg.tasks.filter((t) => t.state === 'staged'),
+      'publish',
+      config,
+    );
+    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'publishing', replies, config, rounds, agg);
+  }
+
+  /**
+   * Applies the good replies of a round (a task only moves forward: a callback may have moved it further while we
+   * asked) and moves the release when every task is where the phase wants it: initializing -> running after start,
+   * running -> staged, publishing -> published with its version. Conflicts (a DELETE, a callback) re-plan from a
+   * fresh read.
+   */
+  private async settle(
+    releaseId: string,
+    phase: 'initializing' | 'running' | 'publishing',
+    replies: Reply[],
+    config: RunConfig,
+    rounds: number,
+    first: ReleaseAggregate,
+  ): Promise<StepResult> {
+    const byTask = new Map(replies.filter((r) => r.ok).map((r) => [r.task.id, r]));
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
+      if (!agg || agg.release.state !== phase) return this.result(agg, rounds);
+      if (agg.tasks.some((t) => t.state === 'failed')) {
+        // A task failed through another path (callback, health check) but its release was not moved yet.
+        const outcome = await failTasks(this.deps, releaseId, [], agg);
+        if (outcome !== 'unchanged') return this.result(await this.deps.releases.load(releaseId), rounds);
+      }
+      const parts: TaskPart[] = [];
+      const after = new Map<string, TaskState>();
+      for (const task of agg.tasks) {
+        const reply = byTask.get(task.id);
+        const to = reply?.state ? laterState(task.state, reply.state) : task.state;
+        after.set(task.id, to);
+        const progress = to === task.state || reply?.state === to ? reply?.progress : undefined;
+        if (to !== task.state || (progress !== undefined && progress !== task.progress))
+          parts.push(taskPart(task, to, progress));
+      }
+      const target: TaskState = phase === 'publishing' ? 'published' : 'staged';
+      const allDone = agg.tasks.every((t) => after.get(t.id) === target);
+      let release: ReleasePart | null;
+      let next: NextStep;
+      let state: ReleaseState = phase;
+      if (phase === 'initializing') {
+        release = releaseMove(agg, 'running');
+        state = 'running';
+        next = allDone ? 'poll' : 'wait';
+      } else if (allDone && phase === 'running') {
+        release = releaseMove(agg, 'staged');
+        state = 'staged';
+        next = 'waitPublish';
+      } else if (allDone) {
+        release = await this.publishedChange(agg);
+        state = 'published';
+        next = 'done';
+      } else {
+        release = parts.length ? { expectState: phase } : null;
+        next = rounds >= config.maxRounds ? 'continue' : 'wait';
+      }
+      if (!release) return { next, state, rounds };
+      try {
+        await commit(this.deps, releaseId, parts, release);
+        return { next, state, rounds };
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+        log.info('release changed during a step; planning again', { releaseId, failed: err.failed });
+      }
+    }
+    throw new TransientError(`release ${releaseId} changed concurrently too often`);
+  }
+
+  /**
+   * publishing -> published: the next major (is_major) or minor after the highest PUBLISHED version, claimed with a
+   * guard item in the same transaction (a concurrent publish that took it makes this attempt re-plan), and every
+   * study of the release gets last_pub_version / last_pub_date = this publish.
+   */
+  private async publishedChange(agg: ReleaseAggregate): Promise<ReleasePart> {
+    const highest = await this.deps.releases.highestPublishedVersion();
+    const version = publishedVersion(highest, agg.release.isMajor);
+    const at = nowIso(this.deps.clock);
+    const event: NewEvent = {
+      eventType: 'info',
+      message: `release ${agg.release.id}, version ${version} changed from publishing to published`,
+      releaseId: agg.release.id,
+    };
+    return {
+      expectState: 'publishing',
+      toState: 'published',
+      version,
+      claimVersion: version,
+      studies: agg.release.studies.map((studyId) => ({ studyId, lastPubVersion: version, lastPubDate: at })),
+      events: [event],
+    };
+  }
+
+  /**
+   * canceling -> canceled (or failed): cancel goes to every task that has not failed or been canceled, best effort
+   * (a failed cancel is a warning event, nothing more); the tasks end `canceled`, and the release ends `failed` when a
+   * task failed or the orchestration itself failed, `canceled` otherwise.
+   */
+  private async cancel(releaseId: string, config: RunConfig): Promise<StepResult> {
+    const first = await this.deps.releases.load(releaseId);
+    if (!first || first.release.state !== 'canceling') return this.result(first, 0);
+    const targets = first.tasks.filter((t) => t.state !== 'failed' && t.state !== 'canceled');
+    const replies = await this.send(first, targets, 'cancel', config);
+    const warnings: NewEvent[] = replies
+      .filter((r) => !r.ok)
+      .map((r) => ({
+        eventType: 'warning',
+        message: `task ${r.task.id}: ${r.reason}; the task is canceled anyway`,
+        releaseId,
+        taskId: r.task.id,
+        taskServiceId: r.task.taskServiceId,
+      }));
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
+      if (!agg || agg.release.state !== 'canceling') return this.result(agg, 0);
+      const failed = agg.tasks.some((t) => t.state === 'failed') || typeof agg.extras.failureReason === 'string';
+      const parts = agg.tasks
+        .filter((t) => t.state !== 'failed' && t.state !== 'canceled')
+        .map((t) => taskPart(t, 'canceled'));
+      const to: ReleaseState = failed ? 'failed' : 'canceled';
+      try {
+        await commit(this.deps, releaseId, parts, releaseMove(agg, to, { events: warnings }));
+        return { next: 'done', state: to, rounds: 0 };
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+    }
+    throw new TransientError(`release ${releaseId} changed concurrently too often to finish canceling`);
+  }
+
+  /** The execution hit an error its Retry could not absorb: the release fails (an error event says why). */
+  private async abort(releaseId: string, error: { Error?: string; Cause?: unknown }): Promise<StepResult> {
+    const reason = `${error.Error ?? 'Error'}: ${describeCause(error.Cause)}`.slice(0, 500);
+    log.error('release orchestration failed', { releaseId, reason });
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const agg = await this.deps.releases.load(releaseId);
+      if (!agg || isTerminalRelease(agg.release.state)) return this.result(agg, 0);
+      const event: NewEvent = {
+        eventType: 'error',
+        message: `release ${releaseId}: orchestration error (${reason})`,
+        releaseId,
+      };
+      const change: ReleasePart =
+        agg.release.state === 'canceling'
+          ? { expectState: 'canceling', setExtras: { failureReason: reason }, events: [event] }
+          : releaseMove(agg, 'canceling', { setExtras: { failureReason: reason }, events: [event] });
+      try {
+        await commit(this.deps, releaseId, [], change);
+        return { next: 'cancel', state: 'canceling', rounds: 0 };
+      } catch (err) {
+        if (!isConflict(err)) throw err;
+      }
+    }
+    throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`);
+  }
+}

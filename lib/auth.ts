@@ -1,0 +1,244 @@
+import {
+  Aws,
+  CfnOutput,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Validations,
+} from 'aws-cdk-lib';
+import {
+  AccountRecovery,
+  type CfnUserPoolClient,
+  FeaturePlan,
+  Mfa,
+  OAuthScope,
+  ResourceServerScope,
+  UserPool,
+  type UserPoolClient,
+  UserPoolGroup,
+} from 'aws-cdk-lib/aws-cognito';
+import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { Settings } from './settings.js';
+
+/** Role groups of the user pool; the functions read them from `cognito:groups` (issue 2 §2). */
+export const ROLE_GROUPS = ['admin', 'service'] as const;
+/** Resource server identifier: client-credentials tokens carry `coordinator/admin` or `coordinator/service`. */
+export const RESOURCE_SERVER_ID = 'coordinator';
+
+/**
+ * How the functions verify tokens and how the coordinator gets its own. The same values serve the coordinator and
+ * the file service, so one token works on both.
+ */
+export interface AuthSettings {
+  issuer: string;
+  /** Allowed `aud` (or Cognito `client_id`) values. */
+  audience: string[];
+  jwksUri: string;
+  /** Client credentials of the coordinator itself (for task-service calls); absent when not configured. */
+  tokenUrl?: string;
+  clientId?: string;
+  clientSecret?: ISecret;
+  /** Extra env for the verifier, e.g. where study groups live in Cognito tokens. */
+  env: Record<string, string>;
+}
+
+export interface CognitoAuthProps {
+  removalPolicy: RemovalPolicy;
+  /** Prefix of the hosted domain that serves /oauth2/token; must be globally unique. */
+  domainPrefix: string;
+}
+
+/**
+ * Cognito as the default identity provider: a user pool with the role groups `admin` and `service` (study groups
+ * are further groups named after study ids), a resource server with the `admin` and `service` scopes, and three
+ * clients: the coordinator's own client-credentials client (its secret copied into Secrets Manager for the
+ * functions), a client-credentials client for task services, and a public client for people.
+ */
+export class CognitoAuth extends Construct {
+  readonly userPool: UserPool;
+  readonly coordinatorClient: UserPoolClient;
+  readonly taskServiceClient: UserPoolClient;
+  readonly userClient: UserPoolClient;
+  readonly coordinatorClientSecret: Secret;
+  readonly tokenUrl: string;
+
+  constructor(scope: Construct, id: string, props: CognitoAuthProps) {
+    super(scope, id);
+    const retain = props.removalPolicy === RemovalPolicy.RETAIN;
+    this.userPool = new UserPool(this, 'UserPool', {
+      selfSignUpEnabled: false,
+      signInAliases: { email: true },
+      autoVerify: { email: true },
+      accountRecovery: AccountRecovery.EMAIL_ONLY,
+      passwordPolicy: {
+        minLength: 12,
+        requireLowercase: true,
+        requireUppercase: true,
+        requireDigits: true,
+        requireSymbols: true,
+        tempPasswordValidity: Duration.days(3),
+      },
+      mfa: Mfa.REQUIRED,
+      mfaSecondFactor: { sms: false, otp: true },
+      featurePlan: FeaturePlan.ESSENTIALS,
+      removalPolicy: props.removalPolicy,
+      deletionProtection: retain,
+    });
+    Validations.of(this.userPool).acknowledge({
+      id: 'AwsSolutions-COG8',
+      reason:
+        'Threat protection (Plus plan) is a paid add-on aimed at end-user sign-ins; this pool serves mostly ' +
+        'machine clients (client credentials) and a few administrators, who must use TOTP MFA.',
+    });
+
+    for (const groupName of ROLE_GROUPS) {
+      new UserPoolGroup(this, `Group-${groupName}`, {
+        userPool: this.userPool,
+        groupName,
+        description: `Role ${groupName} of the release coordinator and the file service`,
+      });
+    }
+
+    const adminScope = new ResourceServerScope({ scopeName: 'admin', scopeDescription: 'Everything' });
+    const serviceScope = new ResourceServerScope({
+      scopeName: 'service',
+      scopeDescription: 'Read, report task progress, post events',
+    });
+    const resourceServer = this.userPool.addResourceServer('ResourceServer', {
+      identifier: RESOURCE_SERVER_ID,
+      scopes: [adminScope, serviceScope],
+    });
+
+    const domain = this.userPool.addDomain('Domain', { cognitoDomain: { domainPrefix: props.domainPrefix } });
+    this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
+
+    const machineClient = (clientId: string, scopes: ResourceServerScope[]) => {
+      const client = this.userPool.addClient(clientId, {
+        generateSecret: true,
+        oAuth: {
+          flows: { clientCredentials: true },
+          scopes: scopes.map((s) => OAuthScope.resourceServer(resourceServer, s)),
+        },
+        accessTokenValidity: Duration.hours(1),
+        preventUserExistenceErrors: true,
+      });
+      // No user sign-in flows on a machine client (left unset, Cognito would enable SRP and custom auth).
+      (client.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = ['ALLOW_REFRESH_TOKEN_AUTH'];
+      return client;
+    };
+    // The coordinator calls task services with this token; it needs no more than the service role.
+    this.coordinatorClient = machineClient('CoordinatorClient', [serviceScope]);
+    this.taskServiceClient = machineClient('TaskServiceClient', [serviceScope]);
+    // People (admins, study members) sign in with SRP from a CLI or app; no hosted-UI OAuth flows.
+    this.userClient = this.userPool.addClient('UserClient', {
+      generateSecret: false,
+      disableOAuth: true,
+      authFlows: { userSrp: true },
+      accessTokenValidity: Duration.hours(1),
+      idTokenValidity: Duration.hours(1),
+      preventUserExistenceErrors: true,
+    });
+
+    this.coordinatorClientSecret = new Secret(this, 'CoordinatorClientSecret', {
+      description: 'Client secret of the release coordinator client-credentials app client (plain string)',
+      secretStringValue: this.coordinatorClient.userPoolClientSecret,
+    });
+    Validations.of(this.coordinatorClientSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'The value is generated by Cognito for the app client and cannot be rotated in place by a Secrets ' +
+        'Manager rotation function; rotate by replacing the app client (docs/deploy.md).',
+    });
+    acknowledgeCustomResourceProvider(Stack.of(this));
+
+    new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
+    new CfnOutput(this, 'Issuer', { value: this.issuer });
+    new CfnOutput(this, 'TokenUrl', { value: this.tokenUrl });
+    new CfnOutput(this, 'CoordinatorClientId', { value: this.coordinatorClient.userPoolClientId });
+    new CfnOutput(this, 'CoordinatorClientSecretArn', { value: this.coordinatorClientSecret.secretArn });
+    new CfnOutput(this, 'TaskServiceClientId', { value: this.taskServiceClient.userPoolClientId });
+    new CfnOutput(this, 'UserClientId', { value: this.userClient.userPoolClientId });
+  }
+
+  /** Issuer of the pool's tokens. (The pool's ProviderURL attribute is the same without the scheme.) */
+  get issuer(): string {
+    return `https://cognito-idp.${Aws.REGION}.${Aws.URL_SUFFIX}/${this.userPool.userPoolId}`;
+  }
+}
+
+/**
+ * `userPoolClientSecret` reads the generated secret through an AwsCustomResource (a CDK-managed singleton Lambda).
+ * Its role and runtime are CDK's, not ours; acknowledge them on that singleton only.
+ */
+function acknowledgeCustomResourceProvider(stack: Stack) {
+  const provider = stack.node.tryFindChild('AWS679f53fac002430cb0da5b7982bd2287');
+  if (!provider) return;
+  Validations.of(provider).acknowledge({
+    id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    reason: 'CDK AwsCustomResource provider that reads the generated Cognito client secret at deploy time.',
+  });
+  Validations.of(provider).acknowledge({
+    id: 'AwsSolutions-L1',
+    reason: 'CDK AwsCustomResource provider; its runtime is chosen and updated by aws-cdk-lib.',
+  });
+}
+
+/** The stack that holds the user pool: state of its own (users), deployed apart from the stateless stacks. */
+export class AuthStack extends Stack {
+  readonly auth: CognitoAuth;
+
+  constructor(
+    scope: Construct,
+    id: string,
+    props: StackProps & { settings: Settings; removalPolicy: RemovalPolicy },
+  ) {
+    super(scope, id, props);
+    const domainPrefix =
+      props.settings.cognitoDomainPrefix ??
+      Fn.join('-', [props.settings.prefix.toLowerCase(), Aws.ACCOUNT_ID]);
+    this.auth = new CognitoAuth(this, 'Cognito', { removalPolicy: props.removalPolicy, domainPrefix });
+  }
+}
+
+/**
+ * The auth settings a stateless stack passes to its functions: from the Cognito stack, or, with context
+ * `oidcIssuer`, from an external issuer (no Cognito at all). `scope` is where an imported secret is created.
+ */
+export function resolveAuth(scope: Construct, settings: Settings, cognito?: CognitoAuth): AuthSettings {
+  if (cognito) {
+    const issuer = cognito.issuer;
+    return {
+      issuer,
+      audience: [cognito.coordinatorClient, cognito.taskServiceClient, cognito.userClient].map(
+        (c) => c.userPoolClientId,
+      ),
+      jwksUri: `${issuer}/.well-known/jwks.json`,
+      tokenUrl: cognito.tokenUrl,
+      clientId: cognito.coordinatorClient.userPoolClientId,
+      clientSecret: cognito.coordinatorClientSecret,
+      // Cognito puts every group, role or study, in cognito:groups.
+      env: { AUTH_GROUPS_CLAIMS: 'groups,cognito:groups' },
+    };
+  }
+  if (!settings.oidcIssuer || !settings.oidcAudience)
+    throw new Error('oidcIssuer and oidcAudience are required');
+  const issuer = settings.oidcIssuer;
+  const arn = settings.clientSecretArn;
+  const clientSecret = arn
+    ? /-[A-Za-z0-9]{6}$/.test(arn)
+      ? Secret.fromSecretCompleteArn(scope, 'CoordinatorClientSecret', arn)
+      : Secret.fromSecretPartialArn(scope, 'CoordinatorClientSecret', arn)
+    : undefined;
+  return {
+    issuer,
+    audience: settings.oidcAudience,
+    jwksUri: settings.oidcJwksUri ?? `${issuer.replace(/\/$/, '')}/.well-known/jwks.json`,
+    tokenUrl: settings.tokenUrl,
+    clientId: settings.clientId,
+    clientSecret,
+    env: {},
+  };
+}

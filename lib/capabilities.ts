@@ -1,0 +1,49 @@
+import type { Settings } from './settings.js';
+
+/**
+ * What a function may do beyond the tables its manifest entry names, keyed by manifest name. Kept next to the
+ * manifests rather than in them because these are IAM decisions, not routing: a function not listed here gets
+ * table access and log writes only. Functions that write the coordinator table write events, and so may also
+ * publish them (see CoordinatorStack).
+ */
+export interface Capabilities {
+  /** StartExecution / SendTaskSuccess / SendTaskFailure on the release state machine, DescribeExecution on its executions. */
+  orchestration?: boolean;
+  /** Calls task services with the coordinator's own client-credentials token, so reads the client secret. */
+  coordinatorToken?: boolean;
+}
+
+export const CAPABILITIES: Record<string, Capabilities> = {
+  // POST /releases starts the execution; DELETE and /publish wake it.
+  Releases: { orchestration: true },
+  // PATCH /tasks/<id> wakes the poll loop when a task reports staged, published or failed.
+  Tasks: { orchestration: true },
+  // Stores its task token, or answers it at once when a wake is already latched.
+  PollWait: { orchestration: true },
+  // Probes GET /status; at the failure threshold it fails releases and wakes their executions.
+  HealthCheck: { orchestration: true, coordinatorToken: true },
+  // POST/PATCH /task-services probe GET {url}/status with the coordinator's token.
+  TaskServices: { coordinatorToken: true },
+  // Sends initialize/start/get_status/publish/cancel to every task service.
+  ReleaseStep: { coordinatorToken: true },
+};
+
+export const capabilitiesOf = (name: string): Capabilities => CAPABILITIES[name] ?? {};
+
+/**
+ * Lambda timeouts. HTTP functions stay under API Gateway's 30 s integration limit. A ReleaseStep round sends one
+ * action to every task concurrently and, on a failure, cancel to all the others, each bounded by the action timeout.
+ */
+export function timeoutSecondsOf(name: string, kind: 'http' | 'worker', s: Settings): number {
+  if (kind === 'http') return 29;
+  switch (name) {
+    case 'ReleaseStep':
+      return Math.min(900, Math.max(120, s.actionTimeoutSeconds * 4 + 60));
+    case 'StudySync':
+      return 300;
+    case 'HealthCheck':
+      return 120;
+    default:
+      return 60;
+  }
+}

@@ -1,0 +1,133 @@
+import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import { type ApiFunction, COORDINATOR_API } from './api-manifest.js';
+import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
+import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
+import { EventsSink } from './events-sink.js';
+import { commonEnvironment, coordinatorTokenEnvironment } from './function-env.js';
+import { ManifestHttpApi } from './http-api.js';
+import { WORKER_FUNCTIONS, type WorkerFunction } from './orchestration-manifest.js';
+import { ReleaseStateMachine } from './release-state-machine.js';
+import { WorkerSchedules } from './schedules.js';
+import { ServiceFunction } from './service-function.js';
+import type { Settings } from './settings.js';
+import type { TableKey } from './table-definitions.js';
+
+export interface CoordinatorStackProps extends StackProps {
+  settings: Settings;
+  tables: Record<TableKey, ITable>;
+  /** Export name of the files bucket's name (StatefulStack.filesBucketExportName). */
+  filesBucketExportName: string;
+  /** The Cognito construct of the auth stack; absent with an external OIDC issuer. */
+  cognito?: CognitoAuth;
+  /** Manifests; the defaults are the real ones (tests may pass their own). */
+  api?: ApiFunction[];
+  workers?: WorkerFunction[];
+}
+
+/**
+ * The stateless coordinator: its HTTP API (one function per lib/api-manifest.ts entry), the worker functions of
+ * lib/orchestration-manifest.ts, the release state machine, the schedules and the events topic or bus.
+ */
+export class CoordinatorStack extends Stack {
+  readonly functions: Record<string, ServiceFunction> = {};
+  readonly api: ManifestHttpApi;
+  readonly stateMachine: ReleaseStateMachine;
+  readonly events: EventsSink;
+  readonly auth: AuthSettings;
+  readonly filesBucket: IBucket;
+
+  constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    const apiManifest = props.api ?? COORDINATOR_API;
+    const workers = props.workers ?? WORKER_FUNCTIONS;
+    this.auth = resolveAuth(this, settings, props.cognito);
+    this.filesBucket = Bucket.fromBucketName(
+      this,
+      'FilesBucket',
+      Fn.importValue(props.filesBucketExportName),
+    );
+
+    this.events = new EventsSink(this, 'Events', {
+      kind: settings.eventSink,
+      name: `${settings.prefix}-events`,
+    });
+    // Fixed name, so functions the machine invokes can be given its ARN without a cycle.
+    const stateMachineName = `${settings.prefix}-release`;
+    const stateMachineArn = ReleaseStateMachine.arnFor(this, stateMachineName);
+
+    const baseEnv = {
+      ...commonEnvironment({
+        settings,
+        tables: props.tables,
+        filesBucket: this.filesBucket,
+        auth: this.auth,
+      }),
+      ...coordinatorTokenEnvironment(this.auth),
+      RELEASE_STATE_MACHINE_ARN: stateMachineArn,
+      ...(settings.coordinatorBaseUrl ? { PUBLIC_BASE_URL: settings.coordinatorBaseUrl } : {}),
+    };
+
+    // Manifest names are free-form; keep them in their own scope so they never collide with other ids.
+    const functionsScope = new Construct(this, 'Functions');
+    const build = (entry: ApiFunction | WorkerFunction, kind: 'http' | 'worker') => {
+      const writesEvents = entry.tables.coordinator === 'rw';
+      const fn = new ServiceFunction(functionsScope, entry.name, {
+        entry: entry.entry,
+        description:
+          kind === 'http'
+            ? `Coordinator API: ${(entry as ApiFunction).paths.join(' ')}`
+            : `Coordinator worker: ${entry.name}`,
+        environment: { ...baseEnv, ...(writesEvents ? this.events.env : {}) },
+        timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
+        memorySize: settings.functionMemoryMb,
+        logRetention: settings.logRetentionDays,
+        tableAccess: entry.tables,
+        tables: props.tables,
+      });
+      if (writesEvents) this.events.grantPublish(fn.fn);
+      if (capabilitiesOf(entry.name).coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);
+      this.functions[entry.name] = fn;
+      return fn;
+    };
+
+    for (const worker of workers) build(worker, 'worker');
+    for (const entry of apiManifest) build(entry, 'http');
+
+    const tasks: Record<string, IFunction> = {};
+    for (const worker of workers)
+      if (worker.substitution) tasks[worker.substitution] = this.functions[worker.name].fn;
+    this.stateMachine = new ReleaseStateMachine(this, 'ReleaseStateMachine', {
+      stateMachineName,
+      tasks,
+      logRetention: settings.logRetentionDays,
+    });
+    for (const [name, fn] of Object.entries(this.functions)) {
+      if (capabilitiesOf(name).orchestration) this.stateMachine.grantOrchestration(fn.fn);
+    }
+
+    new WorkerSchedules(this, 'Schedules', {
+      minutes: { healthCheck: settings.healthIntervalMinutes, studySync: settings.studySyncMinutes },
+      targets: workers
+        .filter((w) => w.schedule)
+        .map((worker) => ({ worker, fn: this.functions[worker.name].fn })),
+    });
+
+    this.api = new ManifestHttpApi(this, 'Api', {
+      apiName: `${settings.prefix}-coordinator`,
+      description: 'Release coordinator API',
+      manifest: apiManifest,
+      functions: Object.fromEntries(apiManifest.map((e) => [e.name, this.functions[e.name].fn])),
+      logRetention: settings.logRetentionDays,
+    });
+
+    new CfnOutput(this, 'CoordinatorApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'ReleaseStateMachineArn', { value: this.stateMachine.stateMachine.stateMachineArn });
+    if (this.events.topic) new CfnOutput(this, 'EventsTopicArn', { value: this.events.topic.topicArn });
+    if (this.events.bus) new CfnOutput(this, 'EventsBusName', { value: this.events.bus.eventBusName });
+  }
+}

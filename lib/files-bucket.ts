@@ -1,0 +1,116 @@
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AnyPrincipal, Effect, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import {
+  BlockPublicAccess,
+  Bucket,
+  BucketEncryption,
+  HttpMethods,
+  type IBucket,
+  ObjectOwnership,
+} from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+export interface FilesBucketProps {
+  removalPolicy: RemovalPolicy;
+  /** Browser origins allowed to fetch (and upload) objects through presigned URLs. */
+  corsOrigins: string[];
+}
+
+/** Presigned requests older than this are refused by the bucket itself, whatever expiry the URL claims. */
+export const MAX_SIGNATURE_AGE_MS = 300_000;
+
+/**
+ * The study files bucket (issue 4 §1): private, SSE-S3 encrypted, SSL only, public access blocked, server access
+ * logs to a separate bucket, and a policy that refuses presigned requests whose signature is more than 5 minutes
+ * old. Versioning stays off on purpose: every file version already has its own key, and deleting a version must
+ * remove its bytes, not hide them behind a delete marker.
+ */
+export class FilesBucket extends Construct {
+  readonly bucket: Bucket;
+  readonly accessLogs: Bucket;
+
+  constructor(scope: Construct, id: string, props: FilesBucketProps) {
+    super(scope, id);
+    const destroy = props.removalPolicy === RemovalPolicy.DESTROY;
+    const common = {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy: props.removalPolicy,
+      autoDeleteObjects: destroy,
+    };
+
+    this.accessLogs = new Bucket(this, 'AccessLogs', {
+      ...common,
+      lifecycleRules: [{ expiration: Duration.days(365) }],
+    });
+    Validations.of(this.accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the server access log destination; logging its own writes would only log the logs.',
+    });
+
+    this.bucket = new Bucket(this, 'Bucket', {
+      ...common,
+      versioned: false,
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: 'files/',
+      cors: [
+        {
+          allowedMethods: [HttpMethods.GET, HttpMethods.HEAD, HttpMethods.PUT],
+          allowedOrigins: props.corsOrigins,
+          allowedHeaders: ['*'],
+          // ETag lets a browser complete a multipart upload; the others let it read what it downloaded.
+          exposedHeaders: ['ETag', 'Content-Length', 'Content-Range', 'Content-Disposition', 'Content-Type'],
+          maxAge: 3000,
+        },
+      ],
+      // Uploads that are started and never finished would otherwise be billed forever.
+      lifecycleRules: [{ abortIncompleteMultipartUploadAfter: Duration.days(2) }],
+    });
+
+    this.bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'DenyStalePresignedRequests',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['s3:*'],
+        resources: [this.bucket.bucketArn, this.bucket.arnForObjects('*')],
+        conditions: {
+          StringEquals: { 's3:authType': 'REST-QUERY-STRING' },
+          NumericGreaterThan: { 's3:signatureAge': MAX_SIGNATURE_AGE_MS },
+        },
+      }),
+    );
+  }
+}
+
+/**
+ * What the file service needs, and nothing else: object reads (HeadObject is s3:GetObject), writes and multipart
+ * uploads (CreateMultipartUpload, UploadPart and CompleteMultipartUpload are s3:PutObject), deletes, and the
+ * checksum/size lookup of an upload confirmation. s3:ListBucket on the bucket itself makes a missing key answer
+ * 404 instead of 403 and lets a file's objects be found by prefix when it is deleted.
+ */
+export function grantFileAccess(bucket: IBucket, grantee: IGrantable): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'StudyFileObjects',
+      actions: [
+        's3:GetObject',
+        's3:GetObjectAttributes',
+        's3:PutObject',
+        's3:DeleteObject',
+        's3:AbortMultipartUpload',
+        's3:ListMultipartUploadParts',
+      ],
+      resources: [bucket.arnForObjects('*')],
+    }),
+  );
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({
+      sid: 'StudyFileListing',
+      actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
+      resources: [bucket.bucketArn],
+    }),
+  );
+}

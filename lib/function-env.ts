@@ -1,0 +1,51 @@
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { AuthSettings } from './auth.js';
+import type { Settings } from './settings.js';
+import { TABLES, type TableKey } from './table-definitions.js';
+
+export interface CommonEnvInputs {
+  settings: Settings;
+  tables: Record<TableKey, ITable>;
+  filesBucket: IBucket;
+  auth: AuthSettings;
+}
+
+/**
+ * The environment every function gets, parsed by each one at cold start with zod (functions/shared/config.ts):
+ * physical table names, how to verify tokens, the files bucket and the orchestration settings. All table names are
+ * given to every function so configuration parsing never depends on grants; access is decided by IAM alone.
+ */
+export function commonEnvironment({
+  settings,
+  tables,
+  filesBucket,
+  auth,
+}: CommonEnvInputs): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, def] of Object.entries(TABLES) as [TableKey, { envVar: string }][]) {
+    env[def.envVar] = tables[key].tableName;
+  }
+  return {
+    ...env,
+    AUTH_ISSUER: auth.issuer,
+    AUTH_AUDIENCE: auth.audience.join(','),
+    AUTH_JWKS_URI: auth.jwksUri,
+    ...auth.env,
+    FILES_BUCKET: filesBucket.bucketName,
+    POLL_SECONDS: String(settings.pollSeconds),
+    ACTION_TIMEOUT_SECONDS: String(settings.actionTimeoutSeconds),
+    HEALTH_FAILURES: String(settings.healthFailures),
+    STUDIES_SOURCE: settings.studiesSource,
+    ...settings.functionEnv,
+  };
+}
+
+/** The coordinator's own client credentials, for calls to task services. */
+export function coordinatorTokenEnvironment(auth: AuthSettings): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (auth.tokenUrl) env.COORDINATOR_TOKEN_URL = auth.tokenUrl;
+  if (auth.clientId) env.COORDINATOR_CLIENT_ID = auth.clientId;
+  if (auth.clientSecret) env.COORDINATOR_CLIENT_SECRET_ARN = auth.clientSecret.secretArn;
+  return env;
+}

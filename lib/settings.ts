@@ -1,0 +1,152 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+import { z } from 'zod';
+
+/**
+ * Every deploy-time setting, read from CDK context (`cdk.json` or `-c key=value`) and checked once with zod, so a
+ * typo fails the synth with the setting's name instead of producing a broken stack. Values given with `-c` arrive
+ * as strings, hence the coercions.
+ */
+const DEFAULT_STUDIES_SOURCE = 'https://kf-api-dataservice.kidsfirstdrc.org';
+
+const VALID_RETENTION = new Set(
+  Object.values(RetentionDays).filter((v) => typeof v === 'number') as number[],
+);
+
+const int = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+const list = z
+  .union([z.array(z.string()), z.string()])
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean));
+const optionalText = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v : undefined));
+
+const contextShape = z.object({
+  /** Prefix of every stack name (and of the state machine and event bus names). */
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]{0,39}$/, 'letters, digits and dashes, starting with a letter')
+    .default('ReleaseCoordinator'),
+  removalPolicy: z.enum(['retain', 'destroy', 'snapshot']).default('retain'),
+  logRetentionDays: z.coerce
+    .number()
+    .int()
+    .refine(
+      (d) => VALID_RETENTION.has(d),
+      'must be one of the CloudWatch Logs retention periods (1, 3, 5, 7, 14, 30, 60, 90, ...)',
+    )
+    .default(30),
+  pollSeconds: int(30, 1, 3600),
+  actionTimeoutSeconds: int(15, 1, 300),
+  healthIntervalMinutes: int(1, 1, 1440),
+  healthFailures: int(3, 1, 100),
+  studySyncMinutes: int(60, 1, 10080),
+  eventSink: z.enum(['sns', 'eventbridge']).default('sns'),
+  studiesSource: z.string().min(1).default(DEFAULT_STUDIES_SOURCE),
+  functionMemoryMb: int(1024, 128, 10240),
+  /** External OIDC issuer instead of Cognito; needs oidcAudience too. */
+  oidcIssuer: optionalText.pipe(z.string().url().optional()),
+  oidcAudience: list.optional(),
+  oidcJwksUri: optionalText.pipe(z.string().url().optional()),
+  /** Client credentials of the coordinator itself at the external issuer. */
+  tokenUrl: optionalText.pipe(z.string().url().optional()),
+  clientId: optionalText,
+  clientSecretArn: optionalText.pipe(z.string().startsWith('arn:').optional()),
+  /** Hosted-domain prefix of the Cognito user pool (globally unique); default `<prefix>-<account id>`. */
+  cognitoDomainPrefix: optionalText.pipe(
+    z
+      .string()
+      .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and dashes')
+      .optional(),
+  ),
+  /** Origins allowed to GET/PUT study files straight from a browser (bucket CORS). */
+  filesCorsOrigins: list.default(['*']),
+  /** Fixed public base URLs for absolute links (custom domains); default: taken from each request. */
+  coordinatorBaseUrl: optionalText.pipe(z.string().url().optional()),
+  filesBaseUrl: optionalText.pipe(z.string().url().optional()),
+  /** Extra environment variables for every function (e.g. AUTH_ROLES_CLAIMS for an external issuer). */
+  functionEnv: z.record(z.string(), z.coerce.string()).default({}),
+});
+
+export const contextSchema = contextShape.superRefine((s, ctx) => {
+  if (s.oidcIssuer && !s.oidcAudience?.length)
+    ctx.addIssue({ code: 'custom', path: ['oidcAudience'], message: 'required when oidcIssuer is set' });
+  if (!s.oidcIssuer) {
+    for (const key of ['oidcAudience', 'oidcJwksUri', 'tokenUrl', 'clientId', 'clientSecretArn'] as const) {
+      if (s[key] !== undefined && !(Array.isArray(s[key]) && s[key].length === 0))
+        ctx.addIssue({ code: 'custom', path: [key], message: 'only used with oidcIssuer (external OIDC)' });
+    }
+  }
+});
+
+export type Settings = z.infer<typeof contextSchema> & {
+  /** Names of the stacks, derived from the prefix. */
+  stackNames: { stateful: string; auth: string; coordinator: string; files: string };
+};
+
+/** Reads every key of the schema from the construct tree's context. */
+export function readSettings(node: Node): Settings {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(contextShape.shape)) {
+    const value = node.tryGetContext(key);
+    if (value !== undefined && value !== null && value !== '') raw[key] = parseJsonIfNeeded(key, value);
+  }
+  const result = contextSchema.safeParse(raw);
+  if (!result.success) {
+    const problems = result.error.issues.map((i) => `${i.path.join('.') || '(context)'}: ${i.message}`);
+    throw new Error(`Invalid CDK context: ${problems.join('; ')}`);
+  }
+  const s = result.data;
+  return {
+    ...s,
+    stackNames: {
+      stateful: `${s.prefix}-Stateful`,
+      auth: `${s.prefix}-Auth`,
+      coordinator: `${s.prefix}-Coordinator`,
+      files: `${s.prefix}-Files`,
+    },
+  };
+}
+
+/** `-c functionEnv='{"A":"b"}'` arrives as a string. */
+function parseJsonIfNeeded(key: string, value: unknown): unknown {
+  if (key === 'functionEnv' && typeof value === 'string') {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  return value;
+}
+
+/**
+ * DynamoDB, S3 and Cognito do not support CloudFormation's Snapshot deletion policy. `snapshot` therefore deletes
+ * the tables (DynamoDB keeps a system backup of a PITR-enabled table for 35 days after deletion) and retains the
+ * files bucket and the user pool, which have no backup at all: deleting them would lose study files and users.
+ */
+export function removalPolicies(s: Settings): {
+  tables: RemovalPolicy;
+  bucket: RemovalPolicy;
+  userPool: RemovalPolicy;
+} {
+  switch (s.removalPolicy) {
+    case 'destroy':
+      return {
+        tables: RemovalPolicy.DESTROY,
+        bucket: RemovalPolicy.DESTROY,
+        userPool: RemovalPolicy.DESTROY,
+      };
+    case 'snapshot':
+      // A user pool has no backup either: its users are kept.
+      return { tables: RemovalPolicy.DESTROY, bucket: RemovalPolicy.RETAIN, userPool: RemovalPolicy.RETAIN };
+    default:
+      return { tables: RemovalPolicy.RETAIN, bucket: RemovalPolicy.RETAIN, userPool: RemovalPolicy.RETAIN };
+  }
+}
+
+export { DEFAULT_STUDIES_SOURCE };

@@ -1,0 +1,45 @@
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct } from 'constructs';
+import { FilesBucket } from './files-bucket.js';
+import { removalPolicies, type Settings } from './settings.js';
+import type { TableKey } from './table-definitions.js';
+import { Tables } from './tables.js';
+
+export interface StatefulStackProps extends StackProps {
+  settings: Settings;
+}
+
+/**
+ * Everything that holds data and must outlive deploys of the code: the tables and the study files bucket (with its
+ * access-log bucket). Removal policy from context `removalPolicy`.
+ */
+export class StatefulStack extends Stack {
+  readonly tables: Record<TableKey, ITable>;
+  readonly filesBucket: IBucket;
+  /**
+   * Export that carries the bucket name to the stateless stacks. Named explicitly (not CDK's generated
+   * cross-stack reference) so the bucket ARN they build from it is predictable, e.g. for cdk-nag acknowledgements.
+   */
+  readonly filesBucketExportName: string;
+
+  constructor(scope: Construct, id: string, props: StatefulStackProps) {
+    super(scope, id, props);
+    const policies = removalPolicies(props.settings);
+    this.tables = new Tables(this, 'Tables', { removalPolicy: policies.tables }).byKey;
+    this.filesBucket = new FilesBucket(this, 'Files', {
+      removalPolicy: policies.bucket,
+      corsOrigins: props.settings.filesCorsOrigins,
+    }).bucket;
+
+    for (const [key, table] of Object.entries(this.tables)) {
+      new CfnOutput(this, `${key}TableName`, { value: table.tableName });
+    }
+    this.filesBucketExportName = `${props.settings.prefix}-FilesBucketName`;
+    new CfnOutput(this, 'FilesBucketName', {
+      value: this.filesBucket.bucketName,
+      exportName: this.filesBucketExportName,
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { boolEnv, parseEnv } from '../functions/shared/config.js';
+
+/** The repository root, whatever the working directory of `npm start` is. */
+export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
+const seconds = (fallback: number) => z.coerce.number().positive().default(fallback);
+
+/**
+ * Every setting of the local stack, read once from the environment (each has a default; the README's configuration
+ * table lists them). Settings that the functions themselves read (AUTH_ROLES_CLAIMS, POLL_SECONDS, ...) pass
+ * through the environment untouched.
+ */
+export const localEnv = z.object({
+  /** 127.0.0.1 by default; 0.0.0.0 serves every interface. */
+  HOST: z.string().min(1).default('127.0.0.1'),
+  COORDINATOR_PORT: port(3000),
+  FILES_PORT: port(3001),
+  IDP_PORT: port(3002),
+  S3_PORT: port(3003),
+  SFN_PORT: port(3004),
+  DYNAMODB_PORT: port(8000),
+  DATA_DIR: z.string().min(1).default('.local'),
+  /** JVM heap of DynamoDB Local: 256m held it near 350 MB RSS at full throughput (ceilings.md). */
+  DYNAMODB_HEAP: z
+    .string()
+    .regex(/^\d+[kmg]$/i, 'a JVM size such as 256m')
+    .default('256m'),
+  /** Physical tables are <TABLE_PREFIX>-Coordinator, -Studies and -Files. */
+  TABLE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -')
+    .default('local'),
+  STUDIES_SOURCE: z.string().min(1).default(resolve(ROOT, 'local/studies.sample.json')),
+  HEALTH_INTERVAL_SECONDS: seconds(60),
+  STUDY_SYNC_SECONDS: seconds(3600),
+  /** Until the first study sync succeeds, it is retried this often (and /health answers 503). */
+  STUDY_SYNC_RETRY_SECONDS: seconds(5),
+  /** Issuer written into tokens; defaults to http://127.0.0.1:<IDP_PORT>. */
+  IDP_ISSUER: z.string().url().optional(),
+  AUTH_AUDIENCE: z.string().min(1).default('release-coordinator'),
+  /** JSON array of {client_id, client_secret, roles?, groups?}; see local/idp.ts DEFAULT_CLIENTS. */
+  IDP_CLIENTS: z.string().optional(),
+  IDP_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
+  IDP_DEV_TOKENS: boolEnv(true),
+  /** The IdP client the coordinator uses for its own calls to task services. */
+  COORDINATOR_CLIENT_ID: z.string().min(1).default('coordinator'),
+  ADMIN_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
+});
+export type LocalConfig = z.infer<typeof localEnv>;
+
+export function parseLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConfig {
+  const config = parseEnv(localEnv, env);
+  return {
+    ...config,
+    DATA_DIR: resolve(config.DATA_DIR),
+    // A file source is made absolute, so handlers resolve it the same way whatever their working directory.
+    STUDIES_SOURCE: /^https?:\/\//.test(config.STUDIES_SOURCE)
+      ? config.STUDIES_SOURCE
+      : resolve(config.STUDIES_SOURCE),
+  };
+}
+
+/** The host to put in printed URLs: a wildcard bind address is reached through loopback. */
+export function publicHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,271 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../../local/dynamodb-local.js';
+
+/**
+ * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process, with random free ports and a temporary
+ * DATA_DIR. Two starts in all (each starts its own DynamoDB Local JVM); the second proves the data is kept.
+ */
+const ROOT = resolve(import.meta.dirname, '../../..');
+const dataDir = mkdtempSync(join(tmpdir(), 'local-stack-'));
+
+// The study source: a Kids First dataservice stand-in whose answers the test can hold back, so the readiness gate
+// (GET /health is 503 until the first study sync is done) is observable without timing luck.
+const STUDIES = ['SD_AAAAAAAA', 'SD_BBBBBBBB', 'SD_CCCCCCCC'].map((kf_id, i) => ({
+  kf_id,
+  name: `Study ${i}`,
+  version: '1.0.0',
+  visible: true,
+  created_at: '2020-01-01T00:00:00.000000+00:00',
+}));
+let releaseSource: () => void = () => {};
+let sourceHeld = Promise.resolve();
+let source: Server;
+let sourceUrl = '';
+
+interface Stack {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output: () => string;
+  coordinator: string;
+  idp: string;
+  ports: Record<string, number>;
+}
+let stack: Stack | undefined;
+
+async function startStack(reuse?: Record<string, number>): Promise<Stack> {
+  const ports: Record<string, number> = { ...reuse };
+  if (!reuse)
+    for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
+      ports[name] = await freePort();
+  const child = spawn('npx', ['tsx', 'bin/local.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      DATA_DIR: dataDir,
+      STUDIES_SOURCE: sourceUrl,
+      STUDY_SYNC_RETRY_SECONDS: '1',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group, so cleanup can reach the whole tree if a test fails half-way.
+    detached: true,
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return {
+    child,
+    exited,
+    output: () => out,
+    coordinator: `http://127.0.0.1:${ports.COORDINATOR_PORT}`,
+    idp: `http://127.0.0.1:${ports.IDP_PORT}`,
+    ports,
+  };
+}
+
+/** Polls until `probe` returns a value (connection errors count as "not yet"). */
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string, ms = 90_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stack?.output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function json(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+async function devToken(body: Record<string, unknown>): Promise<string> {
+  const res = await json(`${stack!.idp}/dev/tokens`, { method: 'POST', body: JSON.stringify(body) });
+  expect(res.status).toBe(200);
+  return res.body.access_token;
+}
+
+/** java processes started for this test's data dir (DynamoDB Local runs with -dbPath <DATA_DIR>/dynamodb). */
+function javaProcessesOfThisTest(): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (cmd[0]?.endsWith('java') && cmd.includes(join(dataDir, 'dynamodb'))) pids.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return pids;
+}
+
+async function stopStack(s: Stack): Promise<number | null> {
+  const pid = Number(readFileSync(join(dataDir, 'local.pid'), 'utf8'));
+  // SIGTERM to the stack's own process (npx does not forward signals to its children).
+  process.kill(pid, 'SIGTERM');
+  return s.exited;
+}
+
+beforeAll(async () => {
+  source = createServer(async (req, res) => {
+    await sourceHeld;
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (req.method === 'GET' && path.endsWith('/studies')) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({ results: STUDIES, _links: {}, _status: { code: 200 }, total: STUDIES.length }),
+      );
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'application/json' });
+    res.end('{}');
+  });
+  await new Promise<void>((r) => source.listen(0, '127.0.0.1', () => r()));
+  sourceUrl = `http://127.0.0.1:${(source.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  if (stack && stack.child.exitCode === null && stack.child.signalCode === null) {
+    try {
+      process.kill(-stack.child.pid!, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    await stack.exited;
+  }
+  releaseSource();
+  source.closeAllConnections();
+  await new Promise<void>((r) => source.close(() => r()));
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+let eventId = '';
+let firstAdminToken = '';
+
+describe('npm start (bin/local.ts)', () => {
+  it('answers /health 503 until the first study sync is done, then 200 without a token', async () => {
+    sourceHeld = new Promise<void>((r) => {
+      releaseSource = r;
+    });
+    stack = await startStack();
+    const starting = await eventually(async () => {
+      const res = await json(`${stack!.coordinator}/health`);
+      return res;
+    }, 'the coordinator to listen');
+    expect(starting.status).toBe(503);
+    expect(starting.body.error.code).toBe('not_ready');
+    expect(starting.body.error.message).toContain('first study sync');
+    releaseSource();
+    const ready = await eventually(async () => {
+      const res = await json(`${stack!.coordinator}/health`);
+      return res.status === 200 ? res : undefined;
+    }, '/health 200');
+    expect(ready.body).toEqual({ status: 'ok' });
+  }, 120_000);
+
+  it('prints every base URL and an admin token, and writes the token to DATA_DIR/admin-token', async () => {
+    const printed = await eventually(
+      async () => (stack!.output().includes('Admin token') ? stack!.output() : undefined),
+      'the banner',
+      10_000,
+    );
+    for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`])
+      expect(printed).toContain(url);
+    expect(printed).toContain(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`);
+    firstAdminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+    expect(printed).toContain(firstAdminToken);
+    const claims = await json(`${stack!.idp}/oauth/token/verify`, { headers: bearer(firstAdminToken) });
+    expect(claims.body).toMatchObject({ sub: 'local-admin', roles: ['admin'] });
+  });
+
+  it('serves GET /studies with a minted token (the synced sample) and 401 without one', async () => {
+    const anonymous = await json(`${stack!.coordinator}/studies`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
+    const token = await devToken({ sub: 'reader', roles: [], groups: [], expires_in: 300 });
+    const studies = await json(`${stack!.coordinator}/studies?limit=2`, { headers: bearer(token) });
+    expect(studies.status).toBe(200);
+    expect(studies.body.count).toBe(STUDIES.length);
+    expect(studies.body.results).toHaveLength(2);
+    expect(studies.body.next).toMatch(new RegExp(`^${stack!.coordinator}/studies\\?`));
+  });
+
+  it('runs the identity provider: discovery, client credentials for the coordinator, verify', async () => {
+    const discovery = await json(`${stack!.idp}/.well-known/openid-configuration`);
+    expect(discovery.body.issuer).toBe(stack!.idp);
+    const cc = await json(`${stack!.idp}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=coordinator&client_secret=coordinator-local-secret',
+    });
+    expect(cc.status).toBe(200);
+    const verified = await json(`${stack!.idp}/oauth/token/verify`, {
+      headers: bearer(cc.body.access_token),
+    });
+    expect(verified.status).toBe(200);
+    expect(verified.body).toMatchObject({
+      sub: 'coordinator',
+      roles: ['service'],
+      aud: 'release-coordinator',
+    });
+    expect((await json(`${stack!.idp}/oauth/token/verify`)).status).toBe(401);
+  });
+
+  it('stores records in DynamoDB Local under DATA_DIR', async () => {
+    const created = await json(`${stack!.coordinator}/events`, {
+      method: 'POST',
+      headers: { ...bearer(firstAdminToken), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ event_type: 'info', message: 'kept across restarts' }),
+    });
+    expect(created.status).toBe(200);
+    eventId = created.body.item_id;
+    expect(eventId).toMatch(/^EV_/);
+    expect(existsSync(join(dataDir, 'dynamodb', 'shared-local-instance.db'))).toBe(true);
+  });
+
+  it('stops every child process on SIGTERM and exits 0', async () => {
+    expect(javaProcessesOfThisTest()).toHaveLength(1);
+    const code = await stopStack(stack!);
+    expect(code).toBe(0);
+    expect(javaProcessesOfThisTest()).toEqual([]);
+    expect(existsSync(join(dataDir, 'local.pid'))).toBe(false);
+    await expect(fetch(`${stack!.coordinator}/health`)).rejects.toThrow();
+    await expect(fetch(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`)).rejects.toThrow();
+  }, 60_000);
+
+  it('keeps the data and the signing key on a second start with the same DATA_DIR', async () => {
+    // The same ports, as with `npm start`: the issuer (http://127.0.0.1:<IDP_PORT>) is part of every token.
+    stack = await startStack(stack!.ports);
+    await eventually(async () => {
+      const res = await json(`${stack!.coordinator}/health`);
+      return res.status === 200 ? res : undefined;
+    }, '/health 200 after restart');
+    // The token minted by the first run still verifies: the signing key was kept.
+    const kept = await json(`${stack!.coordinator}/events/${eventId}`, { headers: bearer(firstAdminToken) });
+    expect(kept.status).toBe(200);
+    expect(kept.body.message).toBe('kept across restarts');
+    const studies = await json(`${stack!.coordinator}/studies`, { headers: bearer(firstAdminToken) });
+    expect(studies.body.count).toBe(STUDIES.length);
+    expect(await stopStack(stack)).toBe(0);
+    expect(javaProcessesOfThisTest()).toEqual([]);
+  }, 120_000);
+});

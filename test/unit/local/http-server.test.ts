@@ -1,0 +1,53 @@
+import type { Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLocalApi } from '../../../local/http-server.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+  server = undefined;
+});
+
+async function serve(
+  load: Parameters<typeof createLocalApi>[0]['load'],
+  intercept?: () => null | { status: number; body: unknown },
+) {
+  server = createLocalApi({
+    functions: [{ name: 'Things', entry: 'things.ts', paths: ['/things', '/things/{id}'], tables: {} }],
+    load,
+    intercept,
+  });
+  await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+  return `http://127.0.0.1:${(server!.address() as { port: number }).port}`;
+}
+
+describe('local API server', () => {
+  it('imports a handler module again after a failed import, so a module written later is picked up', async () => {
+    let attempts = 0;
+    const url = await serve(async () => {
+      attempts++;
+      if (attempts === 1) throw new Error('Cannot find module');
+      return async (event) => ({ statusCode: 200, body: JSON.stringify({ path: event.rawPath }) });
+    });
+    const first = await fetch(`${url}/things/1`);
+    expect(first.status).toBe(500);
+    expect(await first.json()).toEqual({
+      error: { code: 'internal_error', message: 'Internal server error' },
+    });
+    const second = await fetch(`${url}/things/1`);
+    expect(second.status).toBe(200);
+    expect(await second.json()).toEqual({ path: '/things/1' });
+    await fetch(`${url}/things`);
+    expect(attempts).toBe(2);
+  });
+
+  it('answers from intercept before routing', async () => {
+    const url = await serve(
+      async () => async () => ({ statusCode: 200 }),
+      () => ({ status: 503, body: { error: { code: 'not_ready', message: 'starting' } } }),
+    );
+    const res = await fetch(`${url}/things`);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('content-type')).toBe('application/json');
+  });
+});
