@@ -218,6 +218,9 @@ async function main() {
       writeSection(resolve(ROOT, 'docs/benchmarks.md'), 'bench:api', section);
       say('\nWritten to docs/benchmarks.md');
     }
+  } catch (err) {
+    say(`\nThe stack's last output:\n${stack.tail()}`);
+    throw err;
   } finally {
     ceiling.destroy();
     await stack.stop();

@@ -59,5 +59,64 @@ export const COORDINATOR_API: ApiFunction[] = [
   },
 ];
 
-/** Filled in by the file-service work (issue 4). */
-export const FILES_API: ApiFunction[] = [];
+/** Every spelling of a download-style path: study|study_id, file|files, with and without /version/{versionId}. */
+const downloadStyle = (prefix: string) =>
+  ['study', 'study_id'].flatMap((study) =>
+    ['file', 'files'].flatMap((file) => {
+      const base = `${prefix}/${study}/{studyId}/${file}/{fileId}`;
+      return [base, `${base}/version/{versionId}`];
+    }),
+  );
+
+/** The study file service (issue 4), a separate HttpApi. Routes are described in docs/files.md. */
+export const FILES_API: ApiFunction[] = [
+  {
+    name: 'FilesHealth',
+    entry: 'functions/coordinator/handlers/health.ts',
+    paths: ['/health'],
+    tables: {},
+  },
+  {
+    name: 'FilesDownload',
+    entry: 'functions/files/handlers/download.ts',
+    paths: downloadStyle('/download'),
+    tables: { files: 'rw' },
+  },
+  {
+    name: 'FilesSignedUrl',
+    entry: 'functions/files/handlers/signed-url.ts',
+    paths: downloadStyle('/signed-url'),
+    tables: { files: 'rw' },
+  },
+  {
+    name: 'Files',
+    entry: 'functions/files/handlers/files.ts',
+    paths: [
+      '/studies/{studyId}/files',
+      '/files/{fileId}',
+      '/files/{fileId}/versions',
+      '/files/{fileId}/versions/{versionId}',
+      '/files/{fileId}/versions/{versionId}/confirm',
+      '/files/{fileId}/versions/{versionId}/upload-urls',
+    ],
+    tables: { files: 'rw', studies: 'r' },
+  },
+  {
+    name: 'FilesDevTokens',
+    entry: 'functions/files/handlers/dev-tokens.ts',
+    paths: ['/developer-tokens', '/developer-tokens/{name}'],
+    tables: { files: 'rw' },
+  },
+  {
+    name: 'FilesAudit',
+    entry: 'functions/files/handlers/audit.ts',
+    paths: ['/audit'],
+    tables: { files: 'r' },
+  },
+  {
+    name: 'FilesGraphql',
+    entry: 'functions/files/handlers/graphql.ts',
+    paths: ['/graphql'],
+    tables: { files: 'rw', studies: 'r' },
+  },
+];

@@ -6,7 +6,10 @@ import { FilesStack } from './files-stack.js';
 import { readSettings, removalPolicies, type Settings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
 
-const S3_LOGS_POLICY_FLAG = '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy';
+const FEATURE_FLAGS = {
+  '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
+  '@aws-cdk/core:defaultCrossStackReferences': 'strong',
+};
 
 export interface ReleaseCoordinatorApp {
   settings: Settings;
@@ -30,9 +33,11 @@ export interface BuildOptions {
 export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinatorApp {
   const settings = readSettings(app.node);
   // Access-log delivery through a bucket policy instead of the legacy ACL, so every bucket can stay
-  // BucketOwnerEnforced (ACLs disabled).
-  if (app.node.tryGetContext(S3_LOGS_POLICY_FLAG) === undefined)
-    app.node.setContext(S3_LOGS_POLICY_FLAG, true);
+  // BucketOwnerEnforced (ACLs disabled); and CloudFormation exports for cross-stack references, stated rather
+  // than defaulted, so a future CDK default cannot silently change how the stacks are coupled.
+  for (const [flag, value] of Object.entries(FEATURE_FLAGS)) {
+    if (app.node.tryGetContext(flag) === undefined) app.node.setContext(flag, value);
+  }
   const env = options.env ?? {
     account: process.env.CDK_DEFAULT_ACCOUNT,
     region: process.env.CDK_DEFAULT_REGION,

@@ -53,14 +53,16 @@ export interface CognitoAuthProps {
 
 /**
  * Cognito as the default identity provider: a user pool with the role groups `admin` and `service` (study groups
- * are further groups named after study ids), a resource server with the `admin` and `service` scopes, and three
+ * are further groups named after study ids), a resource server with the `admin` and `service` scopes, and four
  * clients: the coordinator's own client-credentials client (its secret copied into Secrets Manager for the
- * functions), a client-credentials client for task services, and a public client for people.
+ * functions), client-credentials clients for task services (service) and for automation (admin), and a public
+ * client for people.
  */
 export class CognitoAuth extends Construct {
   readonly userPool: UserPool;
   readonly coordinatorClient: UserPoolClient;
   readonly taskServiceClient: UserPoolClient;
+  readonly adminClient: UserPoolClient;
   readonly userClient: UserPoolClient;
   readonly coordinatorClientSecret: Secret;
   readonly tokenUrl: string;
@@ -132,11 +134,14 @@ export class CognitoAuth extends Construct {
     // The coordinator calls task services with this token; it needs no more than the service role.
     this.coordinatorClient = machineClient('CoordinatorClient', [serviceScope]);
     this.taskServiceClient = machineClient('TaskServiceClient', [serviceScope]);
-    // People (admins, study members) sign in with SRP from a CLI or app; no hosted-UI OAuth flows.
+    // For automation that administers the registry; its secret is readable only with Cognito admin rights.
+    this.adminClient = machineClient('AdminClient', [adminScope]);
+    // People (admins, study members) sign in from an app (SRP) or the AWS CLI (password, over TLS, then the TOTP
+    // challenge); no hosted-UI OAuth flows.
     this.userClient = this.userPool.addClient('UserClient', {
       generateSecret: false,
       disableOAuth: true,
-      authFlows: { userSrp: true },
+      authFlows: { userSrp: true, userPassword: true },
       accessTokenValidity: Duration.hours(1),
       idTokenValidity: Duration.hours(1),
       preventUserExistenceErrors: true,
@@ -160,6 +165,7 @@ export class CognitoAuth extends Construct {
     new CfnOutput(this, 'CoordinatorClientId', { value: this.coordinatorClient.userPoolClientId });
     new CfnOutput(this, 'CoordinatorClientSecretArn', { value: this.coordinatorClientSecret.secretArn });
     new CfnOutput(this, 'TaskServiceClientId', { value: this.taskServiceClient.userPoolClientId });
+    new CfnOutput(this, 'AdminClientId', { value: this.adminClient.userPoolClientId });
     new CfnOutput(this, 'UserClientId', { value: this.userClient.userPoolClientId });
   }
 
@@ -212,7 +218,7 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
     const issuer = cognito.issuer;
     return {
       issuer,
-      audience: [cognito.coordinatorClient, cognito.taskServiceClient, cognito.userClient].map(
+      audience: [cognito.coordinatorClient, cognito.taskServiceClient, cognito.adminClient, cognito.userClient].map(
         (c) => c.userPoolClientId,
       ),
       jwksUri: `${issuer}/.well-known/jwks.json`,

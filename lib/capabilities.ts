@@ -11,6 +11,11 @@ export interface Capabilities {
   orchestration?: boolean;
   /** Calls task services with the coordinator's own client-credentials token, so reads the client secret. */
   coordinatorToken?: boolean;
+  /**
+   * Objects of the study files bucket: `read` serves and presigns downloads, `readwrite` also uploads (single and
+   * multipart) and deletes. Presigned URLs act with the signing function's rights, so these bound them too.
+   */
+  filesBucket?: 'read' | 'readwrite';
 }
 
 export const CAPABILITIES: Record<string, Capabilities> = {
@@ -24,8 +29,13 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   HealthCheck: { orchestration: true, coordinatorToken: true },
   // POST/PATCH /task-services probe GET {url}/status with the coordinator's token.
   TaskServices: { coordinatorToken: true },
-  // Sends initialize/start/get_status/publish/cancel to every task service.
-  ReleaseStep: { coordinatorToken: true },
+  // Sends initialize/start/get_status/publish/cancel to every task service; continues a long-running release in a
+  // fresh execution (StartExecution) before it reaches the execution history limit.
+  ReleaseStep: { coordinatorToken: true, orchestration: true },
+  // GET /download/...: small objects through the function, larger ones by a 302 to a presigned GET.
+  FilesDownload: { filesBucket: 'read' },
+  // Uploads (presigned PUT, multipart), confirmation (HeadObject with checksums), deletion of files and versions.
+  Files: { filesBucket: 'readwrite' },
 };
 
 export const capabilitiesOf = (name: string): Capabilities => CAPABILITIES[name] ?? {};

@@ -23,9 +23,6 @@ export interface CoordinatorStackProps extends StackProps {
   filesBucketExportName: string;
   /** The Cognito construct of the auth stack; absent with an external OIDC issuer. */
   cognito?: CognitoAuth;
-  /** Manifests; the defaults are the real ones (tests may pass their own). */
-  api?: ApiFunction[];
-  workers?: WorkerFunction[];
 }
 
 /**
@@ -43,8 +40,8 @@ export class CoordinatorStack extends Stack {
   constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
     super(scope, id, props);
     const { settings } = props;
-    const apiManifest = props.api ?? COORDINATOR_API;
-    const workers = props.workers ?? WORKER_FUNCTIONS;
+    const apiManifest = COORDINATOR_API;
+    const workers = WORKER_FUNCTIONS;
     this.auth = resolveAuth(this, settings, props.cognito);
     this.filesBucket = Bucket.fromBucketName(
       this,
@@ -78,10 +75,7 @@ export class CoordinatorStack extends Stack {
       const writesEvents = entry.tables.coordinator === 'rw';
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
-        description:
-          kind === 'http'
-            ? `Coordinator API: ${(entry as ApiFunction).paths.join(' ')}`
-            : `Coordinator worker: ${entry.name}`,
+        description: `Coordinator ${kind === 'http' ? 'API' : 'worker'}: ${entry.name} (${entry.entry})`,
         environment: { ...baseEnv, ...(writesEvents ? this.events.env : {}) },
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
         memorySize: settings.functionMemoryMb,

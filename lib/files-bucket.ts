@@ -86,30 +86,26 @@ export class FilesBucket extends Construct {
 }
 
 /**
- * What the file service needs, and nothing else: object reads (HeadObject is s3:GetObject), writes and multipart
- * uploads (CreateMultipartUpload, UploadPart and CompleteMultipartUpload are s3:PutObject), deletes, and the
- * checksum/size lookup of an upload confirmation. s3:ListBucket on the bucket itself makes a missing key answer
- * 404 instead of 403 and lets a file's objects be found by prefix when it is deleted.
+ * What the file service needs, and nothing else. `read`: GetObject (which also covers HeadObject and presigned
+ * GETs). `readwrite`: also PutObject (which covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload),
+ * AbortMultipartUpload and DeleteObject (DeleteObjects is authorized per key). Both get s3:ListBucket on the bucket
+ * itself, so that a missing key answers 404 instead of 403 (the store treats 404 as "not uploaded").
  */
-export function grantFileAccess(bucket: IBucket, grantee: IGrantable): void {
+export function grantFileAccess(bucket: IBucket, grantee: IGrantable, level: 'read' | 'readwrite'): void {
   grantee.grantPrincipal.addToPrincipalPolicy(
     new PolicyStatement({
       sid: 'StudyFileObjects',
-      actions: [
-        's3:GetObject',
-        's3:GetObjectAttributes',
-        's3:PutObject',
-        's3:DeleteObject',
-        's3:AbortMultipartUpload',
-        's3:ListMultipartUploadParts',
-      ],
+      actions:
+        level === 'read'
+          ? ['s3:GetObject']
+          : ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'],
       resources: [bucket.arnForObjects('*')],
     }),
   );
   grantee.grantPrincipal.addToPrincipalPolicy(
     new PolicyStatement({
-      sid: 'StudyFileListing',
-      actions: ['s3:ListBucket', 's3:ListBucketMultipartUploads'],
+      sid: 'StudyFileMissingKeys',
+      actions: ['s3:ListBucket'],
       resources: [bucket.bucketArn],
     }),
   );

@@ -2,9 +2,9 @@ import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { type ApiFunction, FILES_API } from './api-manifest.js';
+import { FILES_API } from './api-manifest.js';
 import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
-import { timeoutSecondsOf } from './capabilities.js';
+import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
 import { grantFileAccess } from './files-bucket.js';
 import { commonEnvironment } from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
@@ -19,14 +19,12 @@ export interface FilesStackProps extends StackProps {
   /** Export name of the files bucket's name (StatefulStack.filesBucketExportName). */
   filesBucketExportName: string;
   cognito?: CognitoAuth;
-  /** Manifest; the default is FILES_API (tests may pass their own). */
-  api?: ApiFunction[];
 }
 
 /**
- * The stateless study file service: a separate HTTP API with one function per FILES_API entry. Every function may
- * use the files bucket's objects (presigning is done with the function's own credentials, so the role must hold
- * the permissions the URLs grant) and the tables its manifest entry names.
+ * The stateless study file service: a separate HTTP API with one function per FILES_API entry. Each function may
+ * use the tables its manifest entry names and, where lib/capabilities.ts says so, the objects of the files bucket
+ * (presigned URLs act with the signing function's rights, so the role bounds them too).
  */
 export class FilesStack extends Stack {
   readonly functions: Record<string, ServiceFunction> = {};
@@ -37,7 +35,7 @@ export class FilesStack extends Stack {
   constructor(scope: Construct, id: string, props: FilesStackProps) {
     super(scope, id, props);
     const { settings } = props;
-    const manifest = props.api ?? FILES_API;
+    const manifest = FILES_API;
     this.auth = resolveAuth(this, settings, props.cognito);
     this.filesBucket = Bucket.fromBucketName(
       this,
@@ -58,7 +56,7 @@ export class FilesStack extends Stack {
     for (const entry of manifest) {
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
-        description: `File service API: ${entry.paths.join(' ')}`,
+        description: `File service API: ${entry.name} (${entry.entry})`,
         environment: env,
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, 'http', settings)),
         memorySize: settings.functionMemoryMb,
@@ -66,12 +64,15 @@ export class FilesStack extends Stack {
         tableAccess: entry.tables,
         tables: props.tables,
       });
-      grantFileAccess(this.filesBucket, fn.fn);
-      acknowledgeWildcardResource(
-        fn.role,
-        this.filesBucket.arnForObjects('*'),
-        'Object keys are created per file version at run time; the grant covers the objects of this one bucket.',
-      );
+      const bucketAccess = capabilitiesOf(entry.name).filesBucket;
+      if (bucketAccess) {
+        grantFileAccess(this.filesBucket, fn.fn, bucketAccess);
+        acknowledgeWildcardResource(
+          fn.role,
+          this.filesBucket.arnForObjects('*'),
+          'Object keys are created per file version at run time; the grant covers the objects of this one bucket.',
+        );
+      }
       this.functions[entry.name] = fn;
     }
 

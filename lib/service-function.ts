@@ -5,7 +5,7 @@ import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { TableKey } from './table-definitions.js';
@@ -80,6 +80,7 @@ export class ServiceFunction extends Construct {
         sourceMap: true,
         sourcesContent: false,
         forceDockerBundling: false,
+        logLevel: LogLevel.WARNING,
         bundleAwsSDK: true,
         mainFields: ['module', 'main'],
         // CommonJS dependencies inside an ESM bundle still call require().

@@ -253,10 +253,9 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
   const close = (execution: Execution, status: Status, extra: Partial<Execution> = {}) => {
     if (execution.status !== 'RUNNING') return;
     Object.assign(execution, extra, { status, stopDate: Date.now() / 1000 });
-    for (const token of [...execution.tokens]) {
-      const w = settleWaiter(token);
-      w?.reject(named('ExecutionAborted', 'execution stopped'));
-    }
+    // Resolve (not reject) the abandoned waits: the library's loop then sees the abort and stops quietly, where a
+    // rejection would surface as an unhandled ExecutionError after the run already settled.
+    for (const token of [...execution.tokens]) settleWaiter(token)?.resolve({ aborted: true });
     closed.push(execution.arn);
     while (closed.length > keepClosed) executions.delete(closed.shift() as string);
   };
@@ -514,7 +513,7 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
         e.abort();
         close(e, 'ABORTED', { error: 'Local.Stopped', cause: 'local Step Functions endpoint stopped' });
       }
-      for (const token of [...waiters.keys()]) settleWaiter(token)?.reject(named('ExecutionAborted', 'stopped'));
+      for (const token of [...waiters.keys()]) settleWaiter(token)?.resolve({ aborted: true });
       server.closeAllConnections();
       await new Promise<void>((ok) => server.close(() => ok()));
       await Promise.race([Promise.all(live.map((e) => e.done)), new Promise((r) => setTimeout(r, 2000))]);

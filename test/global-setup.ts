@@ -12,6 +12,12 @@ declare module 'vitest' {
  * (test/helpers/tables.ts), so files never see each other's data.
  */
 export default async function setup(project: TestProject) {
+  // Another DynamoDB endpoint (e.g. LocalStack, see docs/deploy.md) instead of starting DynamoDB Local.
+  const external = process.env.TEST_DYNAMODB_ENDPOINT;
+  if (external) {
+    project.provide('ddbEndpoint', external);
+    return;
+  }
   const ddb = await startDynamoLocal();
   project.provide('ddbEndpoint', ddb.endpoint);
   return async () => {

@@ -12,8 +12,8 @@ export interface StackEndpoints {
   dynamodb: string;
   /** Stops the stack if the benchmark started it. */
   stop(): Promise<void>;
-  /** Where the stack's output went, for post-mortems. */
-  logFile?: string;
+  /** The last lines the stack printed (empty for a stack the benchmark did not start), for post-mortems. */
+  tail(lines?: number): string;
 }
 
 /**
@@ -27,6 +27,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
       idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
       dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
       stop: async () => {},
+      tail: () => '',
     };
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-stack-'));
@@ -71,6 +72,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     idp: `http://127.0.0.1:${ports.IDP_PORT}`,
     dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
     stop,
-    logFile,
+    tail: (lines = 40) =>
+      existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n') : '',
   };
 }

@@ -119,3 +119,10 @@ export function eventPublisherFromEnv(env: NodeJS.ProcessEnv = process.env): Eve
   if (cfg.EVENTS_BUS_NAME) return bestEffort(new EventBridgePublisher(eventBridgeClient(), cfg.EVENTS_BUS_NAME, base));
   return noEventPublisher;
 }
+
+let shared: EventPublisher | undefined;
+/** One publisher per container, configured from the env at first use. */
+export function eventPublisher(): EventPublisher {
+  shared ??= eventPublisherFromEnv();
+  return shared;
+}

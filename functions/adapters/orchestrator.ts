@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ReleaseOrchestrator } from '../coordinator/ports.js';
 import { parseEnv } from '../shared/config.js';
 import { log } from '../shared/log.js';
+import { sfnOrchestration } from './sfn-orchestrator.js';
 
 /**
  * Picks the ReleaseOrchestrator adapter by configuration, never by "am I local": with RELEASE_STATE_MACHINE_ARN the
@@ -21,12 +22,11 @@ export const noopOrchestrator: ReleaseOrchestrator = {
 };
 
 /**
- * The Step Functions adapter: StartExecution named after the release id, wake/cancel through the task-token latch.
- * Filled in by the orchestration work (functions/adapters/sfn-orchestrator.ts); until then it refuses to start so a
- * configured state machine is never silently ignored.
+ * The Step Functions adapter (functions/adapters/sfn-orchestrator.ts): StartExecution named after the release id,
+ * wake/cancel through the task-token latch.
  */
 export function createSfnReleaseOrchestrator(stateMachineArn: string): ReleaseOrchestrator {
-  throw new Error(`Step Functions orchestrator for ${stateMachineArn} is not implemented yet`);
+  return sfnOrchestration(stateMachineArn).orchestrator;
 }
 
 export function createReleaseOrchestrator(env: NodeJS.ProcessEnv = process.env): ReleaseOrchestrator {

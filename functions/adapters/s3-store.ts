@@ -90,7 +90,9 @@ export class S3ObjectStore implements ObjectStore {
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {
     try {
-      await this.s3.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+      await this.s3.send(
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
+      );
     } catch (err) {
       // Already completed or aborted: nothing left to clean up.
       if (!isNotFound(err) && (err as { name?: string }).name !== 'NoSuchUpload') throw err;
@@ -152,7 +154,8 @@ export class S3ObjectStore implements ObjectStore {
         }),
       );
       const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
-      if (failed.length) throw new Error(`S3 could not delete ${failed.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
+      if (failed.length)
+        throw new Error(`S3 could not delete ${failed.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { ChangeConflictError } from '../adapters/dynamodb/common.js';
+import { eventPublisher } from '../adapters/event-publisher.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import { releaseStateEvent } from './event-messages.js';
 import { isTerminalRelease, type ReleaseAggregate } from './model.js';
@@ -22,12 +23,13 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
   if (release.state !== 'staged')
     throw new ConflictError(`The release in state ${release.state} may not be published; it must be staged`);
   try {
-    await deps.releases.applyChange({
+    const written = await deps.releases.applyChange({
       releaseId: id,
       expectState: 'staged',
       toState: 'publishing',
       events: [releaseStateEvent(release, 'staged', 'publishing')],
     });
+    await eventPublisher().publish(written);
   } catch (err) {
     if (err instanceof ChangeConflictError)
       throw new ConflictError(`Release ${id} is no longer staged; it may not be published`);
@@ -53,12 +55,13 @@ export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<Re
       return agg;
     }
     try {
-      await deps.releases.applyChange({
+      const written = await deps.releases.applyChange({
         releaseId: id,
         expectState: release.state,
         toState: 'canceling',
         events: [releaseStateEvent(release, release.state, 'canceling')],
       });
+      await eventPublisher().publish(written);
     } catch (err) {
       if (err instanceof ChangeConflictError) continue; // the state moved under us: look again
       throw err;

@@ -1,4 +1,6 @@
 import { ChangeConflictError } from '../adapters/dynamodb/common.js';
+import { eventPublisher } from '../adapters/event-publisher.js';
+import { failTasks } from '../orchestration/changes.js';
 import { ConflictError, ValidationError } from '../shared/errors.js';
 import { taskStateEvent } from './event-messages.js';
 import type { Task, TaskState } from './model.js';
@@ -11,9 +13,11 @@ import { getTask } from './tasks.js';
  * on the state we read, and carries the task's state-change event.
  */
 export const TASK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
-  pending: ['running', 'failed', 'canceled'],
+  // pending -> staged and staged -> published: a fast service reports the end of its work before the coordinator
+  // has recorded the reply to start (running) or publish (publishing).
+  pending: ['running', 'staged', 'failed', 'canceled'],
   running: ['staged', 'failed', 'canceled'],
-  staged: ['publishing', 'failed', 'canceled'],
+  staged: ['publishing', 'published', 'failed', 'canceled'],
   publishing: ['published', 'failed', 'canceled'],
   published: [],
   canceled: [],
@@ -59,12 +63,32 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
     if (changes && !TASK_TRANSITIONS[task.state].includes(to))
       throw new ConflictError(`Task ${id} may not change from ${task.state} to ${to}`);
     const progress = report.progress ?? task.progress;
+    if (changes && (to === 'failed' || to === 'canceled')) {
+      // The task's end takes its release with it (issue 3, Failures): task failed/canceled and release canceling
+      // in one transaction; the execution then cancels the other tasks.
+      const outcome = await failTasks(
+        { releases: deps.releases, publisher: eventPublisher() },
+        task.releaseId,
+        [
+          {
+            taskId: id,
+            to,
+            onlyFrom: [task.state],
+            reason: `task service "${task.serviceName}" (${task.taskServiceId}) reported it ${to} (PATCH /tasks/${id})`,
+          },
+        ],
+      );
+      if (outcome === 'unchanged') continue; // reported concurrently: judge against the new state
+      if (outcome === 'canceling') await deps.orchestrator.cancel(task.releaseId);
+      return getTask(deps, id);
+    }
     try {
-      await deps.releases.applyChange({
+      const written = await deps.releases.applyChange({
         releaseId: task.releaseId,
         tasks: [{ taskId: id, expectState: task.state, toState: changes ? to : undefined, progress }],
         events: changes ? [taskStateEvent(task, task.state, to)] : [],
       });
+      await eventPublisher().publish(written);
     } catch (err) {
       if (err instanceof ChangeConflictError) continue; // reported concurrently: judge against the new state
       throw err;

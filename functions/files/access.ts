@@ -50,7 +50,9 @@ export function requireStudyRead(caller: Caller, studyId: string): void {
 export function requireStudyWrite(caller: Caller, studyId: string): void {
   requireAuthenticated(caller);
   if (caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId))) return;
-  throw new ForbiddenError(`Uploading to study ${studyId} requires the admin role or membership of the study`);
+  throw new ForbiddenError(
+    `Uploading to study ${studyId} requires the admin role or membership of the study`,
+  );
 }
 
 /** Reading records whose study is only known after the lookup (GET /files/<id>): a caller with no study at all is refused first. */

@@ -16,7 +16,11 @@ export interface AuditFields {
 }
 
 /** One audit record: who (JWT sub or developer token), what (action, version), how (credential kind), when. */
-export function newAudit(deps: Pick<FilesDeps, 'clock'>, fields: AuditFields, info: RequestInfo): AuditRecord {
+export function newAudit(
+  deps: Pick<FilesDeps, 'clock'>,
+  fields: AuditFields,
+  info: RequestInfo,
+): AuditRecord {
   return {
     id: randomUUID(),
     at: nowIso(deps.clock),

@@ -1,13 +1,7 @@
 import { NotFoundError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
-import {
-  type Caller,
-  actorOf,
-  methodOf,
-  requireAdmin,
-  requireAnyStudy,
-  requireStudyRead,
-} from './access.js';
+import { log } from '../shared/log.js';
+import { actorOf, type Caller, methodOf, requireAdmin, requireAnyStudy, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
 import type { FilesDeps, Listing } from './ports.js';
@@ -20,7 +14,10 @@ export async function listStudyFiles(
   page: Page,
 ): Promise<Listing<FileRecord>> {
   requireStudyRead(caller, studyId);
-  const [exists, listing] = await Promise.all([deps.studies.exists(studyId), deps.files.listFiles(studyId, page)]);
+  const [exists, listing] = await Promise.all([
+    deps.studies.exists(studyId),
+    deps.files.listFiles(studyId, page),
+  ]);
   if (!exists && listing.count === 0) throw new NotFoundError(`No study ${studyId}`);
   return listing;
 }
@@ -62,13 +59,24 @@ export function latestAvailable(versions: VersionRecord[]): VersionRecord | null
   let best: VersionRecord | null = null;
   for (const v of versions) {
     if (v.state !== 'available') continue;
-    if (!best || v.created_at > best.created_at || (v.created_at === best.created_at && v.id > best.id)) best = v;
+    if (!best || v.created_at > best.created_at || (v.created_at === best.created_at && v.id > best.id))
+      best = v;
   }
   return best;
 }
 
+/** Aborting an open multipart upload is best effort: the bucket's lifecycle rule aborts any that remain. */
+export async function abortQuietly(deps: FilesDeps, v: VersionRecord): Promise<void> {
+  if (!v.multipart) return;
+  try {
+    await deps.store.abortMultipart(v.key, v.multipart.upload_id);
+  } catch (err) {
+    log.warn('could not abort a multipart upload', { key: v.key, error: (err as Error).message });
+  }
+}
+
 async function removeObjects(deps: FilesDeps, versions: VersionRecord[]): Promise<void> {
-  for (const v of versions) if (v.multipart) await deps.store.abortMultipart(v.key, v.multipart.upload_id);
+  for (const v of versions) await abortQuietly(deps, v);
   await deps.store.delete(versions.map((v) => v.key));
 }
 
@@ -108,7 +116,12 @@ export async function deleteVersion(
  * Deletes a file, every version and every object. The file is first marked so it takes no new version, then the
  * objects go, then the records.
  */
-export async function deleteFile(deps: FilesDeps, caller: Caller, fileId: string, info: RequestInfo): Promise<void> {
+export async function deleteFile(
+  deps: FilesDeps,
+  caller: Caller,
+  fileId: string,
+  info: RequestInfo,
+): Promise<void> {
   requireAdmin(caller);
   if (!(await deps.files.beginDelete(fileId))) throw new NotFoundError(`No file ${fileId}`);
   const found = await deps.files.getFileWithVersions(fileId);

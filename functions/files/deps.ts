@@ -1,6 +1,6 @@
 import { documentClient, s3Client } from '../adapters/aws.js';
-import { DynamoFileRepository } from '../adapters/dynamodb/files-repository.js';
 import { DynamoAuditLog } from '../adapters/dynamodb/files-audit.js';
+import { DynamoFileRepository } from '../adapters/dynamodb/files-repository.js';
 import { DynamoDevTokenRepository, DynamoSignedTokenRepository } from '../adapters/dynamodb/files-tokens.js';
 import { DynamoStudyRepository } from '../adapters/dynamodb/studies.js';
 import { S3ObjectStore } from '../adapters/s3-store.js';

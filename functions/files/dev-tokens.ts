@@ -1,7 +1,7 @@
 import { nowIso } from '../shared/clock.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
-import { type Caller, actorOf, requireAdmin } from './access.js';
+import { actorOf, type Caller, requireAdmin } from './access.js';
 import { newAudit } from './audit.js';
 import type { DevTokenRecord, RequestInfo } from './model.js';
 import type { FilesDeps, Listing } from './ports.js';
@@ -36,7 +36,11 @@ export async function createDevToken(
   return { record, secret };
 }
 
-export async function listDevTokens(deps: FilesDeps, caller: Caller, page: Page): Promise<Listing<DevTokenRecord>> {
+export async function listDevTokens(
+  deps: FilesDeps,
+  caller: Caller,
+  page: Page,
+): Promise<Listing<DevTokenRecord>> {
   requireAdmin(caller);
   return deps.devTokens.list(page);
 }
@@ -49,7 +53,11 @@ export async function deleteDevToken(
 ): Promise<void> {
   requireAdmin(caller);
   const deleted = await deps.devTokens.delete(name, () =>
-    newAudit(deps, { action: 'dev_token.delete', method: 'bearer', actor: actorOf(caller), devToken: name }, info),
+    newAudit(
+      deps,
+      { action: 'dev_token.delete', method: 'bearer', actor: actorOf(caller), devToken: name },
+      info,
+    ),
   );
   if (!deleted) throw new NotFoundError(`No developer token named "${name}"`);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isoMicros, nowIso } from '../shared/clock.js';
 import { NotFoundError, UnauthorizedError } from '../shared/errors.js';
-import { type Caller, actorOf, methodOf, requireStudyRead } from './access.js';
+import { actorOf, type Caller, methodOf, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
 import type { AuditMethod, RequestInfo, VersionRecord } from './model.js';
@@ -76,7 +76,9 @@ export async function resolveVersion(deps: FilesDeps, target: DownloadTarget): P
     const v = await deps.files.getVersion(target.fileId, target.versionId);
     // A version of another file is simply not found under this file; a pending upload is not downloadable.
     if (!v || v.study_id !== target.studyId || v.state !== 'available')
-      throw new NotFoundError(`No available version ${target.versionId} of file ${target.fileId} in study ${target.studyId}`);
+      throw new NotFoundError(
+        `No available version ${target.versionId} of file ${target.fileId} in study ${target.studyId}`,
+      );
     return v;
   }
   const found = await deps.files.getFileWithVersions(target.fileId);

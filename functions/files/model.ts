@@ -14,7 +14,10 @@ export const DevTokenName = z
   .string()
   .min(1)
   .max(100)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9 ._-]*$/, 'letters, digits, space, dot, underscore and dash; starts with a letter or digit');
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9 ._-]*$/,
+    'letters, digits, space, dot, underscore and dash; starts with a letter or digit',
+  );
 
 export const VERSION_STATES = ['pending', 'available', 'failed'] as const;
 export type VersionState = (typeof VERSION_STATES)[number];

@@ -72,7 +72,10 @@ export interface DevTokenRepository {
 
 export interface AuditLog {
   record(entry: AuditRecord): Promise<void>;
-  query(filter: { studyId?: string; fileId?: string; actor?: string }, page: Page): Promise<Listing<AuditRecord>>;
+  query(
+    filter: { studyId?: string; fileId?: string; actor?: string },
+    page: Page,
+  ): Promise<Listing<AuditRecord>>;
 }
 
 export interface StudyDirectory {
@@ -102,7 +105,10 @@ export interface ObjectStore {
   /** Hex SHA-256 of the stored bytes, streamed. */
   hash(key: string): Promise<string>;
   read(key: string): Promise<Uint8Array>;
-  presignGet(key: string, opts: { contentDisposition: string; contentType: string; expiresIn: number }): Promise<string>;
+  presignGet(
+    key: string,
+    opts: { contentDisposition: string; contentType: string; expiresIn: number },
+  ): Promise<string>;
   delete(keys: string[]): Promise<void>;
 }
 

@@ -1,8 +1,9 @@
 import { isoMicros, nowIso } from '../shared/clock.js';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
-import { type Caller, actorOf, methodOf, requireAuthenticated, requireStudyWrite } from './access.js';
+import { actorOf, type Caller, methodOf, requireAuthenticated, requireStudyWrite } from './access.js';
 import { newAudit } from './audit.js';
+import { abortQuietly } from './catalog.js';
 import type { FilesConfig } from './config.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
 import type { FilesDeps } from './ports.js';
@@ -48,7 +49,10 @@ export interface UploadStarted {
 }
 
 /** Single PUT up to the threshold; above it, parts of at least the configured size and never more than 10,000. */
-export function uploadPlan(size: number, config: FilesConfig): { partSize: number; partCount: number } | null {
+export function uploadPlan(
+  size: number,
+  config: FilesConfig,
+): { partSize: number; partCount: number } | null {
   if (size <= config.MULTIPART_THRESHOLD_BYTES) return null;
   const minimum = Math.ceil(Math.ceil(size / MAX_PARTS) / MiB) * MiB;
   const partSize = Math.max(config.MULTIPART_PART_SIZE_BYTES, minimum);
@@ -159,7 +163,7 @@ export async function createFile(
     );
     const outcome = await deps.files.createFile(file, version, audit);
     if (outcome === 'created') return { file, version, upload: await instructions(deps, version) };
-    if (version.multipart) await deps.store.abortMultipart(version.key, version.multipart.upload_id);
+    await abortQuietly(deps, version);
   }
   throw new Error('Could not find a free file id');
 }
@@ -178,7 +182,12 @@ export async function createVersion(
   requireStudyWrite(caller, file.study_id);
   checkSize(deps.config, input.size);
   for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
-    const version = await newVersion(deps, caller, { studyId: file.study_id, fileId, versionId: newId('FV') }, input);
+    const version = await newVersion(
+      deps,
+      caller,
+      { studyId: file.study_id, fileId, versionId: newId('FV') },
+      input,
+    );
     const audit = newAudit(
       deps,
       {
@@ -193,7 +202,7 @@ export async function createVersion(
     );
     const outcome = await deps.files.addVersion(version, audit);
     if (outcome === 'created') return { file, version, upload: await instructions(deps, version) };
-    if (version.multipart) await deps.store.abortMultipart(version.key, version.multipart.upload_id);
+    await abortQuietly(deps, version);
     if (outcome === 'file_missing') throw new NotFoundError(`No file ${fileId}`);
   }
   throw new Error('Could not find a free version id');
@@ -260,7 +269,8 @@ export async function confirmUpload(
     throw new ConflictError(`Version ${versionId} failed verification; upload a new version instead`);
 
   if (v.multipart) {
-    if (!parts?.length) throw ValidationError.field('parts', 'a multipart upload is confirmed with its parts');
+    if (!parts?.length)
+      throw ValidationError.field('parts', 'a multipart upload is confirmed with its parts');
     const result = await deps.store.completeMultipart(
       v.key,
       v.multipart.upload_id,
@@ -298,7 +308,9 @@ export async function confirmUpload(
   if (problem) {
     await deps.store.delete([v.key]);
     await deps.files.finishUpload(v, { state: 'failed', confirmedAt }, audit);
-    throw new UploadMismatchError(`The uploaded object does not match: its ${problem}. The version is marked failed.`);
+    throw new UploadMismatchError(
+      `The uploaded object does not match: its ${problem}. The version is marked failed.`,
+    );
   }
   const done = await deps.files.finishUpload(v, { state: 'available', confirmedAt }, audit);
   if (!done) {

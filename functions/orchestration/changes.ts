@@ -41,7 +41,7 @@ const releaseItems = (p: ReleasePart) =>
  * did. A chunk that lost a race leaves earlier chunks written; callers re-plan from a fresh load, which sees them.
  */
 export async function commit(
-  deps: Pick<OrchestrationDeps, 'releases' | 'events'>,
+  deps: Pick<OrchestrationDeps, 'releases' | 'publisher'>,
   releaseId: string,
   tasks: TaskPart[],
   release: ReleasePart,
@@ -75,7 +75,7 @@ export async function commit(
   }
   const write = async (change: ReleaseChange) => {
     const written = await deps.releases.applyChange(change);
-    await deps.events.publish(written);
+    await deps.publisher.publish(written);
   };
   for (const chunk of chunks) {
     if (chunk.length === 0) continue;
@@ -131,6 +131,8 @@ export interface TaskFailure {
   reason: string;
   /** Fail the task only if it is still in one of these states (health check: work in progress only). */
   onlyFrom?: readonly TaskState[];
+  /** `canceled` when the task service itself reports the task canceled; the release then ends canceled. */
+  to?: 'failed' | 'canceled';
 }
 
 export type FailOutcome = 'canceling' | 'terminal' | 'missing' | 'unchanged';
@@ -142,7 +144,7 @@ export type FailOutcome = 'canceling' | 'terminal' | 'missing' | 'unchanged';
  * callers outside the execution wake it afterwards.
  */
 export async function failTasks(
-  deps: Pick<OrchestrationDeps, 'releases' | 'events'>,
+  deps: Pick<OrchestrationDeps, 'releases' | 'publisher'>,
   releaseId: string,
   failures: readonly TaskFailure[],
   loaded?: ReleaseAggregate,
@@ -157,7 +159,7 @@ export async function failTasks(
       const task = byId.get(f.taskId);
       if (!task || task.state === 'failed' || task.state === 'canceled') continue;
       if (f.onlyFrom && !f.onlyFrom.includes(task.state)) continue;
-      parts.push(taskPart(task, 'failed', undefined, f.reason));
+      parts.push(taskPart(task, f.to ?? 'failed', undefined, f.reason));
     }
     if (parts.length === 0 && agg.release.state === 'canceling') return 'unchanged';
     if (parts.length === 0 && failures.length > 0 && failures.every((f) => f.onlyFrom)) return 'unchanged';

@@ -33,23 +33,20 @@ export async function runHealthChecks(
 ): Promise<HealthReport> {
   const services = await deps.services.all();
   const report: HealthReport = { checked: services.length, ok: [], failing: [], down: [], failedReleases: [] };
-  let next = 0;
-  const worker = async () => {
-    while (next < services.length) {
-      const service = services[next++];
+  const checkOne = async (service: (typeof services)[number]) => {
       const out = await deps.calls.status(service.url, settings.timeoutMs);
       if (out.ok) {
         report.ok.push(service.id);
         if (service.lastOkStatus !== 0 || service.healthStatus !== 'ok')
           await deps.services.updateHealth(service.id, { healthStatus: 'ok', lastOkStatus: 0 });
-        continue;
+        return;
       }
       const count = service.lastOkStatus + 1;
       const down = count >= settings.failures;
       await deps.services.updateHealth(service.id, { healthStatus: down ? 'down' : 'ok', lastOkStatus: count });
       if (!down) {
         report.failing.push(service.id);
-        continue;
+        return;
       }
       report.down.push(service.id);
       const reason = `task service "${service.name}" (${service.id}) is down: GET /status failed ${count} time(s) in a row (last: ${out.reason})`;
@@ -67,6 +64,15 @@ export async function runHealthChecks(
           await orchestrator.wake(releaseId);
         }
       }
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < services.length) {
+      const service = services[next++];
+      // One service's trouble (or ours while recording it) must not stop the others' checks.
+      await checkOne(service).catch((err) =>
+        log.error('health check of a task service failed', { taskServiceId: service.id, error: String(err) }),
+      );
     }
   };
   await Promise.all(Array.from({ length: Math.min(deps.concurrency, services.length) }, worker));

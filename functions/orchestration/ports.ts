@@ -36,7 +36,7 @@ export type CallOutcome =
 export interface TaskServiceCalls {
   action(
     url: string,
-    body: { action: string; task_id: string; release_id: string; studies: string[] },
+    body: { action: 'initialize' | 'start' | 'get_status' | 'publish' | 'cancel'; task_id: string; release_id: string; studies: string[] },
     timeoutMs: number,
   ): Promise<CallOutcome>;
   status(url: string, timeoutMs: number): Promise<CallOutcome>;
@@ -46,7 +46,8 @@ export interface OrchestrationDeps {
   releases: ReleaseRepository;
   services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth'>;
   calls: TaskServiceCalls;
-  events: EventSink;
+  /** Where stored events are fanned out (SNS / EventBridge / nowhere). */
+  publisher: EventSink;
   clock: Clock;
   /** How many task services one step calls at once. */
   concurrency: number;

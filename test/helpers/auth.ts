@@ -63,7 +63,11 @@ export async function startTestIdp(opts: { tokenLifetime?: number } = {}): Promi
         if (form.get('client_id') !== TEST_CLIENT_ID || form.get('client_secret') !== TEST_CLIENT_SECRET)
           return json(401, { error: 'invalid_client' });
         const lifetime = opts.tokenLifetime ?? 3600;
-        const token = signJwt(key, { iss: issuer, aud: audience, sub: TEST_CLIENT_ID, roles: ['service'] }, lifetime);
+        const token = signJwt(
+          key,
+          { iss: issuer, aud: audience, sub: TEST_CLIENT_ID, roles: ['service'] },
+          lifetime,
+        );
         issued.push(token);
         return json(200, { access_token: token, token_type: 'Bearer', expires_in: lifetime });
       }

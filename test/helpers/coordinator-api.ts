@@ -43,7 +43,12 @@ export interface ApiResponse {
 export async function startCoordinatorApi(extraEnv: Record<string, string> = {}): Promise<CoordinatorApi> {
   const tables = await useLocalTables();
   const idp = await startTestIdp();
-  Object.assign(process.env, idp.env, { TASK_SERVICE_PROBE_TIMEOUT_MS: '1500', LOG_LEVEL: 'error' }, extraEnv);
+  Object.assign(
+    process.env,
+    idp.env,
+    { TASK_SERVICE_PROBE_TIMEOUT_MS: '1500', LOG_LEVEL: 'error' },
+    extraEnv,
+  );
   delete process.env.RELEASE_STATE_MACHINE_ARN;
   const server: Server = createLocalApi({
     functions: COORDINATOR_API,
@@ -78,4 +83,21 @@ export async function startCoordinatorApi(extraEnv: Record<string, string> = {})
       raw.destroy();
     },
   };
+}
+
+/** Puts studies straight into the studies table through the real repository (what a sync would write). */
+export async function seedStudies(api: CoordinatorApi, ids: string[]): Promise<void> {
+  const { DynamoStudyRepository } = await import('../../functions/adapters/dynamodb/studies.js');
+  const repo = new DynamoStudyRepository(api.doc, { studies: api.tables.STUDIES_TABLE });
+  let n = 0;
+  for (const id of ids) {
+    n++;
+    await repo.upsertMirrored({
+      id,
+      name: `Study ${id}`,
+      version: 'v1',
+      visible: true,
+      createdAt: `2020-01-0${Math.min(n, 9)}T00:00:00.000000Z`,
+    });
+  }
 }

@@ -44,7 +44,12 @@ export async function startTaskServiceStub(opts: { name?: string } = {}): Promis
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const path = (req.url ?? '/').split('?')[0];
-      stub.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body: Buffer.concat(chunks).toString() });
+      stub.requests.push({
+        method: req.method ?? 'GET',
+        path,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      });
       const behaviour = path === '/status' ? stub.status : path === '/tasks' ? stub.action : null;
       if (!behaviour) {
         res.writeHead(404, { 'Content-Type': 'application/json' });

@@ -27,6 +27,8 @@ import type { Page } from '../../shared/list.js';
  *   study          SD#<id>        / SD        gsi1 SD / <created>#<id>
  *
  * A release, its tasks and its notes share one partition (item collection), so GET /releases/<id> is one Query.
+ * Every id is written with attribute_not_exists and redrawn on collision. Task ids are checked within their (new)
+ * release only: a per-task id claim would double the items of the creating transaction (capped at 100).
  */
 export interface Tables {
   coordinator: string;

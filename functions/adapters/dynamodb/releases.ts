@@ -192,7 +192,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         },
       ];
       const out = await transact(this.doc, items);
-      if (out.ok) return { release, tasks, notes: [], extras: {} };
+      if (out.ok) return { release, tasks: tasks.sort(oldestFirst), notes: [], extras: {} };
       if (out.conditionFailed.some((f) => f.kind === 'registry'))
         throw new ChangeConflictError('The task services changed while the release was created', [
           { kind: 'registry', id: 'registry' },

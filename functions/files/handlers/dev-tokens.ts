@@ -21,7 +21,12 @@ export function routes(deps: FilesDeps): Route[] {
       access: 'admin',
       handle: async (req) => {
         const { name } = parse(createBody, req.body);
-        const { record, secret } = await createDevToken(deps, callerOf(req.principal), name, requestInfo(req));
+        const { record, secret } = await createDevToken(
+          deps,
+          callerOf(req.principal),
+          name,
+          requestInfo(req),
+        );
         return { status: 201, body: devTokenJson(record, secret), headers: { 'Cache-Control': 'no-store' } };
       },
     },

@@ -23,7 +23,11 @@ export function routes(deps: FilesDeps): Route[] {
       // A HEAD must not spend a single-use link (link previews and prefetchers send them).
       if (req.method === 'HEAD' && cred.kind === 'token' && tokenKind(cred.token) === 'signed')
         throw new MethodNotAllowedError('HEAD', ['GET']);
-      const target = { studyId: req.params.studyId, fileId: req.params.fileId, versionId: req.params.versionId };
+      const target = {
+        studyId: req.params.studyId,
+        fileId: req.params.fileId,
+        versionId: req.params.versionId,
+      };
       const delivery = await download(deps, cred, target, requestInfo(req));
       if (delivery.kind === 'redirect')
         return { status: 302, headers: { ...NO_STORE, Location: delivery.location } };

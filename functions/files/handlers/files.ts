@@ -9,7 +9,13 @@ import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVer
 import { filesDeps } from '../deps.js';
 import { pageOf, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
-import { confirmUpload, createFile, createVersion, refreshUploadUrls, type UploadStarted } from '../uploads.js';
+import {
+  confirmUpload,
+  createFile,
+  createVersion,
+  refreshUploadUrls,
+  type UploadStarted,
+} from '../uploads.js';
 import { fileJson, versionJson } from '../views.js';
 
 /**
@@ -20,7 +26,10 @@ const fileName = z
   .string()
   .min(1)
   .max(1000)
-  .refine((s) => !/[\u0000-\u001f\u007f/\\]/.test(s), 'must be a plain file name (no path, no control characters)');
+  .refine(
+    (s) => ![...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f || c === '/' || c === '\\'),
+    'must be a plain file name (no path, no control characters)',
+  );
 const upload = {
   file_name: fileName,
   size: z.number().int().nonnegative(),
@@ -125,7 +134,10 @@ export function routes(deps: FilesDeps): Route[] {
       handle: async (req) => {
         const fileId = pathId(req, 'fileId');
         const body = parse(newVersionBody, req.body);
-        return started(req, await createVersion(deps, callerOf(req.principal), fileId, body, requestInfo(req)));
+        return started(
+          req,
+          await createVersion(deps, callerOf(req.principal), fileId, body, requestInfo(req)),
+        );
       },
     },
     {
@@ -133,7 +145,12 @@ export function routes(deps: FilesDeps): Route[] {
       path: '/files/{fileId}/versions/{versionId}',
       access: 'read',
       handle: async (req) => {
-        const v = await getVersion(deps, callerOf(req.principal), pathId(req, 'fileId'), pathId(req, 'versionId'));
+        const v = await getVersion(
+          deps,
+          callerOf(req.principal),
+          pathId(req, 'fileId'),
+          pathId(req, 'versionId'),
+        );
         return ok(versionJson(req.baseUrl, v));
       },
     },
@@ -172,7 +189,9 @@ export function routes(deps: FilesDeps): Route[] {
       handle: async (req) => {
         const [fileId, versionId] = [pathId(req, 'fileId'), pathId(req, 'versionId')];
         const body = parse(uploadUrlsBody, req.body);
-        return ok(await refreshUploadUrls(deps, callerOf(req.principal), fileId, versionId, body.part_numbers));
+        return ok(
+          await refreshUploadUrls(deps, callerOf(req.principal), fileId, versionId, body.part_numbers),
+        );
       },
     },
   ];

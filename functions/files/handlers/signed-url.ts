@@ -21,7 +21,11 @@ export function routes(deps: FilesDeps): Route[] {
         access: 'optional',
         handle: async (req) => {
           if (req.body !== undefined) parse(noBody, req.body);
-          const target = { studyId: req.params.studyId, fileId: req.params.fileId, versionId: req.params.versionId };
+          const target = {
+            studyId: req.params.studyId,
+            fileId: req.params.fileId,
+            versionId: req.params.versionId,
+          };
           const signed = await mintSignedUrl(deps, presented(req), target, req.baseUrl, requestInfo(req));
           return ok({ url: signed.url, expires_at: signed.expires_at }, { 'Cache-Control': 'no-store' });
         },

@@ -1,0 +1,389 @@
+import {
+  buildSchema,
+  type DocumentNode,
+  type ExecutionResult,
+  execute,
+  GraphQLError,
+  parse as parseDocument,
+  validate,
+} from 'graphql';
+import { z } from 'zod';
+import { AppError, ValidationError } from '../shared/errors.js';
+import type { Page } from '../shared/list.js';
+import { log } from '../shared/log.js';
+import type { Caller } from './access.js';
+import { getFile, getVersion, latestAvailable, listStudyFiles, listVersions } from './catalog.js';
+import { createDevToken, deleteDevToken, listDevTokens } from './dev-tokens.js';
+import { mintSignedUrl } from './downloads.js';
+import {
+  DevTokenName,
+  type DevTokenRecord,
+  FileId,
+  type FileRecord,
+  type RequestInfo,
+  StudyId,
+  VersionId,
+  type VersionRecord,
+} from './model.js';
+import type { FilesDeps, Listing } from './ports.js';
+import { maskedToken } from './tokens.js';
+import { downloadUrl } from './views.js';
+
+/**
+ * POST /graphql, with graphql-js. The resolvers call the same use cases as the REST routes, so every rule (membership
+ * before lookup, admin-only token management, studyId checked on signedUrl) holds here too. Errors go in the
+ * `errors` array with `extensions.code` (and the HTTP-equivalent `extensions.status`).
+ */
+export const typeDefs = /* GraphQL */ `
+  type Query {
+    "Files of a study, newest first. Admins, and members of the study."
+    allFiles(studyId: String!, first: Int = 10, after: String): FileConnection!
+    "Versions of a file, newest first, pending ones included."
+    allVersions(fileId: String!, first: Int = 10, after: String): VersionConnection!
+    file(id: String!): File
+    version(fileId: String!, id: String!): Version
+    "Developer tokens, masked. Admins only."
+    allDevTokens(first: Int = 10, after: String): DevTokenConnection!
+  }
+
+  type Mutation {
+    "A single-use download URL, valid for a few seconds. Without versionId it pins the newest available version."
+    signedUrl(studyId: String!, fileId: String!, versionId: String): SignedUrl!
+    "A developer token; the secret is in the answer once and never again. Admins only."
+    createDevToken(name: String!): CreateDevTokenPayload!
+    "Revokes a developer token at once. Admins only."
+    deleteDevToken(name: String!): DeleteDevTokenPayload!
+  }
+
+  type File {
+    id: ID!
+    kfId: String!
+    studyId: String!
+    name: String!
+    description: String
+    createdAt: String!
+    createdBy: String
+    "Downloads the newest available version (needs a bearer or developer token)."
+    downloadUrl: String!
+    latestVersion: Version
+    versions(first: Int = 10, after: String): VersionConnection!
+  }
+
+  enum VersionState {
+    PENDING
+    AVAILABLE
+    FAILED
+  }
+
+  type Version {
+    id: ID!
+    kfId: String!
+    fileId: String!
+    studyId: String!
+    fileName: String!
+    "Bytes. A Float, because GraphQL's Int stops at 2^31 - 1."
+    size: Float!
+    contentType: String!
+    sha256: String!
+    state: VersionState!
+    createdAt: String!
+    uploadedBy: String
+    confirmedAt: String
+    "Downloads this version; null until the upload is confirmed."
+    downloadUrl: String
+  }
+
+  type DevToken {
+    id: ID!
+    name: String!
+    "The secret right after createDevToken; masked everywhere else."
+    token: String!
+    createdAt: String!
+    createdBy: String
+  }
+
+  type SignedUrl {
+    url: String!
+    expiresAt: String!
+    versionId: String!
+  }
+
+  type CreateDevTokenPayload {
+    token: DevToken!
+  }
+
+  type DeleteDevTokenPayload {
+    success: Boolean!
+    name: String!
+  }
+
+  type PageInfo {
+    hasNextPage: Boolean!
+    hasPreviousPage: Boolean!
+    startCursor: String
+    endCursor: String
+  }
+
+  type FileEdge {
+    cursor: String!
+    node: File!
+  }
+  type FileConnection {
+    totalCount: Int!
+    edges: [FileEdge!]!
+    nodes: [File!]!
+    pageInfo: PageInfo!
+  }
+  type VersionEdge {
+    cursor: String!
+    node: Version!
+  }
+  type VersionConnection {
+    totalCount: Int!
+    edges: [VersionEdge!]!
+    nodes: [Version!]!
+    pageInfo: PageInfo!
+  }
+  type DevTokenEdge {
+    cursor: String!
+    node: DevToken!
+  }
+  type DevTokenConnection {
+    totalCount: Int!
+    edges: [DevTokenEdge!]!
+    nodes: [DevToken!]!
+    pageInfo: PageInfo!
+  }
+`;
+
+const schema = buildSchema(typeDefs);
+
+export interface GraphqlContext {
+  deps: FilesDeps;
+  caller: Caller;
+  baseUrl: string;
+  info: RequestInfo;
+}
+
+/** Relay-style cursors over the offset lists: a cursor is the item's position. */
+const cursorOf = (position: number) => Buffer.from(`offset:${position}`).toString('base64url');
+
+function pageOf(args: { first?: number | null; after?: string | null }): Page {
+  const first = args.first ?? 10;
+  if (!Number.isInteger(first) || first < 1 || first > 100)
+    throw ValidationError.field('first', 'must be between 1 and 100');
+  let offset = 0;
+  if (args.after) {
+    const m = /^offset:(\d+)$/.exec(Buffer.from(args.after, 'base64url').toString('utf8'));
+    if (!m) throw ValidationError.field('after', 'is not a cursor from this API');
+    offset = Number(m[1]) + 1;
+  }
+  return { limit: first, offset };
+}
+
+function connection<R, N>(listing: Listing<R>, page: Page, toNode: (r: R) => N) {
+  const edges = listing.items.map((r, i) => ({ cursor: cursorOf(page.offset + i), node: toNode(r) }));
+  return {
+    totalCount: listing.count,
+    edges,
+    nodes: edges.map((e) => e.node),
+    pageInfo: {
+      hasNextPage: page.offset + listing.items.length < listing.count,
+      hasPreviousPage: page.offset > 0,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+/** Validates one argument with zod; a failure is a BAD_USER_INPUT error naming the argument. */
+function arg<S extends z.ZodType>(name: string, s: S, value: unknown): z.infer<S> {
+  const r = s.safeParse(value);
+  if (!r.success) throw ValidationError.field(name, r.error.issues[0]?.message ?? 'is invalid');
+  return r.data;
+}
+
+function versionNode(ctx: GraphqlContext, v: VersionRecord) {
+  return {
+    id: v.id,
+    kfId: v.id,
+    fileId: v.file_id,
+    studyId: v.study_id,
+    fileName: v.file_name,
+    size: v.size,
+    contentType: v.content_type,
+    sha256: v.sha256,
+    state: v.state.toUpperCase(),
+    createdAt: v.created_at,
+    uploadedBy: v.created_by,
+    confirmedAt: v.confirmed_at,
+    downloadUrl: v.state === 'available' ? downloadUrl(ctx.baseUrl, v.study_id, v.file_id, v.id) : null,
+  };
+}
+
+function fileNode(ctx: GraphqlContext, f: FileRecord) {
+  return {
+    id: f.id,
+    kfId: f.id,
+    studyId: f.study_id,
+    name: f.name,
+    description: f.description,
+    createdAt: f.created_at,
+    createdBy: f.created_by,
+    downloadUrl: downloadUrl(ctx.baseUrl, f.study_id, f.id),
+    // Nested fields are resolved only when asked for.
+    latestVersion: async () => {
+      const found = await ctx.deps.files.getFileWithVersions(f.id);
+      const latest = found ? latestAvailable(found.versions) : null;
+      return latest ? versionNode(ctx, latest) : null;
+    },
+    versions: async (args: { first?: number; after?: string }) => {
+      const page = pageOf(args);
+      const listing = await ctx.deps.files.listVersions(f.id, page);
+      return connection(listing, page, (v) => versionNode(ctx, v));
+    },
+  };
+}
+
+function devTokenNode(t: DevTokenRecord, secret?: string) {
+  return {
+    id: t.name,
+    name: t.name,
+    token: secret ?? maskedToken(t.hint),
+    createdAt: t.created_at,
+    createdBy: t.created_by,
+  };
+}
+
+type Args = Record<string, any>;
+
+const rootValue = {
+  allFiles: async (args: Args, ctx: GraphqlContext) => {
+    const page = pageOf(args);
+    const studyId = arg('studyId', StudyId, args.studyId);
+    const listing = await listStudyFiles(ctx.deps, ctx.caller, studyId, page);
+    return connection(listing, page, (f) => fileNode(ctx, f));
+  },
+  allVersions: async (args: Args, ctx: GraphqlContext) => {
+    const page = pageOf(args);
+    const fileId = arg('fileId', FileId, args.fileId);
+    const listing = await listVersions(ctx.deps, ctx.caller, fileId, page);
+    return connection(listing, page, (v) => versionNode(ctx, v));
+  },
+  file: async (args: Args, ctx: GraphqlContext) =>
+    fileNode(ctx, await getFile(ctx.deps, ctx.caller, arg('id', FileId, args.id))),
+  version: async (args: Args, ctx: GraphqlContext) =>
+    versionNode(
+      ctx,
+      await getVersion(
+        ctx.deps,
+        ctx.caller,
+        arg('fileId', FileId, args.fileId),
+        arg('id', VersionId, args.id),
+      ),
+    ),
+  allDevTokens: async (args: Args, ctx: GraphqlContext) => {
+    const page = pageOf(args);
+    const listing = await listDevTokens(ctx.deps, ctx.caller, page);
+    return connection(listing, page, (t) => devTokenNode(t));
+  },
+  signedUrl: async (args: Args, ctx: GraphqlContext) => {
+    const signed = await mintSignedUrl(
+      ctx.deps,
+      { kind: 'caller', caller: ctx.caller },
+      {
+        studyId: arg('studyId', z.string().max(64), args.studyId),
+        fileId: arg('fileId', z.string().max(64), args.fileId),
+        versionId: args.versionId == null ? undefined : arg('versionId', z.string().max(64), args.versionId),
+      },
+      ctx.baseUrl,
+      ctx.info,
+    );
+    return { url: signed.url, expiresAt: signed.expires_at, versionId: signed.version_id };
+  },
+  createDevToken: async (args: Args, ctx: GraphqlContext) => {
+    const name = arg('name', DevTokenName, args.name);
+    const { record, secret } = await createDevToken(ctx.deps, ctx.caller, name, ctx.info);
+    return { token: devTokenNode(record, secret) };
+  },
+  deleteDevToken: async (args: Args, ctx: GraphqlContext) => {
+    const name = arg('name', z.string().max(100), args.name);
+    await deleteDevToken(ctx.deps, ctx.caller, name, ctx.info);
+    return { success: true, name };
+  },
+};
+
+/** REST error codes as the GraphQL community spells them. */
+const CODES: Record<string, string> = {
+  unauthorized: 'UNAUTHENTICATED',
+  forbidden: 'FORBIDDEN',
+  not_found: 'NOT_FOUND',
+  validation_error: 'BAD_USER_INPUT',
+  conflict: 'CONFLICT',
+};
+
+function formatError(err: GraphQLError, requestId: string) {
+  const base = { message: err.message, locations: err.locations, path: err.path };
+  const original = err.originalError;
+  if (original instanceof AppError) {
+    return {
+      ...base,
+      message: original.message,
+      extensions: {
+        code: CODES[original.code] ?? original.code.toUpperCase(),
+        status: original.status,
+        ...(original.fields ? { fields: original.fields } : {}),
+      },
+    };
+  }
+  if (original && !(original instanceof GraphQLError)) {
+    log.error('graphql resolver failed', { requestId, error: original.stack ?? original.message });
+    return {
+      ...base,
+      message: `Internal server error (request ${requestId})`,
+      extensions: { code: 'INTERNAL_SERVER_ERROR', status: 500 },
+    };
+  }
+  return { ...base, extensions: { code: 'GRAPHQL_VALIDATION_FAILED', status: 400, ...err.extensions } };
+}
+
+export interface GraphqlRequest {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+}
+
+/** Parses, validates and runs one operation; the answer always has the GraphQL shape ({data?, errors?}). */
+export async function runGraphql(req: GraphqlRequest, ctx: GraphqlContext, requestId: string) {
+  let document: DocumentNode;
+  try {
+    document = parseDocument(req.query, { maxTokens: 5000 });
+  } catch (err) {
+    const e = err as GraphQLError;
+    return {
+      status: 400,
+      body: {
+        errors: [
+          {
+            message: e.message,
+            locations: e.locations,
+            extensions: { code: 'GRAPHQL_PARSE_FAILED', status: 400 },
+          },
+        ],
+      },
+    };
+  }
+  const invalid = validate(schema, document);
+  if (invalid.length) return { status: 400, body: { errors: invalid.map((e) => formatError(e, requestId)) } };
+  const result = (await execute({
+    schema,
+    document,
+    rootValue,
+    contextValue: ctx,
+    variableValues: req.variables ?? undefined,
+    operationName: req.operationName ?? undefined,
+  })) as ExecutionResult;
+  const body: Record<string, unknown> = { data: result.data ?? null };
+  if (result.errors?.length) body.errors = result.errors.map((e) => formatError(e, requestId));
+  return { status: 200, body };
+}

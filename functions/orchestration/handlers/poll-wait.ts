@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { orchestrationRuntime } from '../deps.js';
+
+/**
+ * Invoked by the callback states (PollWait, WaitForPublish; lambda:invoke.waitForTaskToken) with a fresh task
+ * token: it arms the release's wake latch (functions/orchestration/wake-latch.ts) and returns. The state then waits
+ * for SendTaskSuccess (a wake) or its timeout (the poll interval), whichever comes first.
+ */
+const { sfn } = orchestrationRuntime();
+
+const payload = z.looseObject({ token: z.string().min(1), releaseId: z.string().min(1) });
+
+export async function handler(event: unknown): Promise<{ armed: string }> {
+  const { token, releaseId } = payload.parse(event);
+  return { armed: await sfn.latch.arm(releaseId, token) };
+}

@@ -1,0 +1,688 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Bucket } from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ApiFunction, COORDINATOR_API, FILES_API } from '../../lib/api-manifest.js';
+import { buildApp, type ReleaseCoordinatorApp } from '../../lib/app.js';
+import { CAPABILITIES } from '../../lib/capabilities.js';
+import { WORKER_FUNCTIONS } from '../../lib/orchestration-manifest.js';
+import { ServiceFunction } from '../../lib/service-function.js';
+import { DEFAULT_STUDIES_SOURCE } from '../../lib/settings.js';
+import { TABLES, type TableKey } from '../../lib/table-definitions.js';
+import { Tables } from '../../lib/tables.js';
+import { placeholders, readReleaseAsl, resolveCfn, substitute, validateAsl } from '../helpers/asl.js';
+
+/**
+ * CDK assertions on the whole app, synthesized as `cdk synth` would (cdk-nag included) but without esbuild
+ * bundling, which one dedicated test covers.
+ */
+const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
+
+interface Synth {
+  built: ReleaseCoordinatorApp;
+  stateful: Template;
+  auth?: Template;
+  coordinator: Template;
+  files: Template;
+}
+
+/** Every synth writes its cloud assembly under one temporary directory, removed after the file. */
+const outRoot = mkdtempSync(join(tmpdir(), 'cdk-test-'));
+afterAll(() => rmSync(outRoot, { recursive: true, force: true }));
+const newApp = (context: Record<string, unknown> = {}) =>
+  new App({ outdir: mkdtempSync(join(outRoot, 'out-')), context });
+
+function synth(context: Record<string, unknown> = {}) {
+  const app = newApp({ ...NO_BUNDLING, ...context });
+  const built = buildApp(app);
+  const assembly = app.synth();
+  const t = (stack: Stack) => Template.fromJSON(assembly.getStackByName(stack.stackName).template);
+  return {
+    built,
+    stateful: t(built.stateful),
+    auth: built.auth && t(built.auth),
+    coordinator: t(built.coordinator),
+    files: t(built.files),
+  } satisfies Synth;
+}
+
+const logicalId = (c: IConstruct) => Stack.of(c).getLogicalId(c.node.defaultChild as CfnElement);
+
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
+const actionsOf = (s: Statement) => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+
+/** Every Allow statement attached to a role, by the role's logical id. */
+function statementsOfRole(template: Template, roleId: string): Statement[] {
+  const out: Statement[] = [];
+  for (const policy of Object.values(template.findResources('AWS::IAM::Policy'))) {
+    const roles = policy.Properties.Roles as { Ref: string }[];
+    if (roles.some((r) => r.Ref === roleId)) out.push(...policy.Properties.PolicyDocument.Statement);
+  }
+  return out;
+}
+
+function collectImports(value: unknown, out: string[] = []): string[] {
+  if (Array.isArray(value)) for (const v of value) collectImports(v, out);
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'Fn::ImportValue' && typeof v === 'string') out.push(v);
+      else collectImports(v, out);
+    }
+  }
+  return out;
+}
+
+/** Maps the stateful stack's exports back to the table each one names. */
+function tableOfExport(s: Synth): (exportName: string) => TableKey | undefined {
+  const byLogicalId = new Map<string, TableKey>();
+  for (const key of Object.keys(TABLES) as TableKey[])
+    byLogicalId.set(logicalId(s.built.stateful.tables[key]), key);
+  const outputs = s.stateful.toJSON().Outputs as Record<string, { Value: any; Export?: { Name: string } }>;
+  return (exportName) => {
+    const output = Object.values(outputs).find((o) => o.Export?.Name === exportName);
+    const target = output?.Value?.['Fn::GetAtt']?.[0] ?? output?.Value?.Ref;
+    return target ? byLogicalId.get(target) : undefined;
+  };
+}
+
+const WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
+
+let base: Synth;
+beforeAll(() => {
+  base = synth();
+});
+
+describe('stateful stack', () => {
+  it('creates every declared table with its keys, GSIs, on-demand billing, PITR, KMS encryption and TTL', () => {
+    for (const [key, def] of Object.entries(TABLES)) {
+      const id = logicalId(base.built.stateful.tables[key as TableKey]);
+      const table = base.stateful.toJSON().Resources[id];
+      expect(table.Type).toBe('AWS::DynamoDB::Table');
+      const p = table.Properties;
+      expect(p.KeySchema).toEqual([
+        { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
+        { AttributeName: def.sortKey.name, KeyType: 'RANGE' },
+      ]);
+      expect(p.BillingMode).toBe('PAY_PER_REQUEST');
+      expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(p.SSESpecification).toEqual({ SSEEnabled: true });
+      const indexes = (p.GlobalSecondaryIndexes ?? []).map((i: any) => ({
+        name: i.IndexName,
+        keys: i.KeySchema.map((k: any) => k.AttributeName),
+        projection: i.Projection.ProjectionType,
+      }));
+      expect(indexes).toEqual(
+        def.indexes.map((i) => ({
+          name: i.indexName,
+          keys: [i.partitionKey.name, i.sortKey?.name].filter(Boolean),
+          projection: 'ALL',
+        })),
+      );
+      const ttl = 'ttlAttribute' in def ? def.ttlAttribute : undefined;
+      expect(p.TimeToLiveSpecification).toEqual(ttl ? { AttributeName: ttl, Enabled: true } : undefined);
+    }
+  });
+
+  it('retains the tables with deletion protection by default', () => {
+    const tables = Object.values(base.stateful.findResources('AWS::DynamoDB::Table'));
+    expect(tables).toHaveLength(Object.keys(TABLES).length);
+    for (const t of tables) {
+      expect(t.DeletionPolicy).toBe('Retain');
+      expect(t.Properties.DeletionProtectionEnabled).toBe(true);
+    }
+  });
+
+  it('keeps the files bucket private, SSE-encrypted, versioning off and access-logged to its own bucket', () => {
+    const bucketId = logicalId(base.built.stateful.filesBucket);
+    const bucket = base.stateful.toJSON().Resources[bucketId].Properties;
+    expect(bucket.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(
+      bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault,
+    ).toEqual({
+      SSEAlgorithm: 'AES256',
+    });
+    expect(bucket.VersioningConfiguration).toBeUndefined();
+    expect(bucket.LoggingConfiguration.DestinationBucketName.Ref).toMatch(/AccessLogs/);
+    expect(bucket.CorsConfiguration.CorsRules[0].AllowedMethods).toContain('GET');
+    expect(base.stateful.toJSON().Resources[bucketId].DeletionPolicy).toBe('Retain');
+  });
+
+  it('bucket policy denies presigned requests older than 5 minutes and any request without TLS', () => {
+    const bucketId = logicalId(base.built.stateful.filesBucket);
+    const policy = Object.values(base.stateful.findResources('AWS::S3::BucketPolicy')).find(
+      (p) => p.Properties.Bucket.Ref === bucketId,
+    );
+    const statements = policy?.Properties.PolicyDocument.Statement as (Statement & { Principal: unknown })[];
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 's3:*',
+        Principal: { AWS: '*' },
+        Condition: {
+          StringEquals: { 's3:authType': 'REST-QUERY-STRING' },
+          NumericGreaterThan: { 's3:signatureAge': 300000 },
+        },
+      }),
+    );
+    expect(statements).toContainEqual(
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 's3:*',
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+      }),
+    );
+  });
+
+  it('removalPolicy destroy deletes tables and empties the bucket; snapshot keeps the bucket', () => {
+    const destroyed = synth({ removalPolicy: 'destroy' });
+    for (const t of Object.values(destroyed.stateful.findResources('AWS::DynamoDB::Table'))) {
+      expect(t.DeletionPolicy).toBe('Delete');
+      expect(t.Properties.DeletionProtectionEnabled).toBe(false);
+    }
+    destroyed.stateful.hasResource('Custom::S3AutoDeleteObjects', {});
+    const snapshot = synth({ removalPolicy: 'snapshot' });
+    const bucketId = logicalId(snapshot.built.stateful.filesBucket);
+    expect(snapshot.stateful.toJSON().Resources[bucketId].DeletionPolicy).toBe('Retain');
+    for (const t of Object.values(snapshot.stateful.findResources('AWS::DynamoDB::Table'))) {
+      // Deleting a PITR table leaves a 35-day system backup; CloudFormation has no Snapshot policy for tables.
+      expect(t.Properties.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled).toBe(true);
+    }
+  });
+});
+
+describe('auth', () => {
+  it('creates a Cognito pool with admin and service groups and admin/service scopes', () => {
+    const auth = base.auth!;
+    auth.resourceCountIs('AWS::Cognito::UserPool', 1);
+    auth.hasResourceProperties('AWS::Cognito::UserPool', {
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      MfaConfiguration: 'ON',
+    });
+    const groups = Object.values(auth.findResources('AWS::Cognito::UserPoolGroup')).map(
+      (g) => g.Properties.GroupName,
+    );
+    expect(groups.sort()).toEqual(['admin', 'service']);
+    auth.hasResourceProperties('AWS::Cognito::UserPoolResourceServer', {
+      Identifier: 'coordinator',
+      Scopes: [Match.objectLike({ ScopeName: 'admin' }), Match.objectLike({ ScopeName: 'service' })],
+    });
+  });
+
+  it('gives the coordinator a client-credentials client whose secret is in Secrets Manager, passed by ARN', () => {
+    const auth = base.auth!;
+    const cognito = base.built.auth!.auth;
+    const clientId = logicalId(cognito.coordinatorClient);
+    const client = auth.toJSON().Resources[clientId].Properties;
+    expect(client.GenerateSecret).toBe(true);
+    expect(client.AllowedOAuthFlows).toEqual(['client_credentials']);
+    const secretId = logicalId(cognito.coordinatorClientSecret);
+    expect(auth.toJSON().Resources[secretId].Properties.SecretString['Fn::GetAtt'][1]).toBe(
+      'UserPoolClient.ClientSecret',
+    );
+    const fn = base.built.coordinator.functions.ReleaseStep;
+    const env = base.coordinator.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
+    expect(collectImports(env.COORDINATOR_CLIENT_SECRET_ARN)[0]).toContain(`Ref${secretId}`);
+    expect(collectImports(env.COORDINATOR_CLIENT_ID)[0]).toContain(`Ref${clientId}`);
+    expect(JSON.stringify(env.COORDINATOR_TOKEN_URL)).toContain('amazoncognito.com/oauth2/token');
+    expect(JSON.stringify(env.AUTH_ISSUER)).toContain('https://cognito-idp.');
+  });
+
+  it('with oidcIssuer and oidcAudience there is no Cognito: functions verify tokens from that issuer', () => {
+    const s = synth({
+      oidcIssuer: 'https://idp.example.org/realms/kf',
+      oidcAudience: 'coordinator-api,files-api',
+      tokenUrl: 'https://idp.example.org/realms/kf/token',
+      clientId: 'release-coordinator',
+      clientSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:coordinator-AbCdEf',
+    });
+    expect(s.built.auth).toBeUndefined();
+    expect(s.coordinator.findResources('AWS::Cognito::UserPool')).toEqual({});
+    for (const template of [s.coordinator, s.files]) {
+      for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+        const env = fn.Properties.Environment.Variables;
+        expect(env.AUTH_ISSUER).toBe('https://idp.example.org/realms/kf');
+        expect(env.AUTH_AUDIENCE).toBe('coordinator-api,files-api');
+        expect(env.AUTH_JWKS_URI).toBe('https://idp.example.org/realms/kf/.well-known/jwks.json');
+      }
+    }
+    const releaseStep = s.built.coordinator.functions.ReleaseStep;
+    const env = s.coordinator.toJSON().Resources[logicalId(releaseStep.fn)].Properties.Environment.Variables;
+    expect(env.COORDINATOR_TOKEN_URL).toBe('https://idp.example.org/realms/kf/token');
+    expect(env.COORDINATOR_CLIENT_ID).toBe('release-coordinator');
+    expect(env.COORDINATOR_CLIENT_SECRET_ARN).toBe(
+      'arn:aws:secretsmanager:us-east-1:123456789012:secret:coordinator-AbCdEf',
+    );
+  });
+
+  it('rejects incomplete or unknown settings, naming the context key', () => {
+    expect(() => buildApp(newApp({ ...NO_BUNDLING, oidcIssuer: 'https://idp.example.org' }))).toThrow(
+      /oidcAudience: required when oidcIssuer is set/,
+    );
+    expect(() => buildApp(newApp({ ...NO_BUNDLING, eventSink: 'kafka' }))).toThrow(/eventSink/);
+    expect(() => buildApp(newApp({ ...NO_BUNDLING, logRetentionDays: 31 }))).toThrow(/logRetentionDays/);
+  });
+});
+
+describe('HTTP APIs', () => {
+  function routesOf(template: Template): Map<string, string> {
+    const integrations = template.findResources('AWS::ApiGatewayV2::Integration');
+    const routes = new Map<string, string>();
+    for (const route of Object.values(template.findResources('AWS::ApiGatewayV2::Route'))) {
+      const integrationId = route.Properties.Target['Fn::Join'][1][1].Ref;
+      const fnId = integrations[integrationId].Properties.IntegrationUri['Fn::GetAtt'][0];
+      routes.set(route.Properties.RouteKey, fnId);
+    }
+    return routes;
+  }
+
+  it('routes ANY <path> for every coordinator manifest path to that entry’s own function, and nothing else', () => {
+    const routes = routesOf(base.coordinator);
+    const expected = new Map<string, string>();
+    for (const entry of COORDINATOR_API)
+      for (const path of entry.paths)
+        expected.set(`ANY ${path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
+    expect(routes).toEqual(expected);
+    expect(routes.has('$default')).toBe(false);
+  });
+
+  it('routes every file-service manifest path on its own HTTP API', () => {
+    const routes = routesOf(base.files);
+    const expected = new Map<string, string>();
+    for (const entry of FILES_API)
+      for (const path of entry.paths)
+        expected.set(`ANY ${path}`, logicalId(base.built.files.functions[entry.name].fn));
+    expect(routes).toEqual(expected);
+    base.files.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
+    expect(Object.keys(base.files.findResources('AWS::Lambda::Function'))).toHaveLength(FILES_API.length);
+  });
+
+  it('writes access logs from the $default stage of both APIs', () => {
+    for (const template of [base.coordinator, base.files]) {
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        AutoDeploy: true,
+        AccessLogSettings: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+      });
+    }
+  });
+});
+
+describe('functions', () => {
+  const expectedEnvKeys = [
+    'COORDINATOR_TABLE',
+    'STUDIES_TABLE',
+    'FILES_TABLE',
+    'AUTH_ISSUER',
+    'AUTH_AUDIENCE',
+    'AUTH_JWKS_URI',
+    'FILES_BUCKET',
+    'POLL_SECONDS',
+    'ACTION_TIMEOUT_SECONDS',
+    'HEALTH_FAILURES',
+    'STUDIES_SOURCE',
+    'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED',
+  ];
+
+  it('one function per manifest entry, each on nodejs22.x arm64 with the shared settings in its env', () => {
+    const ours = [...COORDINATOR_API, ...WORKER_FUNCTIONS];
+    const fns = base.coordinator.findResources('AWS::Lambda::Function');
+    expect(Object.keys(fns).sort()).toEqual(
+      ours.map((e) => logicalId(base.built.coordinator.functions[e.name].fn)).sort(),
+    );
+    for (const fn of [
+      ...Object.values(fns),
+      ...Object.values(base.files.findResources('AWS::Lambda::Function')),
+    ]) {
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+      expect(fn.Properties.Handler).toBe('index.handler');
+      const env = fn.Properties.Environment.Variables;
+      for (const key of expectedEnvKeys) expect(env, key).toHaveProperty(key);
+      expect(env.POLL_SECONDS).toBe('30');
+      expect(env.ACTION_TIMEOUT_SECONDS).toBe('15');
+      expect(env.HEALTH_FAILURES).toBe('3');
+      expect(env.STUDIES_SOURCE).toBe(DEFAULT_STUDIES_SOURCE);
+      expect(env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe('true');
+    }
+  });
+
+  it('coordinator functions know the state machine ARN and the coordinator client; settings follow context', () => {
+    const s = synth({
+      pollSeconds: 5,
+      actionTimeoutSeconds: 3,
+      healthFailures: 4,
+      studiesSource: 'https://ds.test',
+    });
+    const machine = s.built.coordinator.stateMachine;
+    const name =
+      s.coordinator.toJSON().Resources[logicalId(machine.stateMachine)].Properties.StateMachineName;
+    for (const fn of Object.values(s.coordinator.findResources('AWS::Lambda::Function'))) {
+      const env = fn.Properties.Environment.Variables;
+      expect(JSON.stringify(env.RELEASE_STATE_MACHINE_ARN)).toContain(`:stateMachine:${name}`);
+      for (const key of ['COORDINATOR_TOKEN_URL', 'COORDINATOR_CLIENT_ID', 'COORDINATOR_CLIENT_SECRET_ARN'])
+        expect(env).toHaveProperty(key);
+      expect([env.POLL_SECONDS, env.ACTION_TIMEOUT_SECONDS, env.HEALTH_FAILURES]).toEqual(['5', '3', '4']);
+      expect(env.STUDIES_SOURCE).toBe('https://ds.test');
+    }
+  });
+
+  it('gives each function its own log group with the configured retention (30 days by default)', () => {
+    const check = (template: Template, days: number) => {
+      const groups = template.findResources('AWS::Logs::LogGroup');
+      const fns = Object.values(template.findResources('AWS::Lambda::Function'));
+      const used = fns.map((fn) => fn.Properties.LoggingConfig.LogGroup.Ref);
+      expect(new Set(used).size).toBe(fns.length);
+      for (const id of used) expect(groups[id].Properties.RetentionInDays).toBe(days);
+    };
+    check(base.coordinator, 30);
+    check(synth({ logRetentionDays: 7 }).coordinator, 7);
+  });
+
+  it('bundles a handler with esbuild as minified ESM with a source map, without Docker', () => {
+    const app = newApp();
+    const stack = new Stack(app, 'BundlingProbe');
+    const tables = new Tables(stack, 'Tables', { removalPolicy: RemovalPolicy.DESTROY }).byKey;
+    const fn = new ServiceFunction(stack, 'Health', {
+      entry: 'functions/coordinator/handlers/health.ts',
+      description: 'probe',
+      environment: {},
+      timeout: Duration.seconds(10),
+      memorySize: 256,
+      logRetention: 30,
+      tableAccess: {},
+      tables,
+    });
+    const assembly = app.synth();
+    const code =
+      assembly.getStackByName('BundlingProbe').template.Resources[logicalId(fn.fn)].Properties.Code;
+    const assetDir = join(assembly.directory, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
+    expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+    const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
+    expect(bundle.startsWith("import { createRequire } from 'node:module'")).toBe(true);
+    expect(bundle).toMatch(/export\s*\{[^}]*as handler/);
+    // Minified: very long lines rather than the source's layout.
+    expect(bundle.length / bundle.split('\n').length).toBeGreaterThan(1000);
+    expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
+  });
+});
+
+describe('least privilege', () => {
+  const entries: (ApiFunction | (typeof WORKER_FUNCTIONS)[number])[] = [
+    ...COORDINATOR_API,
+    ...WORKER_FUNCTIONS,
+  ];
+
+  it('grants each function exactly the tables its manifest entry names, read-only for "r"', () => {
+    const tableOf = tableOfExport(base);
+    for (const entry of entries) {
+      const fn = base.built.coordinator.functions[entry.name];
+      const statements = statementsOfRole(base.coordinator, logicalId(fn.role));
+      const granted = new Map<TableKey, Set<string>>();
+      for (const s of statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))) {
+        for (const exp of collectImports(s.Resource)) {
+          const key = tableOf(exp);
+          expect(key, `${entry.name}: ${exp}`).toBeDefined();
+          const set = granted.get(key!) ?? new Set();
+          for (const a of actionsOf(s)) set.add(a);
+          granted.set(key!, set);
+        }
+      }
+      expect([...granted.keys()].sort(), entry.name).toEqual(Object.keys(entry.tables).sort());
+      for (const [key, access] of Object.entries(entry.tables)) {
+        const actions = [...granted.get(key as TableKey)!];
+        expect(actions).toContain('dynamodb:Query');
+        if (access === 'rw') expect(actions).toEqual(expect.arrayContaining(WRITE_ACTIONS));
+        else
+          expect(
+            actions.filter((a) => WRITE_ACTIONS.includes(a)),
+            `${entry.name} ${key}`,
+          ).toEqual([]);
+      }
+      // No wildcard actions anywhere in a function's policy.
+      for (const s of statements)
+        expect(
+          actionsOf(s).some((a) => a.includes('*')),
+          entry.name,
+        ).toBe(false);
+    }
+  });
+
+  it('only the orchestration clients may use the state machine, and only this one machine', () => {
+    const machine = base.built.coordinator.stateMachine;
+    const name =
+      base.coordinator.toJSON().Resources[logicalId(machine.stateMachine)].Properties.StateMachineName;
+    for (const entry of entries) {
+      const fn = base.built.coordinator.functions[entry.name];
+      const sfn = statementsOfRole(base.coordinator, logicalId(fn.role)).filter((s) =>
+        actionsOf(s).some((a) => a.startsWith('states:')),
+      );
+      if (!CAPABILITIES[entry.name]?.orchestration) {
+        expect(sfn, entry.name).toEqual([]);
+        continue;
+      }
+      const byResource = Object.fromEntries(sfn.map((s) => [resolveCfn(s.Resource), actionsOf(s).sort()]));
+      expect(byResource, entry.name).toEqual({
+        [`arn:aws:states:us-east-1:123456789012:stateMachine:${name}`]: [
+          'states:SendTaskFailure',
+          'states:SendTaskSuccess',
+          'states:StartExecution',
+        ],
+        [`arn:aws:states:us-east-1:123456789012:execution:${name}:*`]: ['states:DescribeExecution'],
+      });
+    }
+    // The brief's named callers are among them.
+    for (const name of ['PollWait', 'Tasks', 'Releases'])
+      expect(CAPABILITIES[name]?.orchestration).toBe(true);
+  });
+
+  it('only the task-service callers may read the coordinator client secret', () => {
+    const secretId = logicalId(base.built.auth!.auth.coordinatorClientSecret);
+    for (const entry of entries) {
+      const fn = base.built.coordinator.functions[entry.name];
+      const reads = statementsOfRole(base.coordinator, logicalId(fn.role)).filter((s) =>
+        actionsOf(s).includes('secretsmanager:GetSecretValue'),
+      );
+      if (CAPABILITIES[entry.name]?.coordinatorToken) {
+        expect(reads, entry.name).toHaveLength(1);
+        expect(collectImports(reads[0].Resource)[0]).toContain(`Ref${secretId}`);
+      } else expect(reads, entry.name).toEqual([]);
+    }
+  });
+
+  it('functions that write the coordinator table publish events to the SNS topic; the others cannot', () => {
+    const topicId = logicalId(base.built.coordinator.events.topic!);
+    for (const entry of entries) {
+      const fn = base.built.coordinator.functions[entry.name];
+      const env = base.coordinator.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
+      const publishes = statementsOfRole(base.coordinator, logicalId(fn.role)).filter((s) =>
+        actionsOf(s).includes('sns:Publish'),
+      );
+      if (entry.tables.coordinator === 'rw') {
+        expect(env.EVENTS_TOPIC_ARN).toEqual({ Ref: topicId });
+        expect(publishes.map((s) => s.Resource)).toEqual([{ Ref: topicId }]);
+      } else {
+        expect(env.EVENTS_TOPIC_ARN).toBeUndefined();
+        expect(publishes).toEqual([]);
+      }
+    }
+    base.coordinator.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+  });
+
+  it('with eventSink=eventbridge the same functions put events on a bus instead', () => {
+    const s = synth({ eventSink: 'eventbridge' });
+    expect(s.coordinator.findResources('AWS::SNS::Topic')).toEqual({});
+    const busId = logicalId(s.built.coordinator.events.bus!);
+    for (const entry of entries) {
+      const fn = s.built.coordinator.functions[entry.name];
+      const env = s.coordinator.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
+      const puts = statementsOfRole(s.coordinator, logicalId(fn.role)).filter((st) =>
+        actionsOf(st).includes('events:PutEvents'),
+      );
+      const writes = entry.tables.coordinator === 'rw';
+      expect(env.EVENTS_BUS_NAME, entry.name).toEqual(writes ? { Ref: busId } : undefined);
+      expect(puts.map((st) => st.Resource)).toEqual(writes ? [{ 'Fn::GetAtt': [busId, 'Arn'] }] : []);
+    }
+  });
+
+  it('file functions get the tables of their entry and, only where declared, objects of the files bucket', () => {
+    expect(FILES_API.length).toBeGreaterThan(0);
+    const tableOf = tableOfExport(base);
+    const bucketExport = base.built.stateful.filesBucketExportName;
+    const expectedS3: Record<string, string[]> = {
+      read: ['s3:GetObject'],
+      readwrite: ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+    };
+    for (const entry of FILES_API) {
+      const fn = base.built.files.functions[entry.name];
+      const statements = statementsOfRole(base.files, logicalId(fn.role));
+      const s3 = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+      const level = CAPABILITIES[entry.name]?.filesBucket;
+      expect(
+        s3.map((st) => [resolveCfn(st.Resource), actionsOf(st).sort()]),
+        entry.name,
+      ).toEqual(
+        level
+          ? [
+              [`arn:aws:s3:::${bucketExport}/*`, expectedS3[level]],
+              [`arn:aws:s3:::${bucketExport}`, ['s3:ListBucket']],
+            ]
+          : [],
+      );
+      const tables = new Set(
+        statements
+          .filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:')))
+          .flatMap((st) => collectImports(st.Resource).map(tableOf)),
+      );
+      expect([...tables].sort(), entry.name).toEqual(Object.keys(entry.tables).sort());
+      expect(
+        statements.some((st) => actionsOf(st).some((a) => /^(states|sns|events|secretsmanager):/.test(a))),
+      ).toBe(false);
+    }
+    expect(FILES_API.some((e) => CAPABILITIES[e.name]?.filesBucket === 'readwrite')).toBe(true);
+    // No coordinator function touches the files bucket.
+    for (const fn of Object.values(base.built.coordinator.functions)) {
+      const statements = statementsOfRole(base.coordinator, logicalId(fn.role));
+      expect(statements.some((st) => actionsOf(st).some((a) => a.startsWith('s3:')))).toBe(false);
+    }
+  });
+
+  it('every capability names a function of the manifests', () => {
+    const names = new Set([...COORDINATOR_API, ...WORKER_FUNCTIONS, ...FILES_API].map((e) => e.name));
+    for (const name of Object.keys(CAPABILITIES)) expect(names, name).toContain(name);
+  });
+
+  it('resolveCfn renders the intrinsics used above (sanity of the helper)', () => {
+    expect(resolveCfn({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::b/*']] })).toBe(
+      'arn:aws:s3:::b/*',
+    );
+  });
+});
+
+describe('schedules', () => {
+  function rateOf(s: Synth, worker: string): string {
+    const fnId = logicalId(s.built.coordinator.functions[worker].fn);
+    const rules = Object.values(s.coordinator.findResources('AWS::Events::Rule')).filter((r) =>
+      r.Properties.Targets.some((t: any) => t.Arn['Fn::GetAtt']?.[0] === fnId),
+    );
+    expect(rules, worker).toHaveLength(1);
+    return rules[0].Properties.ScheduleExpression;
+  }
+
+  it('runs the health check every minute and the study sync hourly by default, and nothing else', () => {
+    expect(rateOf(base, 'HealthCheck')).toBe('rate(1 minute)');
+    expect(rateOf(base, 'StudySync')).toBe('rate(1 hour)');
+    base.coordinator.resourceCountIs('AWS::Events::Rule', WORKER_FUNCTIONS.filter((w) => w.schedule).length);
+  });
+
+  it('takes both intervals from context', () => {
+    const s = synth({ healthIntervalMinutes: 5, studySyncMinutes: 30 });
+    expect(rateOf(s, 'HealthCheck')).toBe('rate(5 minutes)');
+    expect(rateOf(s, 'StudySync')).toBe('rate(30 minutes)');
+  });
+});
+
+describe('release state machine', () => {
+  const substituted = WORKER_FUNCTIONS.filter((w) => w.substitution);
+
+  it('loads release.asl.json with one substitution per manifest substitution, standard, logged, traced', () => {
+    const machine = base.built.coordinator.stateMachine;
+    const p = base.coordinator.toJSON().Resources[logicalId(machine.stateMachine)].Properties;
+    expect(p.StateMachineType).toBe('STANDARD');
+    expect(p.DefinitionS3Location).toBeDefined();
+    expect(p.DefinitionString).toBeUndefined();
+    expect(p.DefinitionSubstitutions).toEqual(
+      Object.fromEntries(
+        substituted.map((w) => [
+          w.substitution,
+          { 'Fn::GetAtt': [logicalId(base.built.coordinator.functions[w.name].fn), 'Arn'] },
+        ]),
+      ),
+    );
+    expect(p.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });
+    expect(p.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('may invoke exactly the substituted functions and nothing else', () => {
+    const machine = base.built.coordinator.stateMachine;
+    const statements = statementsOfRole(base.coordinator, logicalId(machine.stateMachine.role));
+    const invokes = statements.filter((s) => actionsOf(s).some((a) => a.startsWith('lambda:')));
+    expect(invokes).toHaveLength(1);
+    expect(actionsOf(invokes[0])).toEqual(['lambda:InvokeFunction']);
+    expect(invokes[0].Resource).toEqual(
+      substituted.map((w) => ({
+        'Fn::GetAtt': [logicalId(base.built.coordinator.functions[w.name].fn), 'Arn'],
+      })),
+    );
+  });
+
+  it('every placeholder of the ASL file is a manifest substitution, and every substitution is used', () => {
+    expect(placeholders(readReleaseAsl())).toEqual(substituted.map((w) => w.substitution).sort());
+  });
+
+  it('asl-validator accepts the definition once the template’s substitutions are applied', () => {
+    const machine = base.built.coordinator.stateMachine;
+    const p = base.coordinator.toJSON().Resources[logicalId(machine.stateMachine)].Properties;
+    const values = Object.fromEntries(
+      Object.entries(p.DefinitionSubstitutions).map(([k, v]) => [k, resolveCfn(v)]),
+    );
+    const definition = substitute(readReleaseAsl(), values);
+    const result = validateAsl(definition);
+    expect(result.errors).toBe('');
+    expect(result.isValid).toBe(true);
+    expect(JSON.stringify(definition)).toContain('arn:aws:lambda:us-east-1:123456789012:function:');
+  });
+});
+
+describe('cdk-nag', () => {
+  it('AwsSolutionsChecks pass on every stack, in both auth modes, both event sinks and every removal policy', () => {
+    for (const context of [
+      {},
+      { removalPolicy: 'destroy', eventSink: 'eventbridge' },
+      { oidcIssuer: 'https://idp.example.org', oidcAudience: 'x', removalPolicy: 'snapshot' },
+    ]) {
+      expect(() => synth(context)).not.toThrow();
+    }
+  });
+
+  it('is really enforced: an unacknowledged violation fails the synth', () => {
+    const app = newApp();
+    new Bucket(new Stack(app, 'Loose'), 'Bucket');
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).toThrow(/AwsSolutions-S10/);
+  });
+});

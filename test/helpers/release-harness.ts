@@ -1,0 +1,137 @@
+import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { type LocalStepFunctions, startStepFunctions } from '../../local/step-functions.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
+import { type FakeTaskService, type FakeTaskServiceOptions, startFakeTaskService } from './fake-task-service.js';
+
+/**
+ * Whole releases for the orchestration tests: the coordinator API (real handlers, DynamoDB Local, test IdP), the
+ * local Step Functions endpoint running statemachines/release.asl.json with the real worker handlers in-process, and
+ * fake task services over real HTTP. Timings are tiny (action timeout 300 ms, poll 250 ms) so scenarios take
+ * about a second; nothing sleeps for a fixed time, every wait polls for an observable state.
+ */
+export const STUDIES = ['SD_RC000001', 'SD_RC000002'];
+const TERMINAL = ['published', 'canceled', 'failed'];
+
+export interface ReleaseHarness {
+  api: CoordinatorApi;
+  sfn: LocalStepFunctions;
+  sfnClient: SFNClient;
+  services: FakeTaskService[];
+  /** Starts fake services, registers them (enabled), and remembers them for cleanup. */
+  addServices(n: number, opts?: FakeTaskServiceOptions | ((i: number) => FakeTaskServiceOptions)): Promise<RegisteredService[]>;
+  /** POST /releases over the seeded studies; returns the release JSON. */
+  createRelease(extra?: Record<string, unknown>): Promise<any>;
+  release(id: string): Promise<any>;
+  events(releaseId: string): Promise<any[]>;
+  /** Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs` with the last state). */
+  waitFor(id: string, pred: (release: any) => boolean, timeoutMs?: number): Promise<any>;
+  waitForState(id: string, state: string | string[], timeoutMs?: number): Promise<any>;
+  /** Status of the execution driving the release (by its name = the release id). */
+  execution(name: string): Promise<string | undefined>;
+  /** Disables every registered service and stops the fakes (between scenarios). */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RegisteredService {
+  id: string;
+  fake: FakeTaskService;
+}
+
+export async function startReleaseHarness(env: Record<string, string> = {}): Promise<ReleaseHarness> {
+  const api = await startCoordinatorApi({
+    ACTION_TIMEOUT_SECONDS: '0.3',
+    POLL_SECONDS: '1',
+    HEALTH_FAILURES: '3',
+    HEALTH_TIMEOUT_SECONDS: '0.5',
+    ...env,
+  });
+  const sfn = await startStepFunctions({
+    waitMs: (state, seconds) => (state === 'PollWait' ? 250 : seconds * 1000),
+    retryIntervalMs: 20,
+  });
+  // After startCoordinatorApi (which clears it) and before any handler module loads.
+  Object.assign(process.env, sfn.env);
+  await seedStudies(api, STUDIES);
+  const sfnClient = new SFNClient({});
+  const services: FakeTaskService[] = [];
+  const registered: string[] = [];
+
+  const h: ReleaseHarness = {
+    api,
+    sfn,
+    sfnClient,
+    services,
+    async addServices(n, opts = {}) {
+      const out: RegisteredService[] = [];
+      for (let i = 0; i < n; i++) {
+        const o = typeof opts === 'function' ? opts(i) : opts;
+        const fake = await startFakeTaskService({ name: `fake-${services.length}`, ...o });
+        fake.coordinator = { baseUrl: api.baseUrl, token: () => api.idp.service() };
+        services.push(fake);
+        const res = await api.call('POST', '/task-services', {
+          body: { name: fake.name, description: 'fake task service', author: 'tests', url: fake.url },
+        });
+        if (res.status !== 200) throw new Error(`registering ${fake.url}: ${res.status} ${res.text}`);
+        registered.push(res.body.item_id);
+        out.push({ id: res.body.item_id, fake });
+      }
+      return out;
+    },
+    async createRelease(extra = {}) {
+      const res = await api.call('POST', '/releases', {
+        body: { name: 'orchestration test', description: '', studies: STUDIES, author: 'tests', ...extra },
+      });
+      if (res.status !== 200) throw new Error(`POST /releases: ${res.status} ${res.text}`);
+      return res.body;
+    },
+    async release(id) {
+      const res = await api.call('GET', `/releases/${id}`);
+      if (res.status !== 200) throw new Error(`GET /releases/${id}: ${res.status} ${res.text}`);
+      return res.body;
+    },
+    async events(releaseId) {
+      const res = await api.call('GET', `/events?release=${releaseId}&limit=100`);
+      if (res.status !== 200) throw new Error(`GET /events: ${res.status} ${res.text}`);
+      return [...res.body.results].reverse(); // oldest first: the story in order
+    },
+    async waitFor(id, pred, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: any;
+      for (;;) {
+        last = await h.release(id);
+        if (pred(last)) return last;
+        if (Date.now() > deadline)
+          throw new Error(`release ${id} did not reach the expected condition; last state ${last.state}: ${JSON.stringify(last.tasks.map((t: any) => t.state))}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    waitForState(id, state, timeoutMs) {
+      const wanted = Array.isArray(state) ? state : [state];
+      return h.waitFor(id, (r) => wanted.includes(r.state), timeoutMs);
+    },
+    async execution(name) {
+      const arn = `${sfn.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+      try {
+        return (await sfnClient.send(new DescribeExecutionCommand({ executionArn: arn }))).status;
+      } catch {
+        return undefined;
+      }
+    },
+    async reset() {
+      for (const id of registered.splice(0)) {
+        await api.call('PATCH', `/task-services/${id}`, { body: { enabled: false } });
+      }
+      await Promise.all(services.splice(0).map((s) => s.stop()));
+    },
+    async close() {
+      await h.reset();
+      await h.sfn.stop();
+      sfnClient.destroy();
+      await api.close();
+    },
+  };
+  return h;
+}
+
+export const isTerminal = (r: any) => TERMINAL.includes(r.state);

@@ -1,0 +1,210 @@
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ChangeConflictError } from '../../../functions/adapters/dynamodb/common.js';
+import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
+import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
+import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
+import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/releases.js';
+import { localClient } from '../../../local/dynamodb-local.js';
+import { useLocalTables } from '../../helpers/tables.js';
+
+let doc: DynamoDBDocumentClient;
+let releases: DynamoReleaseRepository;
+let services: DynamoTaskServiceRepository;
+let events: DynamoEventRepository;
+let studies: DynamoStudyRepository;
+
+beforeAll(async () => {
+  const env = await useLocalTables();
+  doc = DynamoDBDocumentClient.from(localClient(inject('ddbEndpoint')), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  const tables = { coordinator: env.COORDINATOR_TABLE, studies: env.STUDIES_TABLE };
+  releases = new DynamoReleaseRepository(doc, tables);
+  services = new DynamoTaskServiceRepository(doc, tables);
+  events = new DynamoEventRepository(doc, tables);
+  studies = new DynamoStudyRepository(doc, tables);
+  await studies.upsertMirrored({
+    id: 'SD_00000001',
+    name: 's',
+    version: null,
+    visible: true,
+    createdAt: null,
+  });
+});
+afterAll(() => doc?.destroy());
+
+const newService = (name: string) =>
+  services.create({
+    name,
+    description: '',
+    author: '',
+    url: 'http://x',
+    enabled: true,
+    healthStatus: 'ok',
+    lastOkStatus: 0,
+  });
+
+async function newRelease(serviceCount = 2) {
+  const svcs = await Promise.all(Array.from({ length: serviceCount }, (_, i) => newService(`s${i}`)));
+  const guard = await services.readGuard();
+  return releases.create(
+    {
+      name: 'r',
+      description: '',
+      studies: ['SD_00000001'],
+      version: '0.0.1',
+      tags: [],
+      author: 'a',
+      isMajor: false,
+    },
+    svcs,
+    guard,
+    () => [],
+  );
+}
+
+describe('ReleaseRepository.applyChange', () => {
+  it('moves release and tasks and writes the events in one transaction', async () => {
+    const { release, tasks } = await newRelease();
+    const written = await releases.applyChange({
+      releaseId: release.id,
+      expectState: 'initializing',
+      toState: 'running',
+      tasks: tasks.map((t) => ({ taskId: t.id, expectState: 'pending', toState: 'running', progress: 5 })),
+      events: [
+        releaseStateEvent(release, 'initializing', 'running'),
+        ...tasks.map((t) => taskStateEvent(t, 'pending', 'running')),
+      ],
+      setExtras: { wakePending: true },
+    });
+    expect(written).toHaveLength(3);
+    const agg = await releases.load(release.id);
+    expect(agg?.release.state).toBe('running');
+    expect(agg?.tasks.every((t) => t.state === 'running' && t.progress === 5)).toBe(true);
+    expect(agg?.extras).toEqual({ wakePending: true });
+    const listed = await events.list({ releaseId: release.id }, { limit: 10, offset: 0 });
+    expect(listed.items.map((e) => e.message)).toContain(
+      `release ${release.id}, version 0.0.1 changed from initializing to running`,
+    );
+  });
+
+  it('writes nothing and names the culprit when one condition fails', async () => {
+    const { release, tasks } = await newRelease();
+    const err = await releases
+      .applyChange({
+        releaseId: release.id,
+        expectState: 'initializing',
+        toState: 'running',
+        tasks: [
+          { taskId: tasks[0].id, expectState: 'pending', toState: 'running' },
+          { taskId: tasks[1].id, expectState: 'staged', toState: 'publishing' },
+        ],
+        events: [releaseStateEvent(release, 'initializing', 'running')],
+      })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(ChangeConflictError);
+    expect(err.status).toBe(409);
+    expect(err.failed).toEqual([{ kind: 'task', id: tasks[1].id }]);
+    const agg = await releases.load(release.id);
+    expect(agg?.release.state).toBe('initializing');
+    expect(agg?.tasks.every((t) => t.state === 'pending')).toBe(true);
+    expect((await events.list({ releaseId: release.id }, { limit: 10, offset: 0 })).count).toBe(0);
+  });
+
+  it('refuses a change from an unexpected release state', async () => {
+    const { release } = await newRelease(0);
+    await expect(
+      releases.applyChange({
+        releaseId: release.id,
+        expectState: ['staged', 'running'],
+        toState: 'publishing',
+      }),
+    ).rejects.toMatchObject({ failed: [{ kind: 'release', id: release.id }] });
+  });
+
+  it('claims each published version once and stamps the studies', async () => {
+    const a = (await newRelease(0)).release;
+    const b = (await newRelease(0)).release;
+    const publish = (id: string) =>
+      releases.applyChange({
+        releaseId: id,
+        toState: 'published',
+        version: '0.1.0',
+        claimVersion: '0.1.0',
+        studies: [
+          { studyId: 'SD_00000001', lastPubVersion: '0.1.0', lastPubDate: '2026-01-01T00:00:00.000000Z' },
+        ],
+      });
+    await publish(a.id);
+    await expect(publish(b.id)).rejects.toMatchObject({ failed: [{ kind: 'version', id: '0.1.0' }] });
+    expect((await releases.load(b.id))?.release.version).toBe('0.0.1');
+    expect(await releases.highestPublishedVersion()).toBe('0.1.0');
+    await releases.applyChange({ releaseId: b.id, claimVersion: '0.10.0' });
+    expect(await releases.highestPublishedVersion()).toBe('0.10.0');
+    expect((await studies.get('SD_00000001'))?.lastPubVersion).toBe('0.1.0');
+  });
+
+  it('exchangeExtras returns the previous values atomically (a latch)', async () => {
+    const { release } = await newRelease(0);
+    expect(await releases.exchangeExtras(release.id, { set: { waitToken: 't1' } })).toEqual({});
+    expect(
+      await releases.exchangeExtras(release.id, { set: { wakePending: true }, remove: ['waitToken'] }),
+    ).toEqual({
+      waitToken: 't1',
+    });
+    expect((await releases.load(release.id))?.extras).toEqual({ wakePending: true });
+    expect(await releases.exchangeExtras('RE_ZZZZZZZZ', { set: { x: 1 } })).toBeNull();
+    await expect(releases.exchangeExtras(release.id, { set: { state: 'published' } })).rejects.toThrow(
+      /Release field/,
+    );
+  });
+
+  it('lists releases by state', async () => {
+    const { release } = await newRelease(0);
+    await releases.applyChange({ releaseId: release.id, toState: 'canceling' });
+    const found = await releases.listByStates(['canceling']);
+    expect(found.map((r) => r.id)).toContain(release.id);
+    expect(found.every((r) => r.state === 'canceling')).toBe(true);
+  });
+});
+
+describe('ReleaseRepository.create', () => {
+  it(`creates a release with ${MAX_TASKS_PER_RELEASE} tasks in one transaction`, async () => {
+    const agg = await newRelease(MAX_TASKS_PER_RELEASE);
+    expect(agg.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);
+    expect((await releases.load(agg.release.id))?.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);
+  });
+
+  it('refuses a stale registry guard, so a deleted service never gets a task', async () => {
+    const svc = await newService('doomed');
+    const guard = await services.readGuard();
+    expect(await services.delete(svc.id, await services.readGuard())).toBe('deleted');
+    await expect(
+      releases.create(
+        { name: 'r', description: '', studies: [], version: '0.0.1', tags: [], author: 'a', isMajor: false },
+        [svc],
+        guard,
+        () => [],
+      ),
+    ).rejects.toMatchObject({ failed: [{ kind: 'registry', id: 'registry' }] });
+  });
+
+  it('makes a delete retry when a release was created after its check', async () => {
+    const svc = await newService('busy');
+    const guard = await services.readGuard();
+    await releases.create(
+      { name: 'r', description: '', studies: [], version: '0.0.1', tags: [], author: 'a', isMajor: false },
+      [svc],
+      await services.readGuard(),
+      () => [],
+    );
+    expect(await services.delete(svc.id, guard)).toBe('retry');
+    const still = await doc.send(
+      new GetCommand({ TableName: process.env.COORDINATOR_TABLE, Key: { pk: `TS#${svc.id}`, sk: 'TS' } }),
+    );
+    expect(still.Item).toBeDefined();
+  });
+});

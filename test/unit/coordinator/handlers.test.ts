@@ -1,0 +1,400 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { generateSigningKey, jwks, signJwt } from '../../../local/jwt.js';
+
+/**
+ * Handlers over a mocked DynamoDB (aws-sdk-client-mock): what each request costs in DynamoDB calls and what it
+ * writes. Tokens are real JWTs; the JWKS fetch is answered in-process (no network).
+ */
+const ddb = mockClient(DynamoDBDocumentClient);
+const key = generateSigningKey();
+const ISSUER = 'https://idp.unit.test';
+type Handler = (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+const handlers: Record<string, Handler> = {};
+
+beforeAll(async () => {
+  Object.assign(process.env, {
+    COORDINATOR_TABLE: 'unit-Coordinator',
+    STUDIES_TABLE: 'unit-Studies',
+    AUTH_ISSUER: ISSUER,
+    AUTH_AUDIENCE: 'unit',
+    AUTH_JWKS_URI: `${ISSUER}/jwks`,
+  });
+  delete process.env.RELEASE_STATE_MACHINE_ARN;
+  delete process.env.COORDINATOR_TOKEN_URL;
+  vi.stubGlobal('fetch', async () => new Response(JSON.stringify(jwks(key)), { status: 200 }));
+  for (const name of ['releases', 'events', 'tasks', 'task-services'])
+    handlers[name] = (await import(`../../../functions/coordinator/handlers/${name}.ts`)).handler;
+});
+afterAll(() => {
+  vi.unstubAllGlobals();
+  ddb.restore();
+});
+beforeEach(() => ddb.reset());
+
+const token = (roles: string[]) => signJwt(key, { iss: ISSUER, aud: 'unit', sub: 'u', roles });
+
+async function call(
+  name: string,
+  method: string,
+  path: string,
+  opts: { body?: unknown; query?: string; roles?: string[] } = {},
+) {
+  const event = {
+    rawPath: path,
+    rawQueryString: opts.query ?? '',
+    headers: {
+      host: 'api.test',
+      'x-forwarded-proto': 'https',
+      authorization: `Bearer ${token(opts.roles ?? ['admin'])}`,
+    },
+    requestContext: { http: { method }, domainName: 'api.test', requestId: 'r' },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    isBase64Encoded: false,
+  } as unknown as APIGatewayProxyEventV2;
+  const res = await handlers[name](event, { awsRequestId: 'req-1' } as Context);
+  return {
+    status: res.statusCode,
+    body: res.body ? JSON.parse(res.body) : undefined,
+    headers: res.headers ?? {},
+  };
+}
+
+const releaseItem = {
+  pk: 'RE#RE_AAAAAAAA',
+  sk: 'RE',
+  id: 'RE_AAAAAAAA',
+  name: 'r',
+  description: '',
+  state: 'running',
+  studies: ['SD_00000001'],
+  version: '0.0.1',
+  createdAt: '2026-01-01T00:00:00.000000Z',
+  tags: [],
+  author: 'a',
+  isMajor: false,
+  wakePending: false,
+};
+const taskItem = {
+  pk: 'RE#RE_AAAAAAAA',
+  sk: 'TA#TA_AAAAAAAA',
+  id: 'TA_AAAAAAAA',
+  releaseId: 'RE_AAAAAAAA',
+  taskServiceId: 'TS_AAAAAAAA',
+  serviceName: 'svc',
+  state: 'running',
+  progress: 10,
+  createdAt: '2026-01-01T00:00:00.000000Z',
+};
+const noteItem = {
+  pk: 'RE#RE_AAAAAAAA',
+  sk: 'RN#RN_AAAAAAAA',
+  id: 'RN_AAAAAAAA',
+  releaseId: 'RE_AAAAAAAA',
+  studyId: null,
+  description: 'n',
+  author: 'a',
+  createdAt: '2026-01-01T00:00:00.000000Z',
+};
+
+describe('GET /releases/<id>', () => {
+  it('costs exactly one DynamoDB call: a consistent Query of the release item collection', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [releaseItem, noteItem, taskItem] });
+    const res = await call('releases', 'GET', '/releases/RE_AAAAAAAA');
+    expect(res.status).toBe(200);
+    expect(ddb.calls()).toHaveLength(1);
+    const input = ddb.commandCalls(QueryCommand)[0].args[0].input;
+    expect(input).toMatchObject({
+      ConsistentRead: true,
+      ExpressionAttributeValues: { ':pk': 'RE#RE_AAAAAAAA' },
+    });
+    expect(input.IndexName).toBeUndefined();
+    expect(res.body.tasks[0]).toEqual({
+      item_id: 'TA_AAAAAAAA',
+      kf_id: 'TA_AAAAAAAA',
+      state: 'running',
+      progress: 10,
+      release: 'https://api.test/releases/RE_AAAAAAAA',
+      task_service: 'https://api.test/task-services/TS_AAAAAAAA',
+      created_at: '2026-01-01T00:00:00.000000Z',
+      service_name: 'svc',
+    });
+    expect(res.body.notes[0].release).toBe('https://api.test/releases/RE_AAAAAAAA');
+    expect(res.body).not.toHaveProperty('wakePending');
+  });
+
+  it('answers 404 when the collection is empty', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    expect((await call('releases', 'GET', '/releases/RE_BBBBBBBB')).status).toBe(404);
+  });
+
+  it('hides internal failures behind a generic 500, keeping the detail in the log', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    ddb.on(QueryCommand).rejects(new Error('secret table detail'));
+    const res = await call('releases', 'GET', '/releases/RE_BBBBBBBB');
+    const logged = stderr.mock.calls.map((c) => String(c[0])).join('');
+    stderr.mockRestore();
+    expect(res.status).toBe(500);
+    expect(JSON.stringify(res.body)).not.toContain('secret');
+    expect(res.body.error.code).toBe('internal_error');
+    expect(logged).toContain('secret table detail');
+  });
+
+  it('refuses a stored item that does not match its schema instead of casting it', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    ddb.on(QueryCommand).resolves({ Items: [{ ...releaseItem, state: 'waiting' }] });
+    const res = await call('releases', 'GET', '/releases/RE_AAAAAAAA');
+    const logged = stderr.mock.calls.map((c) => String(c[0])).join('');
+    stderr.mockRestore();
+    expect(res.status).toBe(500);
+    expect(logged).toContain('does not match its schema');
+  });
+});
+
+describe('POST /events', () => {
+  it('is one TransactWriteItems: the put plus a ConditionCheck per reference', async () => {
+    ddb.on(TransactWriteCommand).resolves({});
+    const res = await call('events', 'POST', '/events', {
+      roles: ['service'],
+      body: { event_type: 'info', message: 'm', release: 'RE_AAAAAAAA', task_service: 'TS_AAAAAAAA' },
+    });
+    expect(res.status).toBe(200);
+    expect(ddb.calls()).toHaveLength(1);
+    const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
+    expect(items[0].Put?.ConditionExpression).toBe('attribute_not_exists(pk)');
+    expect(items[0].Put?.Item).toMatchObject({
+      eventType: 'info',
+      releaseId: 'RE_AAAAAAAA',
+      gsi2pk: 'EVR#RE_AAAAAAAA',
+    });
+    expect(items.slice(1).map((i) => i.ConditionCheck?.Key)).toEqual([
+      { pk: 'RE#RE_AAAAAAAA', sk: 'RE' },
+      { pk: 'TS#TS_AAAAAAAA', sk: 'TS' },
+    ]);
+  });
+
+  it('maps a failed ConditionCheck to a 400 naming the field', async () => {
+    ddb.on(TransactWriteCommand).rejects(
+      new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+      }),
+    );
+    const res = await call('events', 'POST', '/events', { body: { message: 'm', release: 'RE_AAAAAAAA' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields).toEqual({ release: ['RE_AAAAAAAA does not exist'] });
+  });
+
+  it('retries with a fresh id when only the event id collided', async () => {
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        new TransactionCanceledException({
+          message: 'cancelled',
+          $metadata: {},
+          CancellationReasons: [{ Code: 'ConditionalCheckFailed' }],
+        }),
+      )
+      .resolves({});
+    const res = await call('events', 'POST', '/events', { body: { message: 'm' } });
+    expect(res.status).toBe(200);
+    const [a, b] = ddb
+      .commandCalls(TransactWriteCommand)
+      .map((c) => c.args[0].input.TransactItems?.[0].Put?.Item?.id);
+    expect(a).not.toBe(b);
+  });
+
+  it('rejects unknown fields before touching DynamoDB', async () => {
+    const res = await call('events', 'POST', '/events', { body: { message: 'm', severity: 'high' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields.body[0]).toContain('severity');
+    expect(ddb.calls()).toHaveLength(0);
+  });
+});
+
+describe('lists', () => {
+  it('refuses limit over 100 before touching DynamoDB', async () => {
+    const res = await call('events', 'GET', '/events', { query: 'limit=101' });
+    expect(res.status).toBe(400);
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('queries the newest-first index and counts with the same filter', async () => {
+    ddb
+      .on(QueryCommand)
+      .callsFake((input) =>
+        input.Select === 'COUNT' ? { Count: 1 } : { Items: [{ ...taskItem, gsi1pk: 'TA' }] },
+      );
+    const res = await call('tasks', 'GET', '/tasks', { query: 'state=running&task_service=TS_AAAAAAAA' });
+    expect(res.status).toBe(200);
+    expect(res.body.count).toBe(1);
+    const inputs = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    for (const i of inputs) {
+      expect(i.IndexName).toBe('gsi1');
+      expect(Object.values(i.ExpressionAttributeValues ?? {})).toEqual(
+        expect.arrayContaining(['TA', 'running', 'TS_AAAAAAAA']),
+      );
+    }
+    expect(inputs.find((i) => i.Select !== 'COUNT')?.ScanIndexForward).toBe(false);
+  });
+});
+
+describe('POST /releases', () => {
+  const body = { name: 'r', studies: ['SD_00000001'] };
+  const wire = () => {
+    ddb.on(BatchGetCommand).resolves({ Responses: { 'unit-Studies': [{ id: 'SD_00000001' }] } });
+    ddb.on(GetCommand).resolves({ Item: { pk: 'REGISTRY', sk: 'SERVICES', servicesRev: 3, releaseSeq: 7 } });
+    ddb.on(QueryCommand).callsFake((input) =>
+      input.ExpressionAttributeValues?.[':p'] === 'VERSION'
+        ? { Items: [{ version: '2.3.4' }] }
+        : {
+            Items: [
+              {
+                pk: 'TS#TS_AAAAAAAA',
+                sk: 'TS',
+                id: 'TS_AAAAAAAA',
+                name: 'on',
+                description: '',
+                author: '',
+                url: 'http://a',
+                enabled: true,
+                healthStatus: 'ok',
+                lastOkStatus: 0,
+                createdAt: '2026-01-01T00:00:00.000000Z',
+              },
+              {
+                pk: 'TS#TS_BBBBBBBB',
+                sk: 'TS',
+                id: 'TS_BBBBBBBB',
+                name: 'off',
+                description: '',
+                author: '',
+                url: 'http://b',
+                enabled: false,
+                healthStatus: 'ok',
+                lastOkStatus: 0,
+                createdAt: '2026-01-01T00:00:00.000000Z',
+              },
+            ],
+          },
+    );
+  };
+
+  it('writes release, one task per enabled service, the event and the registry guard in one transaction', async () => {
+    wire();
+    ddb.on(TransactWriteCommand).resolves({});
+    const res = await call('releases', 'POST', '/releases', { body });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ state: 'initializing', version: '2.3.5', author: 'u' });
+    expect(res.body.tasks.map((t: { service_name: string }) => t.service_name)).toEqual(['on']);
+    const tx = ddb.commandCalls(TransactWriteCommand);
+    expect(tx).toHaveLength(1);
+    const items = tx[0].args[0].input.TransactItems ?? [];
+    expect(items.map((i) => (i.Put?.Item?.sk as string) ?? i.Update?.Key?.sk)).toEqual([
+      'RE',
+      expect.stringMatching(/^TA#TA_/),
+      'EV',
+      'SERVICES',
+    ]);
+    expect(items[3].Update?.ConditionExpression).toBe('servicesRev = :rev');
+    expect(items[3].Update?.ExpressionAttributeValues?.[':rev']).toBe(3);
+  });
+
+  it('lists the services again when one was deleted meanwhile', async () => {
+    wire();
+    ddb
+      .on(TransactWriteCommand)
+      .rejectsOnce(
+        new TransactionCanceledException({
+          message: 'cancelled',
+          $metadata: {},
+          CancellationReasons: [
+            { Code: 'None' },
+            { Code: 'None' },
+            { Code: 'None' },
+            { Code: 'ConditionalCheckFailed' },
+          ],
+        }),
+      )
+      .resolves({});
+    const res = await call('releases', 'POST', '/releases', { body });
+    expect(res.status).toBe(200);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(2);
+  });
+
+  it('refuses unknown studies with a 400 naming studies and writes nothing', async () => {
+    ddb.on(BatchGetCommand).resolves({ Responses: { 'unit-Studies': [] } });
+    const res = await call('releases', 'POST', '/releases', { body });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields.studies[0]).toContain('SD_00000001');
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('is admin only', async () => {
+    expect((await call('releases', 'POST', '/releases', { body, roles: ['service'] })).status).toBe(403);
+    expect(ddb.calls()).toHaveLength(0);
+  });
+});
+
+describe('PATCH /tasks/<id>', () => {
+  const wireTask = (state: string) => {
+    ddb.on(QueryCommand).resolves({ Items: [{ ...taskItem, state }] });
+    ddb.on(GetCommand).resolves({ Item: { ...taskItem, state } });
+    ddb.on(TransactWriteCommand).resolves({});
+  };
+
+  it('writes the new state conditioned on the one it read, with the task event', async () => {
+    wireTask('running');
+    const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
+      roles: ['service'],
+      body: { state: 'staged', progress: '100%' },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ state: 'staged', progress: 100 });
+    const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
+    expect(items[0].Update).toMatchObject({
+      Key: { pk: 'RE#RE_AAAAAAAA', sk: 'TA#TA_AAAAAAAA' },
+      ConditionExpression: 'attribute_exists(pk) AND #state IN (:e0)',
+      ExpressionAttributeValues: { ':to': 'staged', ':progress': 100, ':e0': 'running' },
+    });
+    expect(items[1].Put?.Item?.message).toBe('task TA_AAAAAAAA changed from running to staged');
+  });
+
+  it('answers 409 to a transition that is not allowed, writing nothing', async () => {
+    wireTask('published');
+    const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
+      roles: ['service'],
+      body: { state: 'running' },
+    });
+    expect(res.status).toBe(409);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('reads "cancelled" as canceled', async () => {
+    wireTask('published');
+    const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
+      roles: ['admin'],
+      body: { state: 'cancelled' },
+    });
+    // Understood (not a 400), and judged as the transition published -> canceled.
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toContain('to canceled');
+  });
+
+  it('is refused to readers', async () => {
+    expect(
+      (await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', { roles: [], body: { progress: 1 } })).status,
+    ).toBe(403);
+  });
+});
