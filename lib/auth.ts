@@ -218,9 +218,12 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
     const issuer = cognito.issuer;
     return {
       issuer,
-      audience: [cognito.coordinatorClient, cognito.taskServiceClient, cognito.adminClient, cognito.userClient].map(
-        (c) => c.userPoolClientId,
-      ),
+      audience: [
+        cognito.coordinatorClient,
+        cognito.taskServiceClient,
+        cognito.adminClient,
+        cognito.userClient,
+      ].map((c) => c.userPoolClientId),
       jwksUri: `${issuer}/.well-known/jwks.json`,
       tokenUrl: cognito.tokenUrl,
       clientId: cognito.coordinatorClient.userPoolClientId,

@@ -48,7 +48,8 @@ export function timeoutSecondsOf(name: string, kind: 'http' | 'worker', s: Setti
   if (kind === 'http') return 29;
   switch (name) {
     case 'ReleaseStep':
-      return Math.min(900, Math.max(120, s.actionTimeoutSeconds * 4 + 60));
+      // Never beyond 300 s: the ASL bounds each ReleaseStep state itself, and a longer run would be wasted.
+      return Math.min(300, Math.max(120, s.actionTimeoutSeconds * 4 + 60));
     case 'StudySync':
       return 300;
     case 'HealthCheck':

@@ -40,8 +40,7 @@ export class CoordinatorStack extends Stack {
   constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
     super(scope, id, props);
     const { settings } = props;
-    const apiManifest = COORDINATOR_API;
-    const workers = WORKER_FUNCTIONS;
+    const [apiManifest, workers] = [COORDINATOR_API, WORKER_FUNCTIONS];
     this.auth = resolveAuth(this, settings, props.cognito);
     this.filesBucket = Bucket.fromBucketName(
       this,

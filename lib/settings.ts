@@ -41,7 +41,7 @@ const contextShape = z.object({
     )
     .default(30),
   pollSeconds: int(30, 1, 3600),
-  actionTimeoutSeconds: int(15, 1, 300),
+  actionTimeoutSeconds: int(15, 1, 240),
   healthIntervalMinutes: int(1, 1, 1440),
   healthFailures: int(3, 1, 100),
   studySyncMinutes: int(60, 1, 10080),

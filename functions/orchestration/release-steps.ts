@@ -277,7 +277,8 @@ export class ReleaseSteps {
         const reply = byTask.get(task.id);
         const to = reply?.state ? laterState(task.state, reply.state) : task.state;
         after.set(task.id, to);
-        const progress = to === task.state || reply?.state === to ? reply?.progress : undefined;
+        // A reply's progress belongs to the state it reported; it says nothing about a state a callback reached.
+        const progress = reply?.state === to ? reply.progress : undefined;
         if (to !== task.state || (progress !== undefined && progress !== task.progress))
           parts.push(taskPart(task, to, progress));
       }

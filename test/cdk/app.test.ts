@@ -242,6 +242,32 @@ describe('auth', () => {
     expect(JSON.stringify(env.AUTH_ISSUER)).toContain('https://cognito-idp.');
   });
 
+  it('accepts tokens of every app client, and scopes machine clients to service or admin', () => {
+    const cognito = base.built.auth!.auth;
+    const clients = [
+      cognito.coordinatorClient,
+      cognito.taskServiceClient,
+      cognito.adminClient,
+      cognito.userClient,
+    ];
+    const fn = base.built.files.functions.Files;
+    const env = base.files.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
+    const audience = collectImports(env.AUTH_AUDIENCE);
+    expect(audience).toHaveLength(clients.length);
+    expect(audience.map((a, i) => a.includes(`Ref${logicalId(clients[i])}`))).toEqual(
+      clients.map(() => true),
+    );
+    const scopeOf = (c: IConstruct) =>
+      base.auth!.toJSON().Resources[logicalId(c)].Properties.AllowedOAuthScopes[0]['Fn::Join'][1][1];
+    expect(scopeOf(cognito.coordinatorClient)).toBe('/service');
+    expect(scopeOf(cognito.taskServiceClient)).toBe('/service');
+    expect(scopeOf(cognito.adminClient)).toBe('/admin');
+    expect(base.auth!.toJSON().Resources[logicalId(cognito.userClient)].Properties.GenerateSecret).toBe(
+      false,
+    );
+    expect(env.AUTH_GROUPS_CLAIMS).toBe('groups,cognito:groups');
+  });
+
   it('with oidcIssuer and oidcAudience there is no Cognito: functions verify tokens from that issuer', () => {
     const s = synth({
       oidcIssuer: 'https://idp.example.org/realms/kf',

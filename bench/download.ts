@@ -1,0 +1,257 @@
+/**
+ * `npm run bench:download`: single-use signed URLs on the local stack (`tsx bin/local.ts` as a child process, so the
+ * load generator does not share an event loop with the handlers).
+ *
+ *   mint    POST /signed-url/study/<s>/files/<f>/version/<v>   JWT check + version read + one 2-item transaction
+ *   claim   GET  <signed url>  (2 MiB version -> 302 to S3)    one conditional update + audit put + presign
+ *   race    100 concurrent GETs of one signed URL, repeated    exactly one may win
+ *
+ * A benchmark, not a test: it prints a markdown table and writes it into docs/benchmarks.md (section
+ * bench:download). Settings: BENCH_CONNECTIONS (32), BENCH_SECONDS (10), BENCH_RACES (20), BENCH_WRITE_DOCS (true);
+ * BENCH_FILES_URL + BENCH_IDP_URL + BENCH_COORDINATOR_URL drive a running stack instead of starting one (its
+ * SIGNED_URL_TTL_SECONDS must then cover the run: set it to 300).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import autocannon, { type AutocannonResult } from 'autocannon';
+import { ROOT } from '../local/config.js';
+import { freePort } from '../local/dynamodb-local.js';
+import { fmt, machineInfo, writeSection } from './lib/report.js';
+
+declare module 'autocannon' {
+  interface AutocannonOptions {
+    amount?: number;
+    requests?: {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      setupRequest?: (req: Record<string, unknown>) => Record<string, unknown>;
+      onResponse?: (status: number, body: string) => void;
+    }[];
+  }
+}
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const RACES = Number(process.env.BENCH_RACES ?? 20);
+const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
+const LARGE_BYTES = 2 * 1024 * 1024;
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+interface Stack {
+  files: string;
+  idp: string;
+  coordinator: string;
+  stop(): Promise<void>;
+}
+
+/** A running stack from BENCH_* URLs, or a fresh `tsx bin/local.ts` on free ports with a temporary DATA_DIR. */
+async function startStack(): Promise<Stack> {
+  if (process.env.BENCH_FILES_URL) {
+    return {
+      files: process.env.BENCH_FILES_URL.replace(/\/$/, ''),
+      idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
+      coordinator: (process.env.BENCH_COORDINATOR_URL ?? 'http://127.0.0.1:3000').replace(/\/$/, ''),
+      stop: async () => {},
+    };
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-download-'));
+  const ports: Record<string, string> = {};
+  for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
+    ports[name] = String(await freePort());
+  const log = createWriteStream(join(dataDir, 'stack.log'));
+  const child: ChildProcess = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['bin/local.ts'], {
+    cwd: ROOT,
+    // The longest token lifetime allowed, so links minted during the mint run are still valid for the claim run.
+    env: { ...process.env, LOG_LEVEL: 'warn', SIGNED_URL_TTL_SECONDS: '300', ...ports, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stack: Stack = {
+    files: `http://127.0.0.1:${ports.FILES_PORT}`,
+    idp: `http://127.0.0.1:${ports.IDP_PORT}`,
+    coordinator: `http://127.0.0.1:${ports.COORDINATOR_PORT}`,
+    stop: async () => {
+      const pidFile = join(dataDir, 'local.pid');
+      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : child.pid;
+      if (child.exitCode === null && child.signalCode === null && pid) process.kill(pid, 'SIGTERM');
+      await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the local stack exited early; see ${join(dataDir, 'stack.log')}`);
+    try {
+      const [c, f] = await Promise.all([fetch(`${stack.coordinator}/health`), fetch(`${stack.files}/health`)]);
+      if (c.status === 200 && f.status === 200) return stack;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stack.stop();
+      throw new Error('the local stack did not become ready within 120 s');
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function json(res: Response, what: string): Promise<any> {
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${what} answered ${res.status}: ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+async function seed(stack: Stack) {
+  const tokenRes = await fetch(`${stack.idp}/dev/tokens`, {
+    method: 'POST',
+    body: JSON.stringify({ sub: 'bench-admin', roles: ['admin'], expires_in: 3600 }),
+  });
+  const token: string = (await json(tokenRes, 'POST /dev/tokens')).access_token;
+  const auth = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const studies = await json(await fetch(`${stack.coordinator}/studies?limit=1`, { headers: auth }), 'GET /studies');
+  const studyId: string = studies.results[0]?.kf_id ?? studies.results[0]?.item_id;
+  if (!studyId) throw new Error('the local stack has no study to upload to');
+  const bytes = randomBytes(LARGE_BYTES);
+  const created = await json(
+    await fetch(`${stack.files}/studies/${studyId}/files`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({
+        file_name: 'bench.bin',
+        size: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+      }),
+    }),
+    'POST /studies/<id>/files',
+  );
+  await json(await fetch(created.upload.url, { method: 'PUT', body: bytes }), 'PUT upload');
+  await json(await fetch(created.confirm_url, { method: 'POST', headers: auth, body: '{}' }), 'confirm');
+  const fileId: string = created.file.kf_id;
+  const versionId: string = created.version.kf_id;
+  return { token, studyId, fileId, versionId, mintPath: `/signed-url/study/${studyId}/files/${fileId}/version/${versionId}` };
+}
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  statusCodes: Record<string, number>;
+}
+
+function summarize(r: AutocannonResult): Run {
+  return {
+    rps: r.requests.total / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    requests: r.requests.total,
+    statusCodes: Object.fromEntries(
+      Object.entries(r.statusCodeStats).map(([k, v]) => [k, (v as { count: number }).count]),
+    ),
+  };
+}
+
+async function main() {
+  say(`bench:download — ${machineInfo()}`);
+  const stack = await startStack();
+  try {
+    const s = await seed(stack);
+    const headers = { Authorization: `Bearer ${s.token}` };
+
+    const mintFor = async (seconds: number, connections: number) => {
+      const paths: string[] = [];
+      const run = await autocannon({
+        url: stack.files,
+        connections,
+        duration: seconds,
+        requests: [
+          {
+            method: 'POST',
+            path: s.mintPath,
+            headers,
+            onResponse: (status, body) => {
+              if (status !== 200) return;
+              const url = new URL(JSON.parse(body).url);
+              paths.push(`${url.pathname}${url.search}`);
+            },
+          },
+        ],
+      });
+      return { run: summarize(run), paths };
+    };
+    const claimAll = async (paths: string[], connections: number) => {
+      let next = 0;
+      const run = await autocannon({
+        url: stack.files,
+        connections,
+        amount: paths.length,
+        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[next++] }) }],
+      });
+      return summarize(run);
+    };
+
+    // Warm both handlers (module load, JWKS fetch, JIT) before measuring.
+    const warm = await mintFor(3, 8);
+    await claimAll(warm.paths, 8);
+
+    say(`minting for ${SECONDS} s at ${CONNECTIONS} connections ...`);
+    const { run: mint, paths } = await mintFor(SECONDS, CONNECTIONS);
+    say(`claiming ${paths.length} links at ${CONNECTIONS} connections ...`);
+    const claim = await claimAll(paths, CONNECTIONS);
+
+    say(`racing ${RACES} × 100 concurrent claims of one link ...`);
+    const winners: number[] = [];
+    for (let i = 0; i < RACES; i++) {
+      const minted = await json(
+        await fetch(`${stack.files}${s.mintPath}`, { method: 'POST', headers }),
+        'POST /signed-url',
+      );
+      const statuses = await Promise.all(
+        Array.from({ length: 100 }, () => fetch(minted.url, { redirect: 'manual' }).then((r) => r.status)),
+      );
+      winners.push(statuses.filter((st) => st === 302 || st === 200).length);
+      if (statuses.some((st) => st !== 302 && st !== 200 && st !== 401))
+        throw new Error(`unexpected status in a race: ${statuses.join(',')}`);
+    }
+    const exact = winners.filter((w) => w === 1).length;
+
+    const ok302 = claim.statusCodes['302'] ?? 0;
+    const table = [
+      '| operation | requests | req/s | p50 ms | p99 ms | outcome |',
+      '|---|---:|---:|---:|---:|---|',
+      `| mint signed URL (POST /signed-url/…) | ${fmt(mint.requests)} | ${fmt(mint.rps)} | ${mint.p50} | ${mint.p99} | ${fmt(mint.statusCodes['200'] ?? 0)} × 200 |`,
+      `| claim signed URL (GET …?token=, 2 MiB -> 302) | ${fmt(claim.requests)} | ${fmt(claim.rps)} | ${claim.p50} | ${claim.p99} | ${fmt(ok302)} × 302, ${fmt(claim.statusCodes['401'] ?? 0)} × 401 |`,
+      `| 100-way claim race × ${RACES} | ${fmt(RACES * 100)} | – | – | – | exactly one winner in ${exact}/${RACES} races (winners per race: ${[...new Set(winners)].join(', ')}) |`,
+    ].join('\n');
+    const markdown = [
+      '## Study file downloads (`npm run bench:download`)',
+      '',
+      machineInfo(),
+      '',
+      `Local stack (\`tsx bin/local.ts\`: DynamoDB Local, s3rver, the files API behind local/http-server.ts) in a child process; autocannon with ${CONNECTIONS} connections from this process. Mints run for ${SECONDS} s; every link minted is then claimed once (SIGNED_URL_TTL_SECONDS=300 so none expires in between). A mint verifies the JWT, reads the version and writes the token hash and its audit record in one transaction; a claim is one conditional UpdateItem, an audit put and a local presign of the S3 redirect.`,
+      '',
+      table,
+    ].join('\n');
+    say('');
+    say(markdown);
+    if (WRITE_DOCS) {
+      writeSection(resolve(ROOT, 'docs/benchmarks.md'), 'bench:download', markdown);
+      say('\nwritten to docs/benchmarks.md');
+    }
+    if (exact !== RACES || ok302 !== paths.length) process.exitCode = 1;
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

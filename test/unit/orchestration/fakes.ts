@@ -1,0 +1,211 @@
+import { ChangeConflictError } from '../../../functions/adapters/dynamodb/common.js';
+import type {
+  CoordinatorEvent,
+  Release,
+  ReleaseAggregate,
+  ReleaseState,
+  Task,
+  TaskService,
+} from '../../../functions/coordinator/model.js';
+import type { ReleaseChange, ReleaseRepository } from '../../../functions/coordinator/ports.js';
+import { compareVersions } from '../../../functions/coordinator/versions.js';
+import { FakeClock } from '../../../functions/shared/clock.js';
+import type { CallOutcome, OrchestrationDeps, TaskServiceCalls } from '../../../functions/orchestration/ports.js';
+
+/**
+ * In-memory stand-ins for the ports, for unit tests of the orchestration logic. The release repository keeps the
+ * semantics the logic relies on: conditions on expected states (ChangeConflictError naming what failed), all or
+ * nothing per change, DynamoDB's 100-item limit, unique version claims, exchangeExtras returning the old extras.
+ */
+const as = <T>(v: T | readonly T[] | undefined): readonly T[] | undefined =>
+  v === undefined ? undefined : Array.isArray(v) ? (v as readonly T[]) : [v as T];
+
+export class MemoryReleases implements Pick<
+  ReleaseRepository,
+  'load' | 'applyChange' | 'exchangeExtras' | 'highestPublishedVersion' | 'listByStates' | 'tasksOfService'
+> {
+  releases = new Map<string, { release: Release; tasks: Task[]; extras: Record<string, unknown> }>();
+  events: CoordinatorEvent[] = [];
+  versions = new Map<string, string>();
+  studies = new Map<string, { lastPubVersion: string; lastPubDate: string }>();
+  changes: ReleaseChange[] = [];
+  /** Called before a change is checked: lets a test interleave a concurrent writer. */
+  beforeChange?: (change: ReleaseChange) => void;
+  private seq = 0;
+
+  add(release: Partial<Release> & { id: string }, tasks: Partial<Task>[] = []): void {
+    const r: Release = {
+      name: 'r',
+      description: '',
+      state: 'initializing',
+      studies: ['SD_00000001'],
+      version: '0.0.1',
+      createdAt: '2026-01-01T00:00:00.000000Z',
+      tags: [],
+      author: 'a',
+      isMajor: false,
+      ...release,
+    };
+    this.releases.set(r.id, {
+      release: r,
+      tasks: tasks.map((t, i) => ({
+        id: `TA_0000000${i}`,
+        releaseId: r.id,
+        taskServiceId: `TS_0000000${i}`,
+        serviceName: `svc${i}`,
+        state: 'pending',
+        progress: 0,
+        createdAt: r.createdAt,
+        ...t,
+      })),
+      extras: {},
+    });
+  }
+
+  async load(id: string): Promise<ReleaseAggregate | null> {
+    const r = this.releases.get(id);
+    return r ? structuredClone({ release: r.release, tasks: r.tasks, notes: [], extras: r.extras }) : null;
+  }
+
+  state(id: string) {
+    return this.releases.get(id)?.release.state;
+  }
+
+  tasks(id: string) {
+    return this.releases.get(id)?.tasks.map((t) => t.state) ?? [];
+  }
+
+  async applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]> {
+    this.beforeChange?.(change);
+    const r = this.releases.get(change.releaseId);
+    const items =
+      (change.toState || change.expectState || change.version || change.setExtras ? 1 : 0) +
+      (change.tasks?.length ?? 0) +
+      (change.events?.length ?? 0) +
+      (change.claimVersion ? 1 : 0) +
+      (change.studies?.length ?? 0);
+    if (items > 100) throw new Error(`transaction of ${items} items`);
+    const failed: { kind: string; id: string }[] = [];
+    if (!r) failed.push({ kind: 'release', id: change.releaseId });
+    const expect = as<ReleaseState>(change.expectState);
+    if (r && expect && !expect.includes(r.release.state)) failed.push({ kind: 'release', id: change.releaseId });
+    for (const t of change.tasks ?? []) {
+      const task = r?.tasks.find((x) => x.id === t.taskId);
+      const e = as(t.expectState);
+      if (!task || (e && !e.includes(task.state))) failed.push({ kind: 'task', id: t.taskId });
+    }
+    if (change.claimVersion && this.versions.has(change.claimVersion))
+      failed.push({ kind: 'version', id: change.claimVersion });
+    if (failed.length) throw new ChangeConflictError('conflict', failed);
+    if (!r) return [];
+    this.changes.push(structuredClone(change));
+    if (change.toState) r.release.state = change.toState;
+    if (change.version) r.release.version = change.version;
+    Object.assign(r.extras, change.setExtras ?? {});
+    for (const k of change.removeExtras ?? []) delete r.extras[k];
+    for (const t of change.tasks ?? []) {
+      const task = r.tasks.find((x) => x.id === t.taskId) as Task;
+      if (t.toState) task.state = t.toState;
+      if (t.progress !== undefined) task.progress = t.progress;
+    }
+    if (change.claimVersion) this.versions.set(change.claimVersion, change.releaseId);
+    for (const s of change.studies ?? []) this.studies.set(s.studyId, s);
+    const written = (change.events ?? []).map((e) => ({
+      releaseId: null,
+      taskId: null,
+      taskServiceId: null,
+      studyId: null,
+      ...e,
+      id: `EV_${String(++this.seq).padStart(8, '0')}`,
+      createdAt: '2026-01-01T00:00:00.000000Z',
+    }));
+    this.events.push(...written);
+    return written;
+  }
+
+  async exchangeExtras(id: string, change: { set?: Record<string, unknown>; remove?: string[] }) {
+    const r = this.releases.get(id);
+    if (!r) return null;
+    const old = { ...r.extras };
+    Object.assign(r.extras, change.set ?? {});
+    for (const k of change.remove ?? []) delete r.extras[k];
+    return old;
+  }
+
+  async highestPublishedVersion() {
+    return [...this.versions.keys()].sort(compareVersions).pop() ?? null;
+  }
+
+  async listByStates(states: readonly ReleaseState[]) {
+    return [...this.releases.values()].map((r) => r.release).filter((r) => states.includes(r.state));
+  }
+
+  async tasksOfService(id: string) {
+    return [...this.releases.values()].flatMap((r) => r.tasks).filter((t) => t.taskServiceId === id);
+  }
+}
+
+export type Script = (url: string, body: { action: string; task_id: string }) => CallOutcome | Promise<CallOutcome>;
+
+/** Task-service calls answered by a script; every call is recorded. */
+export class ScriptedCalls implements TaskServiceCalls {
+  calls: { url: string; action: string; taskId: string }[] = [];
+  statusCalls: string[] = [];
+  constructor(
+    public script: Script,
+    public statusScript: (url: string) => CallOutcome = () => ({ ok: true, body: { name: 'x' } }),
+  ) {}
+  async action(url: string, body: any): Promise<CallOutcome> {
+    this.calls.push({ url, action: body.action, taskId: body.task_id });
+    return this.script(url, body);
+  }
+  async status(url: string): Promise<CallOutcome> {
+    this.statusCalls.push(url);
+    return this.statusScript(url);
+  }
+}
+
+export const reply = (state: string, extra: Record<string, unknown> = {}): CallOutcome => ({
+  ok: true,
+  body: { state, ...extra },
+});
+
+export function services(n: number): TaskService[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `TS_0000000${i}`,
+    name: `svc${i}`,
+    description: '',
+    author: '',
+    url: `http://svc${i}`,
+    enabled: true,
+    healthStatus: 'ok',
+    lastOkStatus: 0,
+    createdAt: '2026-01-01T00:00:00.000000Z',
+  }));
+}
+
+export function memoryDeps(releases: MemoryReleases, calls: TaskServiceCalls, svc: TaskService[]): OrchestrationDeps & {
+  published: CoordinatorEvent[];
+  health: Map<string, { healthStatus: string; lastOkStatus: number }>;
+} {
+  const published: CoordinatorEvent[] = [];
+  const health = new Map<string, { healthStatus: string; lastOkStatus: number }>();
+  return {
+    releases: releases as unknown as ReleaseRepository,
+    services: {
+      all: async () => svc.map((s) => ({ ...s, ...health.get(s.id) })),
+      get: async (id) => svc.find((s) => s.id === id) ?? null,
+      updateHealth: async (id, h) => {
+        health.set(id, h);
+        const s = svc.find((x) => x.id === id);
+        return s ? { ...s, ...h } : null;
+      },
+    },
+    calls,
+    publisher: { publish: async (e) => void published.push(...e) },
+    clock: new FakeClock(Date.UTC(2026, 5, 1)),
+    concurrency: 8,
+    published,
+    health,
+  };
+}

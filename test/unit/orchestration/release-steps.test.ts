@@ -1,0 +1,267 @@
+import { describe, expect, it } from 'vitest';
+import type { RunConfig } from '../../../functions/orchestration/config.js';
+import { ReleaseSteps, routeOf } from '../../../functions/orchestration/release-steps.js';
+import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
+import { MemoryReleases, memoryDeps, reply, ScriptedCalls, type Script, services } from './fakes.js';
+
+const config: RunConfig = { pollSeconds: 1, actionTimeoutSeconds: 0.5, stagedWaitSeconds: 60, maxRounds: 5 };
+const REL = 'RE_00000001';
+
+function setup(script: Script, n = 2, release: Record<string, unknown> = {}, tasks?: Record<string, unknown>[]) {
+  const releases = new MemoryReleases();
+  releases.add({ id: REL, ...release }, tasks ?? Array.from({ length: n }, () => ({})));
+  const calls = new ScriptedCalls(script);
+  const deps = memoryDeps(releases, calls, services(Math.max(n, tasks?.length ?? 0)));
+  const fresh: string[] = [];
+  const latch = new WakeLatch(releases, { succeed: async () => 'delivered' });
+  const steps = new ReleaseSteps(deps, latch, {
+    startFresh: async (id) => {
+      fresh.push(id);
+      return `${id}-fresh`;
+    },
+  });
+  const run = (step: string, extra: Record<string, unknown> = {}) =>
+    steps.run({ step: step as any, releaseId: REL, config, ...extra });
+  return { releases, calls, deps, run, fresh };
+}
+
+describe('routing by the stored release state', () => {
+  const agg = (state: string, tasks: string[] = []) =>
+    ({ release: { state }, tasks: tasks.map((s) => ({ state: s })), notes: [], extras: {} }) as any;
+  it.each([
+    ['initializing', ['pending', 'pending'], 'initialize'],
+    ['initializing', ['running', 'pending'], 'start'],
+    ['running', ['running'], 'poll'],
+    ['staged', ['staged'], 'waitPublish'],
+    ['publishing', ['staged', 'publishing'], 'publish'],
+    ['publishing', ['publishing'], 'poll'],
+    ['publishing', [], 'publish'],
+    ['canceling', ['running'], 'cancel'],
+    ['published', [], 'done'],
+    ['canceled', [], 'done'],
+    ['failed', [], 'done'],
+  ])('routes a release in %s with tasks %j to %s', (state, tasks, next) => {
+    expect(routeOf(agg(state, tasks))).toBe(next);
+  });
+  it('ends an execution whose release no longer exists', () => {
+    expect(routeOf(null)).toBe('done');
+  });
+});
+
+describe('release steps', () => {
+  it('route records the execution name and clears a pending wake before reading', async () => {
+    const { releases, run } = setup(() => reply('pending'));
+    await releases.exchangeExtras(REL, { set: { wakePending: true } });
+    const out = await run('route', { execution: 'RE_00000001-x' });
+    expect(out).toEqual({ next: 'initialize', state: 'initializing', rounds: 0 });
+    expect((await releases.load(REL))?.extras).toMatchObject({ wakePending: false, executionName: 'RE_00000001-x' });
+  });
+
+  it('initialize accepts pending and the legacy "initialized" and moves on to start without writing', async () => {
+    const { releases, calls, run } = setup((url) => reply(url.endsWith('0') ? 'pending' : 'initialized'));
+    expect(await run('initialize')).toMatchObject({ next: 'start', state: 'initializing' });
+    expect(calls.calls.map((c) => c.action)).toEqual(['initialize', 'initialize']);
+    expect(releases.changes).toEqual([]);
+  });
+
+  it('initialize takes a release without tasks straight to staged', async () => {
+    const { releases, deps, run } = setup(() => reply('pending'), 0);
+    expect(await run('initialize')).toMatchObject({ next: 'waitPublish', state: 'staged' });
+    expect(releases.state(REL)).toBe('staged');
+    expect(deps.published.map((e) => e.message)).toEqual([
+      `release ${REL}, version 0.0.1 changed from initializing to staged`,
+    ]);
+  });
+
+  it('a non-200 at initialize fails that task and moves the release to canceling, naming service, action and reason', async () => {
+    const { releases, deps, run } = setup((url) =>
+      url.endsWith('1') ? { ok: false, kind: 'status', reason: 'answered status 500' } : reply('pending'),
+    );
+    expect(await run('initialize')).toMatchObject({ next: 'cancel', state: 'canceling' });
+    expect(releases.tasks(REL)).toEqual(['pending', 'failed']);
+    const error = deps.published.find((e) => e.eventType === 'error');
+    expect(error).toMatchObject({ taskId: 'TA_00000001', taskServiceId: 'TS_00000001', releaseId: REL });
+    expect(error?.message).toBe(
+      'task TA_00000001 changed from pending to failed: initialize to task service "svc1" (TS_00000001) failed: answered status 500',
+    );
+  });
+
+  it('a timeout is reported with the action timeout in seconds', async () => {
+    const { deps, run } = setup(() => ({ ok: false, kind: 'timeout', reason: 'timed out' }), 1);
+    await run('initialize');
+    expect(deps.published.find((e) => e.eventType === 'error')?.message).toMatch(/failed: no reply within 0.5 s$/);
+  });
+
+  it('start moves tasks and release to running and waits; an instant service may already be staged', async () => {
+    const { releases, run } = setup((url) => reply(url.endsWith('0') ? 'running' : 'staged', { progress: '10%' }));
+    expect(await run('start')).toMatchObject({ next: 'wait', state: 'running' });
+    expect(releases.state(REL)).toBe('running');
+    const tasks = (await releases.load(REL))?.tasks ?? [];
+    expect(tasks.map((t) => [t.state, t.progress])).toEqual([
+      ['running', 10],
+      ['staged', 10],
+    ]);
+  });
+
+  it('start goes straight to a poll when every task is already staged', async () => {
+    const { run } = setup(() => reply('staged'));
+    expect(await run('start')).toMatchObject({ next: 'poll', state: 'running' });
+  });
+
+  it('a state that is not a valid next state fails the task', async () => {
+    const { releases, deps, run } = setup((url) => reply(url.endsWith('0') ? 'running' : 'published'));
+    expect(await run('start')).toMatchObject({ next: 'cancel' });
+    expect(releases.tasks(REL)).toEqual(['pending', 'failed']);
+    expect(deps.published.find((e) => e.eventType === 'error')?.message).toContain(
+      'reported state published, which is not a valid next state after start',
+    );
+  });
+
+  it('poll stages the release when every task reports staged, with the events of every change', async () => {
+    const { releases, deps, calls, run } = setup(() => reply('staged'), 2, { state: 'running' }, [
+      { state: 'running' },
+      { state: 'running' },
+    ]);
+    expect(await run('poll', { rounds: 2 })).toEqual({ next: 'waitPublish', state: 'staged', rounds: 3 });
+    expect(calls.calls.map((c) => c.action)).toEqual(['get_status', 'get_status']);
+    expect(releases.state(REL)).toBe('staged');
+    expect(deps.published.map((e) => e.message)).toEqual([
+      'task TA_00000000 changed from running to staged',
+      'task TA_00000001 changed from running to staged',
+      `release ${REL}, version 0.0.1 changed from running to staged`,
+    ]);
+  });
+
+  it('poll asks only the tasks still working and keeps waiting; after maxRounds it continues as a new execution', async () => {
+    const { calls, run } = setup(() => reply('running', { progress: 50 }), 2, { state: 'running' }, [
+      { state: 'staged' },
+      { state: 'running' },
+    ]);
+    expect(await run('poll', { rounds: 0 })).toMatchObject({ next: 'wait', rounds: 1 });
+    expect(calls.calls.map((c) => c.taskId)).toEqual(['TA_00000001']);
+    expect(await run('poll', { rounds: 4 })).toMatchObject({ next: 'continue', rounds: 5 });
+  });
+
+  it('never moves a task back when a callback moved it on while the round was asking', async () => {
+    const { releases, run } = setup(() => reply('running', { progress: 30 }), 2, { state: 'running' }, [
+      { state: 'running' },
+      { state: 'running' },
+    ]);
+    // The first write attempt of the round finds task 0 staged by a PATCH that landed meanwhile.
+    let once = true;
+    releases.beforeChange = () => {
+      if (!once) return;
+      once = false;
+      const t = releases.releases.get(REL)?.tasks[0];
+      if (t) t.state = 'staged';
+    };
+    await run('poll');
+    expect(releases.tasks(REL)).toEqual(['staged', 'running']);
+    const tasks = (await releases.load(REL))?.tasks ?? [];
+    expect(tasks.map((t) => t.progress)).toEqual([0, 30]); // the stale report's progress is not put on the staged task
+  });
+
+  it('publishes with the next minor version, claims it, and stamps every study', async () => {
+    const { releases, deps, run } = setup(() => reply('published'), 1, {
+      state: 'publishing',
+      studies: ['SD_00000001', 'SD_00000002'],
+    }, [{ state: 'publishing' }]);
+    releases.versions.set('0.3.0', 'RE_OLD');
+    expect(await run('poll')).toMatchObject({ next: 'done', state: 'published' });
+    const r = await releases.load(REL);
+    expect(r?.release.version).toBe('0.4.0');
+    expect(releases.versions.get('0.4.0')).toBe(REL);
+    expect(releases.studies.get('SD_00000002')).toEqual({
+      studyId: 'SD_00000002',
+      lastPubVersion: '0.4.0',
+      lastPubDate: '2026-06-01T00:00:00.000000Z',
+    });
+    expect(deps.published.at(-1)?.message).toBe(`release ${REL}, version 0.4.0 changed from publishing to published`);
+  });
+
+  it('takes the next major for a major release, and the next free version when another publish took it first', async () => {
+    const { releases, run } = setup(() => reply('published'), 1, { state: 'publishing', isMajor: true }, [
+      { state: 'publishing' },
+    ]);
+    releases.versions.set('1.2.0', 'RE_OLD');
+    let raced = false;
+    releases.beforeChange = (c) => {
+      if (c.claimVersion && !raced) {
+        raced = true;
+        releases.versions.set(c.claimVersion, 'RE_OTHER'); // a concurrent publish claimed 2.0.0
+      }
+    };
+    await run('poll');
+    expect((await releases.load(REL))?.release.version).toBe('3.0.0');
+  });
+
+  it('publish sends publish only to staged tasks and settles their replies', async () => {
+    const { releases, calls, run } = setup(() => reply('publishing'), 2, { state: 'publishing' }, [
+      { state: 'staged' },
+      { state: 'publishing' },
+    ]);
+    expect(await run('publish')).toMatchObject({ next: 'wait', state: 'publishing' });
+    expect(calls.calls).toEqual([{ url: 'http://svc0', action: 'publish', taskId: 'TA_00000000' }]);
+    expect(releases.tasks(REL)).toEqual(['publishing', 'publishing']);
+  });
+
+  it('splits a change over many tasks into transactions of at most 100 items, the release moving last', async () => {
+    const n = 60;
+    const { releases, run } = setup(
+      () => reply('staged'),
+      n,
+      { state: 'running' },
+      Array.from({ length: n }, () => ({ state: 'running' })),
+    );
+    expect(await run('poll')).toMatchObject({ next: 'waitPublish', state: 'staged' });
+    expect(releases.changes.length).toBeGreaterThan(1);
+    expect(releases.changes.slice(0, -1).every((c) => c.toState === undefined && c.expectState === 'running')).toBe(true);
+    expect(releases.changes.at(-1)?.toState).toBe('staged');
+    expect(releases.tasks(REL).every((s) => s === 'staged')).toBe(true);
+  });
+
+  it('cancel sends cancel to every task not failed, ends the release failed when a task failed', async () => {
+    const { releases, calls, deps, run } = setup((url) =>
+      url.endsWith('2') ? { ok: false, kind: 'unreachable', reason: 'unreachable (connection refused)' } : reply('canceled'),
+      3,
+      { state: 'canceling' },
+      [{ state: 'failed' }, { state: 'running' }, { state: 'staged' }],
+    );
+    expect(await run('cancel')).toMatchObject({ next: 'done', state: 'failed' });
+    expect(calls.calls.map((c) => c.taskId)).toEqual(['TA_00000001', 'TA_00000002']);
+    expect(releases.tasks(REL)).toEqual(['failed', 'canceled', 'canceled']);
+    expect(deps.published.find((e) => e.eventType === 'warning')?.message).toContain('connection refused');
+    const end = deps.published.find((e) => e.message === `release ${REL}, version 0.0.1 changed from canceling to failed`);
+    expect(end?.eventType).toBe('error');
+  });
+
+  it('cancel ends the release canceled when nothing failed', async () => {
+    const { releases, run } = setup(() => reply('cancelled'), 1, { state: 'canceling' }, [{ state: 'running' }]);
+    expect(await run('cancel')).toMatchObject({ state: 'canceled' });
+    expect(releases.tasks(REL)).toEqual(['canceled']);
+  });
+
+  it('abort records the orchestration error and fails the release through cancel', async () => {
+    const { releases, deps, run } = setup(() => reply('canceled'), 1, { state: 'running' }, [{ state: 'running' }]);
+    const cause = JSON.stringify({ errorType: 'Boom', errorMessage: 'table missing' });
+    expect(await run('abort', { error: { Error: 'Boom', Cause: cause } })).toMatchObject({ next: 'cancel' });
+    expect(deps.published.some((e) => e.eventType === 'error' && e.message.includes('Boom: table missing'))).toBe(true);
+    expect(await run('cancel')).toMatchObject({ state: 'failed' });
+    expect(releases.state(REL)).toBe('failed');
+  });
+
+  it('a step that finds the release moved elsewhere only routes (no calls, no writes)', async () => {
+    const { releases, calls, run } = setup(() => reply('running'), 1, { state: 'canceling' }, [{ state: 'running' }]);
+    expect(await run('start')).toMatchObject({ next: 'cancel', state: 'canceling' });
+    expect(await run('publish')).toMatchObject({ next: 'cancel' });
+    expect(calls.calls).toEqual([]);
+    expect(releases.changes).toEqual([]);
+  });
+
+  it('continue starts a fresh execution for the release and records it', async () => {
+    const { releases, fresh, run } = setup(() => reply('running'), 1, { state: 'running' }, [{ state: 'running' }]);
+    expect(await run('continue')).toMatchObject({ next: 'done' });
+    expect(fresh).toEqual([REL]);
+    expect((await releases.load(REL))?.extras.executionName).toBe(`${REL}-fresh`);
+  });
+});
