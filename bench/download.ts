@@ -14,11 +14,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import autocannon, { type AutocannonResult } from 'autocannon';
 import { ROOT } from '../local/config.js';
-import { freePort } from '../local/dynamodb-local.js';
+import { createTables, freePort, localClient } from '../local/dynamodb-local.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 
 declare module 'autocannon' {
@@ -46,6 +56,7 @@ interface Stack {
   files: string;
   idp: string;
   coordinator: string;
+  dynamodb: string;
   stop(): Promise<void>;
 }
 
@@ -56,6 +67,7 @@ async function startStack(): Promise<Stack> {
       files: process.env.BENCH_FILES_URL.replace(/\/$/, ''),
       idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
       coordinator: (process.env.BENCH_COORDINATOR_URL ?? 'http://127.0.0.1:3000').replace(/\/$/, ''),
+      dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
       stop: async () => {},
     };
   }
@@ -77,6 +89,7 @@ async function startStack(): Promise<Stack> {
     files: `http://127.0.0.1:${ports.FILES_PORT}`,
     idp: `http://127.0.0.1:${ports.IDP_PORT}`,
     coordinator: `http://127.0.0.1:${ports.COORDINATOR_PORT}`,
+    dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
     stop: async () => {
       const pidFile = join(dataDir, 'local.pid');
       const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : child.pid;
@@ -87,9 +100,13 @@ async function startStack(): Promise<Stack> {
   };
   const deadline = Date.now() + 120_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the local stack exited early; see ${join(dataDir, 'stack.log')}`);
+    if (child.exitCode !== null)
+      throw new Error(`the local stack exited early; see ${join(dataDir, 'stack.log')}`);
     try {
-      const [c, f] = await Promise.all([fetch(`${stack.coordinator}/health`), fetch(`${stack.files}/health`)]);
+      const [c, f] = await Promise.all([
+        fetch(`${stack.coordinator}/health`),
+        fetch(`${stack.files}/health`),
+      ]);
       if (c.status === 200 && f.status === 200) return stack;
     } catch {
       // not listening yet
@@ -115,7 +132,10 @@ async function seed(stack: Stack) {
   });
   const token: string = (await json(tokenRes, 'POST /dev/tokens')).access_token;
   const auth = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-  const studies = await json(await fetch(`${stack.coordinator}/studies?limit=1`, { headers: auth }), 'GET /studies');
+  const studies = await json(
+    await fetch(`${stack.coordinator}/studies?limit=1`, { headers: auth }),
+    'GET /studies',
+  );
   const studyId: string = studies.results[0]?.kf_id ?? studies.results[0]?.item_id;
   if (!studyId) throw new Error('the local stack has no study to upload to');
   const bytes = randomBytes(LARGE_BYTES);
@@ -135,7 +155,102 @@ async function seed(stack: Stack) {
   await json(await fetch(created.confirm_url, { method: 'POST', headers: auth, body: '{}' }), 'confirm');
   const fileId: string = created.file.kf_id;
   const versionId: string = created.version.kf_id;
-  return { token, studyId, fileId, versionId, mintPath: `/signed-url/study/${studyId}/files/${fileId}/version/${versionId}` };
+  return {
+    token,
+    studyId,
+    fileId,
+    versionId,
+    mintPath: `/signed-url/study/${studyId}/files/${fileId}/version/${versionId}`,
+  };
+}
+
+/**
+ * The same DynamoDB work without the service around it, on the same DynamoDB Local (on disk, like the stack's data),
+ * in tables of its own: `concurrency` workers back to back, as in ceilings.md. A mint is a GetItem plus a 2-item
+ * TransactWriteItems; a claim is a conditional UpdateItem, a GetItem of the version and a PutItem with two index keys.
+ */
+async function ceilings(endpoint: string, concurrency: number, seconds: number) {
+  const prefix = `ceil${randomBytes(3).toString('hex')}`;
+  const admin = localClient(endpoint);
+  await createTables(admin, prefix);
+  admin.destroy();
+  const table = `${prefix}-Files`;
+  const doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+      requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
+    }),
+  );
+  const version = { pk: 'FILE#SF_X', sk: 'VERSION#FV_X', state: 'available', size: 1, key: 'k' };
+  await doc.send(new PutCommand({ TableName: table, Item: version }));
+  const audit = (n: number) => ({
+    pk: 'AUDIT#SD_X',
+    sk: `${new Date().toISOString()}#${n}`,
+    gsi1pk: 'AUDIT',
+    gsi1sk: `${n}`,
+    gsi2pk: 'AUDIT#FILE#SF_X',
+    gsi2sk: `${n}`,
+    action: 'download',
+    data: randomBytes(100).toString('hex'),
+  });
+  let seq = 0;
+  const loop = async (call: () => Promise<unknown>) => {
+    const latencies: number[] = [];
+    const end = performance.now() + seconds * 1000;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < end) {
+          const t = performance.now();
+          await call();
+          latencies.push(performance.now() - t);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) =>
+      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+    return { ops: latencies.length / ((performance.now() - started) / 1000), p50: pct(50), p99: pct(99) };
+  };
+  const mint = await loop(async () => {
+    const n = seq++;
+    await doc.send(
+      new GetCommand({ TableName: table, Key: { pk: version.pk, sk: version.sk }, ConsistentRead: true }),
+    );
+    await doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: table, Item: { pk: `SIGNED#${n}`, sk: 'TOKEN', claimed: false, ttl: 1 } } },
+          { Put: { TableName: table, Item: audit(n) } },
+        ],
+      }),
+    );
+  });
+  const tokens = seq;
+  let next = 0;
+  const claim = await loop(async () => {
+    const n = next++ % tokens;
+    await doc
+      .send(
+        new UpdateCommand({
+          TableName: table,
+          Key: { pk: `SIGNED#${n}`, sk: 'TOKEN' },
+          UpdateExpression: 'SET claimed = :t',
+          ConditionExpression: 'attribute_exists(pk) AND claimed = :f',
+          ExpressionAttributeValues: { ':t': true, ':f': false },
+          ReturnValues: 'ALL_NEW',
+        }),
+      )
+      .catch(() => undefined);
+    await doc.send(
+      new GetCommand({ TableName: table, Key: { pk: version.pk, sk: version.sk }, ConsistentRead: true }),
+    );
+    await doc.send(new PutCommand({ TableName: table, Item: audit(seq++) }));
+  });
+  doc.destroy();
+  return { mint, claim };
 }
 
 interface Run {
@@ -222,20 +337,25 @@ async function main() {
     }
     const exact = winners.filter((w) => w === 1).length;
 
+    say(`the same DynamoDB work without the service, ${SECONDS} s each ...`);
+    const ceiling = await ceilings(stack.dynamodb, CONNECTIONS, SECONDS);
+
     const ok302 = claim.statusCodes['302'] ?? 0;
+    const pct = (a: number, b: number) => `${Math.round((100 * a) / b)}%`;
+    const ms = (n: number) => fmt(n, 1);
     const table = [
-      '| operation | requests | req/s | p50 ms | p99 ms | outcome |',
-      '|---|---:|---:|---:|---:|---|',
-      `| mint signed URL (POST /signed-url/…) | ${fmt(mint.requests)} | ${fmt(mint.rps)} | ${mint.p50} | ${mint.p99} | ${fmt(mint.statusCodes['200'] ?? 0)} × 200 |`,
-      `| claim signed URL (GET …?token=, 2 MiB -> 302) | ${fmt(claim.requests)} | ${fmt(claim.rps)} | ${claim.p50} | ${claim.p99} | ${fmt(ok302)} × 302, ${fmt(claim.statusCodes['401'] ?? 0)} × 401 |`,
-      `| 100-way claim race × ${RACES} | ${fmt(RACES * 100)} | – | – | – | exactly one winner in ${exact}/${RACES} races (winners per race: ${[...new Set(winners)].join(', ')}) |`,
+      '| operation | requests | req/s | p50 ms | p99 ms | outcome | DynamoDB work alone (req/s, p50 / p99 ms) | share of it |',
+      '|---|---:|---:|---:|---:|---|---|---:|',
+      `| mint signed URL (POST /signed-url/…) | ${fmt(mint.requests)} | ${fmt(mint.rps)} | ${mint.p50} | ${mint.p99} | ${fmt(mint.statusCodes['200'] ?? 0)} × 200 | GetItem + TransactWrite(2 Puts): ${fmt(ceiling.mint.ops)}, ${ms(ceiling.mint.p50)} / ${ms(ceiling.mint.p99)} | ${pct(mint.rps, ceiling.mint.ops)} |`,
+      `| claim signed URL (GET …?token=, 2 MiB -> 302) | ${fmt(claim.requests)} | ${fmt(claim.rps)} | ${claim.p50} | ${claim.p99} | ${fmt(ok302)} × 302, ${fmt(claim.statusCodes['401'] ?? 0)} × 401 | conditional UpdateItem + GetItem + PutItem: ${fmt(ceiling.claim.ops)}, ${ms(ceiling.claim.p50)} / ${ms(ceiling.claim.p99)} | ${pct(claim.rps, ceiling.claim.ops)} |`,
+      `| 100-way claim race × ${RACES} | ${fmt(RACES * 100)} | – | – | – | exactly one winner in ${exact}/${RACES} races (winners per race: ${[...new Set(winners)].join(', ')}) | – | – |`,
     ].join('\n');
     const markdown = [
       '## Study file downloads (`npm run bench:download`)',
       '',
       machineInfo(),
       '',
-      `Local stack (\`tsx bin/local.ts\`: DynamoDB Local, s3rver, the files API behind local/http-server.ts) in a child process; autocannon with ${CONNECTIONS} connections from this process. Mints run for ${SECONDS} s; every link minted is then claimed once (SIGNED_URL_TTL_SECONDS=300 so none expires in between). A mint verifies the JWT, reads the version and writes the token hash and its audit record in one transaction; a claim is one conditional UpdateItem, an audit put and a local presign of the S3 redirect.`,
+      `Local stack (\`tsx bin/local.ts\`: DynamoDB Local, s3rver, the files API behind local/http-server.ts) in a child process; autocannon with ${CONNECTIONS} connections from this process. Mints run for ${SECONDS} s; every link minted is then claimed once (SIGNED_URL_TTL_SECONDS=300 so none expires in between). A mint verifies the JWT, reads the version and writes the token hash and its audit record in one transaction; a claim is one conditional UpdateItem, a read of the version, an audit put and a local presign of the S3 redirect. The last columns run the same DynamoDB calls from a plain loop (same concurrency, same DynamoDB Local, on disk) to show what the emulator allows on this machine. DynamoDB Local's JVM, the stack's Node process and autocannon share the 2 cores, so absolute numbers move by a third between runs when anything else runs; the share column compares two loops of the same run.`,
       '',
       table,
     ].join('\n');

@@ -46,6 +46,14 @@ export interface StepFunctionsOptions {
   retryIntervalMs?: number;
   /** How many closed executions are kept for DescribeExecution / GetExecutionHistory (oldest dropped first). */
   keepClosed?: number;
+  /**
+   * Give every in-flight release an execution right after start (executions live in this process, so after a
+   * restart they are gone): functions/orchestration resumeInFlightReleases(). Defaults to true when `dataDir` is
+   * given, i.e. when the local stack (bin/local.ts) starts the endpoint; tests leave it off.
+   */
+  resumeInFlight?: boolean;
+  /** The local stack's data directory (bin/local.ts passes it). */
+  dataDir?: string;
 }
 
 export type WorkerHandler = (event: any, context?: any) => Promise<unknown>;
@@ -170,7 +178,8 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
   const machine = new StateMachine(definition);
   const load =
     opts.load ??
-    ((entry: string) => import(pathToFileURL(resolve(ROOT, entry)).href) as Promise<{ handler: WorkerHandler }>);
+    ((entry: string) =>
+      import(pathToFileURL(resolve(ROOT, entry)).href) as Promise<{ handler: WorkerHandler }>);
   const handlers = new Map<string, Promise<WorkerHandler>>();
   const handlerFor = (arn: string): Promise<WorkerHandler> => {
     const entry = functionArns.get(arn);
@@ -211,8 +220,7 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
             const seconds = Number(payload?.timeoutSeconds ?? 60);
             const ms = opts.waitMs?.(stateName, seconds) ?? seconds * 1000;
             const timer = setTimeout(() => {
-              if (settleWaiter(token))
-                rejectPromise(named('States.Timeout', `no callback within ${ms} ms`));
+              if (settleWaiter(token)) rejectPromise(named('States.Timeout', `no callback within ${ms} ms`));
             }, ms);
             waiters.set(token, { execution, resolve: resolvePromise, reject: rejectPromise, timer });
             execution.tokens.add(token);
@@ -261,7 +269,11 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
   };
 
   const startExecution = (body: any) => {
-    if (body.stateMachineArn !== smArn) throw new SfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${body.stateMachineArn}'`);
+    if (body.stateMachineArn !== smArn)
+      throw new SfnError(
+        'StateMachineDoesNotExist',
+        `State Machine Does Not Exist: '${body.stateMachineArn}'`,
+      );
     const name: string = body.name ?? randomUUID();
     if (!NAME.test(name)) throw new SfnError('InvalidName', `Invalid Name: '${name}'`);
     const input: string = body.input ?? '{}';
@@ -321,7 +333,9 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
             });
             break;
           case 'StateFailed':
-            record(execution, 'TaskFailed', { taskFailedEventDetails: { error: e.Error, cause: String(e.Cause) } });
+            record(execution, 'TaskFailed', {
+              taskFailedEventDetails: { error: e.Error, cause: String(e.Cause) },
+            });
             break;
           case 'ExecutionSucceeded':
             record(execution, 'ExecutionSucceeded', {
@@ -473,12 +487,18 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
       };
       try {
         const fn = ops[op];
-        if (req.method !== 'POST' || !fn) throw new SfnError('UnknownOperationException', `Unknown operation ${target}`);
+        if (req.method !== 'POST' || !fn)
+          throw new SfnError('UnknownOperationException', `Unknown operation ${target}`);
         const text = Buffer.concat(chunks).toString('utf8');
         reply(200, fn(text ? JSON.parse(text) : {}));
       } catch (err) {
-        if (err instanceof SfnError) reply(400, { __type: `com.amazonaws.swf.service.v2.model#${err.type}`, message: err.message });
-        else reply(500, { __type: 'InternalFailure', message: err instanceof Error ? err.message : String(err) });
+        if (err instanceof SfnError)
+          reply(400, { __type: `com.amazonaws.swf.service.v2.model#${err.type}`, message: err.message });
+        else
+          reply(500, {
+            __type: 'InternalFailure',
+            message: err instanceof Error ? err.message : String(err),
+          });
       }
     });
   });
@@ -490,20 +510,40 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://${opts.host ?? '127.0.0.1'}:${port}`;
 
+  if (opts.resumeInFlight ?? opts.dataDir !== undefined) {
+    // After the caller has put this endpoint's env into process.env (the handlers read it at cold start).
+    setTimeout(() => {
+      process.env.AWS_ENDPOINT_URL_SFN ??= endpoint;
+      process.env.RELEASE_STATE_MACHINE_ARN ??= smArn;
+      import('../functions/orchestration/index.js')
+        .then((m) => m.resumeInFlightReleases())
+        .then((out) => {
+          if (out.resumed.length)
+            process.stdout.write(`local step functions: resumed ${out.resumed.length} in-flight release(s)\n`);
+        })
+        .catch((err) => process.stderr.write(`local step functions: resume failed: ${String(err)}\n`));
+    }, 0);
+  }
+
   const running = () => [...executions.values()].filter((e) => e.status === 'RUNNING');
   return {
     env: { AWS_ENDPOINT_URL_SFN: endpoint, RELEASE_STATE_MACHINE_ARN: smArn },
     endpoint,
     stateMachineArn: smArn,
     transitions(nameOrArn) {
-      const arn = nameOrArn.startsWith('arn:') ? nameOrArn : `arn:aws:states:${region}:${account}:execution:${smName}:${nameOrArn}`;
+      const arn = nameOrArn.startsWith('arn:')
+        ? nameOrArn
+        : `arn:aws:states:${region}:${account}:execution:${smName}:${nameOrArn}`;
       return executions.get(arn)?.stateEntered ?? 0;
     },
     async idle(timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       while (running().length) {
         if (Date.now() > deadline) return false;
-        await Promise.race([Promise.all(running().map((e) => e.done)), new Promise((r) => setTimeout(r, 50))]);
+        await Promise.race([
+          Promise.all(running().map((e) => e.done)),
+          new Promise((r) => setTimeout(r, 50)),
+        ]);
       }
       return true;
     },

@@ -10,6 +10,8 @@ export interface StackEndpoints {
   coordinator: string;
   idp: string;
   dynamodb: string;
+  /** The local Step Functions endpoint (execution histories for transition counts). */
+  sfn: string;
   /** Stops the stack if the benchmark started it. */
   stop(): Promise<void>;
   /** The last lines the stack printed (empty for a stack the benchmark did not start), for post-mortems. */
@@ -26,6 +28,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
       coordinator: process.env.BENCH_COORDINATOR_URL.replace(/\/$/, ''),
       idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
       dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
+      sfn: (process.env.BENCH_SFN_URL ?? 'http://127.0.0.1:3004').replace(/\/$/, ''),
       stop: async () => {},
       tail: () => '',
     };
@@ -71,6 +74,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     coordinator,
     idp: `http://127.0.0.1:${ports.IDP_PORT}`,
     dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
+    sfn: `http://127.0.0.1:${ports.SFN_PORT}`,
     stop,
     tail: (lines = 40) =>
       existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n') : '',

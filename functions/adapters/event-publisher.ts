@@ -55,7 +55,8 @@ export class SnsEventPublisher implements EventPublisher {
           })),
         }),
       );
-      if (res.Failed?.length) throw new Error(`SNS refused ${res.Failed.length} event(s): ${res.Failed[0].Message}`);
+      if (res.Failed?.length)
+        throw new Error(`SNS refused ${res.Failed.length} event(s): ${res.Failed[0].Message}`);
     }
   }
 }
@@ -80,7 +81,9 @@ export class EventBridgePublisher implements EventPublisher {
         }),
       );
       if (res.FailedEntryCount)
-        throw new Error(`EventBridge refused ${res.FailedEntryCount} event(s): ${res.Entries?.[0]?.ErrorMessage}`);
+        throw new Error(
+          `EventBridge refused ${res.FailedEntryCount} event(s): ${res.Entries?.[0]?.ErrorMessage}`,
+        );
     }
   }
 }
@@ -116,7 +119,8 @@ export function eventPublisherFromEnv(env: NodeJS.ProcessEnv = process.env): Eve
   const cfg = parseEnv(publisherEnv, env);
   const base = (cfg.PUBLIC_BASE_URL ?? '').replace(/\/$/, '');
   if (cfg.EVENTS_TOPIC_ARN) return bestEffort(new SnsEventPublisher(snsClient(), cfg.EVENTS_TOPIC_ARN, base));
-  if (cfg.EVENTS_BUS_NAME) return bestEffort(new EventBridgePublisher(eventBridgeClient(), cfg.EVENTS_BUS_NAME, base));
+  if (cfg.EVENTS_BUS_NAME)
+    return bestEffort(new EventBridgePublisher(eventBridgeClient(), cfg.EVENTS_BUS_NAME, base));
   return noEventPublisher;
 }
 

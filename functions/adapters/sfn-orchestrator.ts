@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import {
   DescribeExecutionCommand,
-  type SFNClient,
   SendTaskSuccessCommand,
+  type SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { ReleaseOrchestrator, ReleaseRepository } from '../coordinator/ports.js';
-import { log } from '../shared/log.js';
-import { type RunConfig, runConfigFrom, orchestrationSettings } from '../orchestration/config.js';
+import { orchestrationSettings, type RunConfig, runConfigFrom } from '../orchestration/config.js';
 import type { Executions, TaskTokens } from '../orchestration/ports.js';
 import { EXECUTION_NAME, WakeLatch } from '../orchestration/wake-latch.js';
-import { sfnClient, documentClient } from './aws.js';
+import { log } from '../shared/log.js';
+import { documentClient, sfnClient } from './aws.js';
 import { tablesFromEnv } from './dynamodb/common.js';
 import { DynamoReleaseRepository } from './dynamodb/releases.js';
 
@@ -83,7 +83,9 @@ export class SfnExecutions implements Executions {
   async ensureRunning(releaseId: string, current: string | undefined): Promise<{ started: string | null }> {
     const name = current ?? releaseId;
     try {
-      const out = await this.sfn.send(new DescribeExecutionCommand({ executionArn: this.executionArn(name) }));
+      const out = await this.sfn.send(
+        new DescribeExecutionCommand({ executionArn: this.executionArn(name) }),
+      );
       if (out.status === 'RUNNING') return { started: null };
     } catch (err) {
       if ((err as Error).name !== 'ExecutionDoesNotExist') throw err;
@@ -117,7 +119,8 @@ export class SfnReleaseOrchestrator implements ReleaseOrchestrator {
   async cancel(releaseId: string): Promise<void> {
     const { delivered, extras } = await this.latch.wake(releaseId);
     if (delivered || extras === null) return;
-    const current = typeof extras[EXECUTION_NAME] === 'string' ? (extras[EXECUTION_NAME] as string) : undefined;
+    const current =
+      typeof extras[EXECUTION_NAME] === 'string' ? (extras[EXECUTION_NAME] as string) : undefined;
     const { started } = await this.executions.ensureRunning(releaseId, current);
     if (started) log.warn('canceling release had no running execution; started one', { releaseId, started });
   }
@@ -136,7 +139,11 @@ export function sfnOrchestration(
 ): SfnOrchestration {
   const sfn = deps.sfn ?? sfnClient();
   const releases = deps.releases ?? new DynamoReleaseRepository(documentClient(), tablesFromEnv());
-  const executions = new SfnExecutions(sfn, stateMachineArn, deps.config ?? runConfigFrom(orchestrationSettings()));
+  const executions = new SfnExecutions(
+    sfn,
+    stateMachineArn,
+    deps.config ?? runConfigFrom(orchestrationSettings()),
+  );
   const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
   return { orchestrator: new SfnReleaseOrchestrator(executions, latch), executions, latch };
 }

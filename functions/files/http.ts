@@ -9,8 +9,9 @@ import type { RequestInfo } from './model.js';
 /** Request plumbing the file-service handlers share. */
 
 export function requestInfo(req: Request): RequestInfo {
-  // API Gateway appends the caller's address to X-Forwarded-For; the first entry is the client.
-  const forwarded = req.headers['x-forwarded-for']?.split(',')[0]?.trim();
+  // API Gateway appends the address it saw to X-Forwarded-For; earlier entries come from the client and could be
+  // forged, so the audit keeps the last one.
+  const forwarded = req.headers['x-forwarded-for']?.split(',').at(-1)?.trim();
   return { sourceIp: forwarded || null, userAgent: req.headers['user-agent'] ?? null };
 }
 

@@ -18,6 +18,33 @@ export class TransientError extends Error {
   }
 }
 
+/** AWS SDK errors that pass with time: throttling, 5xx, network. */
+export function isTransient(err: unknown): boolean {
+  const e = err as {
+    name?: string;
+    $retryable?: unknown;
+    $metadata?: { httpStatusCode?: number };
+    code?: string;
+  };
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'Orchestration.Transient' || e.name === 'TokenUnavailableError') return true;
+  if (e.$retryable) return true;
+  const status = e.$metadata?.httpStatusCode;
+  if (status !== undefined && status >= 500) return true;
+  return [
+    'ThrottlingException',
+    'ProvisionedThroughputExceededException',
+    'RequestLimitExceeded',
+    'InternalServerError',
+    'ServiceUnavailable',
+    'TransactionConflictException',
+    'TimeoutError',
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'ETIMEDOUT',
+  ].some((n) => e.name === n || e.code === n);
+}
+
 export const isConflict = (err: unknown): err is ChangeConflictError => err instanceof ChangeConflictError;
 
 /** DynamoDB's limit of items per transaction. */
@@ -115,7 +142,11 @@ export function taskPart(task: Task, to: TaskState | undefined, progress?: numbe
   };
 }
 
-export function releaseMove(agg: ReleaseAggregate, to: ReleaseState, extra: Partial<ReleasePart> = {}): ReleasePart {
+export function releaseMove(
+  agg: ReleaseAggregate,
+  to: ReleaseState,
+  extra: Partial<ReleasePart> = {},
+): ReleasePart {
   const from = agg.release.state;
   return {
     ...extra,
@@ -164,7 +195,9 @@ export async function failTasks(
     if (parts.length === 0 && agg.release.state === 'canceling') return 'unchanged';
     if (parts.length === 0 && failures.length > 0 && failures.every((f) => f.onlyFrom)) return 'unchanged';
     const release =
-      agg.release.state === 'canceling' ? { expectState: 'canceling' as const } : releaseMove(agg, 'canceling');
+      agg.release.state === 'canceling'
+        ? { expectState: 'canceling' as const }
+        : releaseMove(agg, 'canceling');
     try {
       await commit(deps, releaseId, parts, release);
       return 'canceling';

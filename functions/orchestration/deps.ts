@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { documentClient } from '../adapters/aws.js';
 import { tablesFromEnv } from '../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../adapters/dynamodb/releases.js';
@@ -11,7 +12,6 @@ import {
 } from '../adapters/task-service-client.js';
 import { tokenClient } from '../adapters/token-client.js';
 import { systemClock } from '../shared/clock.js';
-import { z } from 'zod';
 import { parseEnv } from '../shared/config.js';
 import { type OrchestrationEnv, orchestrationSettings } from './config.js';
 import type { CallOutcome, OrchestrationDeps, TaskServiceCalls } from './ports.js';
@@ -19,7 +19,9 @@ import type { CallOutcome, OrchestrationDeps, TaskServiceCalls } from './ports.j
 /** The task-service client's classified results, reduced to what the orchestration reads. */
 export function taskServiceCalls(client: TaskServiceClient): TaskServiceCalls {
   const reduce = (out: CallResult<unknown>): CallOutcome =>
-    out.ok ? { ok: true, body: out.body } : { ok: false, kind: out.failure.kind, reason: out.failure.message };
+    out.ok
+      ? { ok: true, body: out.body }
+      : { ok: false, kind: out.failure.kind, reason: out.failure.message };
   return {
     action: async (url, body, timeoutMs) => reduce(await client.action(url, body, timeoutMs)),
     status: async (url, timeoutMs) => reduce(await client.status(url, timeoutMs)),

@@ -32,38 +32,46 @@ export async function runHealthChecks(
   settings: { failures: number; timeoutMs: number },
 ): Promise<HealthReport> {
   const services = await deps.services.all();
-  const report: HealthReport = { checked: services.length, ok: [], failing: [], down: [], failedReleases: [] };
+  const report: HealthReport = {
+    checked: services.length,
+    ok: [],
+    failing: [],
+    down: [],
+    failedReleases: [],
+  };
   const checkOne = async (service: (typeof services)[number]) => {
-      const out = await deps.calls.status(service.url, settings.timeoutMs);
-      if (out.ok) {
-        report.ok.push(service.id);
-        if (service.lastOkStatus !== 0 || service.healthStatus !== 'ok')
-          await deps.services.updateHealth(service.id, { healthStatus: 'ok', lastOkStatus: 0 });
-        return;
+    const out = await deps.calls.status(service.url, settings.timeoutMs);
+    if (out.ok) {
+      report.ok.push(service.id);
+      if (service.lastOkStatus !== 0 || service.healthStatus !== 'ok')
+        await deps.services.updateHealth(service.id, { healthStatus: 'ok', lastOkStatus: 0 });
+      return;
+    }
+    const count = service.lastOkStatus + 1;
+    const down = count >= settings.failures;
+    await deps.services.updateHealth(service.id, { healthStatus: down ? 'down' : 'ok', lastOkStatus: count });
+    if (!down) {
+      report.failing.push(service.id);
+      return;
+    }
+    report.down.push(service.id);
+    const reason = `task service "${service.name}" (${service.id}) is down: GET /status failed ${count} time(s) in a row (last: ${out.reason})`;
+    const active = (await deps.releases.tasksOfService(service.id)).filter((t) =>
+      IN_PROGRESS.includes(t.state),
+    );
+    const byRelease = new Map<string, string[]>();
+    for (const t of active) byRelease.set(t.releaseId, [...(byRelease.get(t.releaseId) ?? []), t.id]);
+    for (const [releaseId, taskIds] of byRelease) {
+      const outcome = await failTasks(
+        deps,
+        releaseId,
+        taskIds.map((taskId) => ({ taskId, reason, onlyFrom: IN_PROGRESS })),
+      );
+      if (outcome === 'canceling') {
+        report.failedReleases.push(releaseId);
+        await orchestrator.wake(releaseId);
       }
-      const count = service.lastOkStatus + 1;
-      const down = count >= settings.failures;
-      await deps.services.updateHealth(service.id, { healthStatus: down ? 'down' : 'ok', lastOkStatus: count });
-      if (!down) {
-        report.failing.push(service.id);
-        return;
-      }
-      report.down.push(service.id);
-      const reason = `task service "${service.name}" (${service.id}) is down: GET /status failed ${count} time(s) in a row (last: ${out.reason})`;
-      const active = (await deps.releases.tasksOfService(service.id)).filter((t) => IN_PROGRESS.includes(t.state));
-      const byRelease = new Map<string, string[]>();
-      for (const t of active) byRelease.set(t.releaseId, [...(byRelease.get(t.releaseId) ?? []), t.id]);
-      for (const [releaseId, taskIds] of byRelease) {
-        const outcome = await failTasks(
-          deps,
-          releaseId,
-          taskIds.map((taskId) => ({ taskId, reason, onlyFrom: IN_PROGRESS })),
-        );
-        if (outcome === 'canceling') {
-          report.failedReleases.push(releaseId);
-          await orchestrator.wake(releaseId);
-        }
-      }
+    }
   };
   let next = 0;
   const worker = async () => {

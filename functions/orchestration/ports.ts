@@ -36,7 +36,12 @@ export type CallOutcome =
 export interface TaskServiceCalls {
   action(
     url: string,
-    body: { action: 'initialize' | 'start' | 'get_status' | 'publish' | 'cancel'; task_id: string; release_id: string; studies: string[] },
+    body: {
+      action: 'initialize' | 'start' | 'get_status' | 'publish' | 'cancel';
+      task_id: string;
+      release_id: string;
+      studies: string[];
+    },
     timeoutMs: number,
   ): Promise<CallOutcome>;
   status(url: string, timeoutMs: number): Promise<CallOutcome>;

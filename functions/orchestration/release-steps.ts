@@ -26,7 +26,16 @@ import { EXECUTION_NAME, type WakeLatch } from './wake-latch.js';
  * release as stored (strongly consistent) and answers which state comes next; it never trusts what the execution
  * carried, so a restarted or concurrent execution, a DELETE or a callback in the middle is always seen.
  */
-export const STEPS = ['route', 'initialize', 'start', 'poll', 'publish', 'cancel', 'abort', 'continue'] as const;
+export const STEPS = [
+  'route',
+  'initialize',
+  'start',
+  'poll',
+  'publish',
+  'cancel',
+  'abort',
+  'continue',
+] as const;
 export type StepName = (typeof STEPS)[number];
 export type NextStep =
   | 'initialize'
@@ -154,14 +163,20 @@ export class ReleaseSteps {
   }
 
   /** Sends one action to each of the tasks at once; a reply is judged against the task's recorded state. */
-  private async send(agg: ReleaseAggregate, tasks: Task[], action: TaskAction, config: RunConfig): Promise<Reply[]> {
+  private async send(
+    agg: ReleaseAggregate,
+    tasks: Task[],
+    action: TaskAction,
+    config: RunConfig,
+  ): Promise<Reply[]> {
     if (tasks.length === 0) return [];
     const services = new Map((await this.deps.services.all()).map((s) => [s.id, s]));
     const timeoutMs = Math.round(config.actionTimeoutSeconds * 1000);
     return mapLimit(tasks, this.deps.concurrency, async (task): Promise<Reply> => {
       const service = services.get(task.taskServiceId);
       const who = `task service "${task.serviceName}" (${task.taskServiceId})`;
-      if (!service) return { task, ok: false, reason: `${action} could not be sent: ${who} is no longer registered` };
+      if (!service)
+        return { task, ok: false, reason: `${action} could not be sent: ${who} is no longer registered` };
       const out = await this.deps.calls.action(
         service.url,
         { action, task_id: task.id, release_id: agg.release.id, studies: agg.release.studies },
@@ -191,7 +206,7 @@ export class ReleaseSteps {
 
   private async initialize(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
     const agg = await this.deps.releases.load(releaseId);
-    if (!agg || agg.release.state !== 'initializing') return this.result(agg, rounds);
+    if (agg?.release.state !== 'initializing') return this.result(agg, rounds);
     if (agg.tasks.length === 0) {
       // No enabled task service: nothing to stage (issue 3, Lifecycle 1).
       try {
@@ -210,14 +225,17 @@ export class ReleaseSteps {
 
   private async start(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
     const agg = await this.deps.releases.load(releaseId);
-    if (!agg || agg.release.state !== 'initializing') return this.result(agg, rounds);
+    if (agg?.release.state !== 'initializing') return this.result(agg, rounds);
     const replies = await this.send(
       agg,
       agg.tasks.filter((t) => t.state === 'pending'),
       'start',
       config,
     );
-    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'initializing', replies, config, rounds, agg);
+    return (
+      (await this.failOn(agg, replies)) ??
+      this.settle(releaseId, 'initializing', replies, config, rounds, agg)
+    );
   }
 
   private async poll(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
@@ -227,7 +245,8 @@ export class ReleaseSteps {
     const round = rounds + 1;
     if (!agg) return this.result(null, round);
     const state = agg.release.state;
-    if (state === 'publishing' && agg.tasks.some((t) => t.state === 'staged')) return this.result(agg, round, 'publish');
+    if (state === 'publishing' && agg.tasks.some((t) => t.state === 'staged'))
+      return this.result(agg, round, 'publish');
     if (state !== 'running' && state !== 'publishing') return this.result(agg, round);
     const targets = agg.tasks.filter((t) =>
       state === 'running' ? ACTIVE_FOR_POLL.includes(t.state) : t.state === 'publishing',
@@ -238,14 +257,16 @@ export class ReleaseSteps {
 
   private async publish(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
     const agg = await this.deps.releases.load(releaseId);
-    if (!agg || agg.release.state !== 'publishing') return this.result(agg, rounds);
+    if (agg?.release.state !== 'publishing') return this.result(agg, rounds);
     const replies = await this.send(
       agg,
       agg.tasks.filter((t) => t.state === 'staged'),
       'publish',
       config,
     );
-    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'publishing', replies, config, rounds, agg);
+    return (
+      (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'publishing', replies, config, rounds, agg)
+    );
   }
 
   /**
@@ -346,7 +367,7 @@ export class ReleaseSteps {
    */
   private async cancel(releaseId: string, config: RunConfig): Promise<StepResult> {
     const first = await this.deps.releases.load(releaseId);
-    if (!first || first.release.state !== 'canceling') return this.result(first, 0);
+    if (first?.release.state !== 'canceling') return this.result(first, 0);
     const targets = first.tasks.filter((t) => t.state !== 'failed' && t.state !== 'canceled');
     const replies = await this.send(first, targets, 'cancel', config);
     const warnings: NewEvent[] = replies
@@ -360,8 +381,9 @@ export class ReleaseSteps {
       }));
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
-      if (!agg || agg.release.state !== 'canceling') return this.result(agg, 0);
-      const failed = agg.tasks.some((t) => t.state === 'failed') || typeof agg.extras.failureReason === 'string';
+      if (agg?.release.state !== 'canceling') return this.result(agg, 0);
+      const failed =
+        agg.tasks.some((t) => t.state === 'failed') || typeof agg.extras.failureReason === 'string';
       const parts = agg.tasks
         .filter((t) => t.state !== 'failed' && t.state !== 'canceled')
         .map((t) => taskPart(t, 'canceled'));

@@ -90,7 +90,12 @@ export type Interpretation =
   | { ok: false; reason: string; reported?: TaskState };
 
 /** Reads a 200 reply to `action` for the task, which the coordinator has on record in state `recorded`. */
-export function interpretReply(taskId: string, action: TaskAction, recorded: TaskState, body: unknown): Interpretation {
+export function interpretReply(
+  taskId: string,
+  action: TaskAction,
+  recorded: TaskState,
+  body: unknown,
+): Interpretation {
   const parsed = replySchema.safeParse(body);
   if (!parsed.success) return { ok: false, reason: 'reply is not a JSON object with a state' };
   const reply = parsed.data;
@@ -102,7 +107,8 @@ export function interpretReply(taskId: string, action: TaskAction, recorded: Tas
     const shown = typeof reply.state === 'string' ? `"${reply.state.slice(0, 40)}"` : 'no state';
     return { ok: false, reason: `reply has ${shown}, which is not a task state` };
   }
-  if (state === 'failed') return { ok: false, reason: 'task service reported the task failed', reported: state };
+  if (state === 'failed')
+    return { ok: false, reason: 'task service reported the task failed', reported: state };
   if (action !== 'cancel' && state === 'canceled')
     return { ok: false, reason: 'task service reported the task canceled', reported: state };
   if (!validReplies(action, recorded).includes(state))

@@ -5,7 +5,13 @@ import type { Executions } from './ports.js';
 import { EXECUTION_NAME } from './wake-latch.js';
 
 /** Releases that still need an execution to drive them. */
-export const IN_FLIGHT: readonly ReleaseState[] = ['initializing', 'running', 'staged', 'publishing', 'canceling'];
+export const IN_FLIGHT: readonly ReleaseState[] = [
+  'initializing',
+  'running',
+  'staged',
+  'publishing',
+  'canceling',
+];
 
 /**
  * Gives every in-flight release an execution again, unless the one that drives it is still running. Run at
@@ -25,7 +31,10 @@ export async function resumeReleases(
     const agg = await releases.load(r.id);
     if (!agg || !IN_FLIGHT.includes(agg.release.state)) continue;
     const current = agg.extras[EXECUTION_NAME];
-    const { started } = await executions.ensureRunning(r.id, typeof current === 'string' ? current : undefined);
+    const { started } = await executions.ensureRunning(
+      r.id,
+      typeof current === 'string' ? current : undefined,
+    );
     if (started) {
       out.resumed.push(r.id);
       log.info('release resumed', { releaseId: r.id, execution: started, state: agg.release.state });

@@ -1,7 +1,11 @@
 import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { type LocalStepFunctions, startStepFunctions } from '../../local/step-functions.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
-import { type FakeTaskService, type FakeTaskServiceOptions, startFakeTaskService } from './fake-task-service.js';
+import {
+  type FakeTaskService,
+  type FakeTaskServiceOptions,
+  startFakeTaskService,
+} from './fake-task-service.js';
 
 /**
  * Whole releases for the orchestration tests: the coordinator API (real handlers, DynamoDB Local, test IdP), the
@@ -18,7 +22,10 @@ export interface ReleaseHarness {
   sfnClient: SFNClient;
   services: FakeTaskService[];
   /** Starts fake services, registers them (enabled), and remembers them for cleanup. */
-  addServices(n: number, opts?: FakeTaskServiceOptions | ((i: number) => FakeTaskServiceOptions)): Promise<RegisteredService[]>;
+  addServices(
+    n: number,
+    opts?: FakeTaskServiceOptions | ((i: number) => FakeTaskServiceOptions),
+  ): Promise<RegisteredService[]>;
   /** POST /releases over the seeded studies; returns the release JSON. */
   createRelease(extra?: Record<string, unknown>): Promise<any>;
   release(id: string): Promise<any>;
@@ -102,7 +109,9 @@ export async function startReleaseHarness(env: Record<string, string> = {}): Pro
         last = await h.release(id);
         if (pred(last)) return last;
         if (Date.now() > deadline)
-          throw new Error(`release ${id} did not reach the expected condition; last state ${last.state}: ${JSON.stringify(last.tasks.map((t: any) => t.state))}`);
+          throw new Error(
+            `release ${id} did not reach the expected condition; last state ${last.state}: ${JSON.stringify(last.tasks.map((t: any) => t.state))}`,
+          );
         await new Promise((r) => setTimeout(r, 25));
       }
     },

@@ -1,5 +1,5 @@
 import { log } from '../../shared/log.js';
-import { TransientError } from '../changes.js';
+import { isTransient, TransientError } from '../changes.js';
 import { orchestrationRuntime } from '../deps.js';
 import { ReleaseSteps, type StepInput, type StepResult } from '../release-steps.js';
 
@@ -11,34 +11,16 @@ import { ReleaseSteps, type StepInput, type StepResult } from '../release-steps.
 const { deps, sfn } = orchestrationRuntime();
 const steps = new ReleaseSteps(deps, sfn.latch, sfn.executions);
 
-/** AWS SDK errors that pass with time: throttling, 5xx, network. */
-export function isTransient(err: unknown): boolean {
-  const e = err as { name?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number }; code?: string };
-  if (!e || typeof e !== 'object') return false;
-  if (e.name === 'Orchestration.Transient' || e.name === 'TokenUnavailableError') return true;
-  if (e.$retryable) return true;
-  const status = e.$metadata?.httpStatusCode;
-  if (status !== undefined && status >= 500) return true;
-  return [
-    'ThrottlingException',
-    'ProvisionedThroughputExceededException',
-    'RequestLimitExceeded',
-    'InternalServerError',
-    'ServiceUnavailable',
-    'TransactionConflictException',
-    'TimeoutError',
-    'ECONNREFUSED',
-    'ECONNRESET',
-    'ETIMEDOUT',
-  ].some((n) => e.name === n || e.code === n);
-}
-
 export async function handler(event: StepInput): Promise<StepResult> {
   try {
     return await steps.run(event);
   } catch (err) {
     if (isTransient(err) && !(err instanceof TransientError)) {
-      log.warn('release step: transient error', { releaseId: event?.releaseId, step: event?.step, error: String(err) });
+      log.warn('release step: transient error', {
+        releaseId: event?.releaseId,
+        step: event?.step,
+        error: String(err),
+      });
       throw new TransientError(err instanceof Error ? err.message : String(err), { cause: err });
     }
     log.error('release step failed', { releaseId: event?.releaseId, step: event?.step, error: String(err) });

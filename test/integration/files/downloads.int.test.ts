@@ -227,7 +227,8 @@ describe('the audit trail', () => {
     api.clock.advance(1000);
     await api.call('GET', downloadPath(api.studyA, f), {
       token: api.memberA,
-      headers: { 'User-Agent': 'audit-test' },
+      // The last entry is the one API Gateway appends; the first is whatever the client claimed.
+      headers: { 'User-Agent': 'audit-test', 'X-Forwarded-For': '198.51.100.1, 203.0.113.9' },
     });
     api.clock.advance(1000);
     await api.call('GET', `${downloadPath(api.studyA, f)}?token=${devToken}`, { token: null });
@@ -257,6 +258,7 @@ describe('the audit trail', () => {
       file_id: f.fileId,
       version_id: f.versionId,
       user_agent: 'audit-test',
+      source_ip: '203.0.113.9',
     });
     expect(audit.body.results[0].at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
 

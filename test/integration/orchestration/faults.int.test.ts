@@ -89,7 +89,9 @@ describe('fault matrix', () => {
     expect(events.map((e) => e.message)).toContain(
       `release ${rel.item_id}, version ${rel.version} changed from canceling to failed`,
     );
-    expect(events.find((e) => e.message.endsWith('changed from canceling to failed')).event_type).toBe('error');
+    expect(events.find((e) => e.message.endsWith('changed from canceling to failed')).event_type).toBe(
+      'error',
+    );
     expect(await h.execution(rel.item_id)).toBe('SUCCEEDED');
   });
 });

@@ -23,10 +23,14 @@ describe('health check', () => {
   const service = async (id: string) => (await h.api.call('GET', `/task-services/${id}`)).body;
 
   it('marks a service down at the third consecutive failure and fails its work in progress, not staged work', async () => {
-    const [slow, fast] = await h.addServices(2, (i) => (i === 0 ? { stageMs: Number.POSITIVE_INFINITY } : {}));
+    const [slow, fast] = await h.addServices(2, (i) =>
+      i === 0 ? { stageMs: Number.POSITIVE_INFINITY } : {},
+    );
     const rel = await h.createRelease();
-    await h.waitFor(rel.item_id, (r) =>
-      r.tasks.some((t: any) => t.state === 'running') && r.tasks.some((t: any) => t.state === 'staged'),
+    await h.waitFor(
+      rel.item_id,
+      (r) =>
+        r.tasks.some((t: any) => t.state === 'running') && r.tasks.some((t: any) => t.state === 'staged'),
     );
     slow.fake.statusCode = 503;
     fast.fake.statusCode = 503; // its task is staged: no work in progress to fail
@@ -60,7 +64,9 @@ describe('health check', () => {
   });
 
   it('leaves a staged task alone when its service goes down while another task still works', async () => {
-    const [slow, fast] = await h.addServices(2, (i) => (i === 0 ? { stageMs: Number.POSITIVE_INFINITY } : {}));
+    const [slow, fast] = await h.addServices(2, (i) =>
+      i === 0 ? { stageMs: Number.POSITIVE_INFINITY } : {},
+    );
     const rel = await h.createRelease();
     await h.waitFor(rel.item_id, (r) => r.tasks.some((t: any) => t.state === 'staged'));
     fast.fake.statusCode = 500;

@@ -7,7 +7,11 @@ import {
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStepFunctions, startStepFunctions, type WorkerHandler } from '../../../local/step-functions.js';
+import {
+  type LocalStepFunctions,
+  startStepFunctions,
+  type WorkerHandler,
+} from '../../../local/step-functions.js';
 
 /**
  * The local Step Functions endpoint at protocol level, through the real @aws-sdk/client-sfn, running the real
@@ -78,12 +82,22 @@ describe('local Step Functions endpoint', () => {
     scripts.set('RE_SFN00001', ['wait']);
     const token = nextToken('RE_SFN00001');
     const start = () =>
-      client.send(new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'RE_SFN00001', input: input('RE_SFN00001') }));
+      client.send(
+        new StartExecutionCommand({
+          stateMachineArn: sfn.stateMachineArn,
+          name: 'RE_SFN00001',
+          input: input('RE_SFN00001'),
+        }),
+      );
     const first = await start();
     const again = await start();
     expect(again.executionArn).toBe(first.executionArn);
     const other = client.send(
-      new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'RE_SFN00001', input: input('RE_X') }),
+      new StartExecutionCommand({
+        stateMachineArn: sfn.stateMachineArn,
+        name: 'RE_SFN00001',
+        input: input('RE_X'),
+      }),
     );
     expect(await errorName(other)).toBe('ExecutionAlreadyExists');
     await client.send(new SendTaskSuccessCommand({ taskToken: await token, output: '{}' }));
@@ -96,25 +110,41 @@ describe('local Step Functions endpoint', () => {
     scripts.set('RE_SFN00002', ['wait', 'wait', 'done']);
     let token = nextToken('RE_SFN00002');
     await client.send(
-      new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'RE_SFN00002', input: input('RE_SFN00002') }),
+      new StartExecutionCommand({
+        stateMachineArn: sfn.stateMachineArn,
+        name: 'RE_SFN00002',
+        input: input('RE_SFN00002'),
+      }),
     );
     const first = await token;
     token = nextToken('RE_SFN00002');
     await client.send(new SendTaskSuccessCommand({ taskToken: first, output: '{"woken":true}' }));
     const second = await token;
     expect(second).not.toBe(first);
-    expect(await errorName(client.send(new SendTaskSuccessCommand({ taskToken: first, output: '{}' })))).toBe('TaskTimedOut');
-    expect(await errorName(client.send(new SendTaskSuccessCommand({ taskToken: 'nonsense', output: '{}' })))).toBe('InvalidToken');
+    expect(await errorName(client.send(new SendTaskSuccessCommand({ taskToken: first, output: '{}' })))).toBe(
+      'TaskTimedOut',
+    );
+    expect(
+      await errorName(client.send(new SendTaskSuccessCommand({ taskToken: 'nonsense', output: '{}' }))),
+    ).toBe('InvalidToken');
     await client.send(new SendTaskSuccessCommand({ taskToken: second, output: '{}' }));
     await until(async () => (await status('RE_SFN00002')) === 'SUCCEEDED');
     // Route, then a poll after each of the two waits.
-    expect(steps.filter((s) => s.releaseId === 'RE_SFN00002').map((s) => s.step)).toEqual(['route', 'poll', 'poll']);
+    expect(steps.filter((s) => s.releaseId === 'RE_SFN00002').map((s) => s.step)).toEqual([
+      'route',
+      'poll',
+      'poll',
+    ]);
   });
 
   it('times a wait out into the next poll (Catch States.Timeout), and counts StateEntered events in the history', async () => {
     scripts.set('RE_SFN00003', ['wait', 'done']);
     await client.send(
-      new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'RE_SFN00003', input: input('RE_SFN00003', 1) }),
+      new StartExecutionCommand({
+        stateMachineArn: sfn.stateMachineArn,
+        name: 'RE_SFN00003',
+        input: input('RE_SFN00003', 1),
+      }),
     );
     await until(async () => (await status('RE_SFN00003')) === 'SUCCEEDED');
     expect(steps.filter((s) => s.releaseId === 'RE_SFN00003').map((s) => s.step)).toEqual(['route', 'poll']);
@@ -138,21 +168,43 @@ describe('local Step Functions endpoint', () => {
     scripts.set('RE_SFN00004', ['wait']);
     const token = nextToken('RE_SFN00004');
     await client.send(
-      new StartExecutionCommand({ stateMachineArn: sfn.stateMachineArn, name: 'RE_SFN00004', input: input('RE_SFN00004') }),
+      new StartExecutionCommand({
+        stateMachineArn: sfn.stateMachineArn,
+        name: 'RE_SFN00004',
+        input: input('RE_SFN00004'),
+      }),
     );
     const t = await token;
-    await client.send(new StopExecutionCommand({ executionArn: arn('RE_SFN00004'), error: 'Test', cause: 'stopped by test' }));
+    await client.send(
+      new StopExecutionCommand({ executionArn: arn('RE_SFN00004'), error: 'Test', cause: 'stopped by test' }),
+    );
     expect(await status('RE_SFN00004')).toBe('ABORTED');
-    expect(await errorName(client.send(new SendTaskSuccessCommand({ taskToken: t, output: '{}' })))).toBe('TaskTimedOut');
+    expect(await errorName(client.send(new SendTaskSuccessCommand({ taskToken: t, output: '{}' })))).toBe(
+      'TaskTimedOut',
+    );
   });
 
   it('stops promptly with executions still waiting (their waits are released, nothing keeps the process alive)', async () => {
     const own = await startStepFunctions({
-      load: async (entry) => ({ handler: entry.endsWith('release-step.ts') ? async () => ({ next: 'wait', state: 'running', rounds: 0 }) : pollWait }),
+      load: async (entry) => ({
+        handler: entry.endsWith('release-step.ts')
+          ? async () => ({ next: 'wait', state: 'running', rounds: 0 })
+          : pollWait,
+      }),
     });
-    const c = new SFNClient({ endpoint: own.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+    const c = new SFNClient({
+      endpoint: own.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
     const token = nextToken('RE_SFN00005');
-    await c.send(new StartExecutionCommand({ stateMachineArn: own.stateMachineArn, name: 'RE_SFN00005', input: input('RE_SFN00005') }));
+    await c.send(
+      new StartExecutionCommand({
+        stateMachineArn: own.stateMachineArn,
+        name: 'RE_SFN00005',
+        input: input('RE_SFN00005'),
+      }),
+    );
     await token;
     const started = Date.now();
     await own.stop();

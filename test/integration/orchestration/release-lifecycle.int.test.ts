@@ -1,7 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../../../functions/shared/auth.js';
-import { isTerminal, type ReleaseHarness, STUDIES, startReleaseHarness } from '../../helpers/release-harness.js';
+import {
+  isTerminal,
+  type ReleaseHarness,
+  STUDIES,
+  startReleaseHarness,
+} from '../../helpers/release-harness.js';
 
 /**
  * Whole releases: the real state machine in aws-local-stepfunctions (through the local Step Functions endpoint),
@@ -44,7 +49,11 @@ describe('release orchestration', () => {
     for (const { fake } of [a, b]) {
       const taskId = [...fake.tasks.keys()][0];
       // Plus get_status whenever a poll round came before this task's callback.
-      expect(fake.actionsFor(taskId).filter((x) => x !== 'get_status')).toEqual(['initialize', 'start', 'publish']);
+      expect(fake.actionsFor(taskId).filter((x) => x !== 'get_status')).toEqual([
+        'initialize',
+        'start',
+        'publish',
+      ]);
       expect(fake.received[0].studies).toEqual(STUDIES);
       expect(fake.received[0].releaseId).toBe(rel.item_id);
       expect(fake.callbacks.map((c) => [c.state, c.status])).toEqual([
@@ -66,13 +75,17 @@ describe('release orchestration', () => {
     expect((await verifier.verify(bearer)).sub).toBe('coordinator');
 
     const events = await h.events(rel.item_id);
-    expect(messages(events)).toContain(`release ${rel.item_id}, version 0.1.0 changed from publishing to published`);
+    expect(messages(events)).toContain(
+      `release ${rel.item_id}, version 0.1.0 changed from publishing to published`,
+    );
     for (const [from, to] of [
       ['initializing', 'running'],
       ['running', 'staged'],
       ['staged', 'publishing'],
     ])
-      expect(messages(events)).toContain(`release ${rel.item_id}, version 0.0.1 changed from ${from} to ${to}`);
+      expect(messages(events)).toContain(
+        `release ${rel.item_id}, version 0.0.1 changed from ${from} to ${to}`,
+      );
     expect(events.every((e) => e.event_type === 'info')).toBe(true);
 
     const study = await h.api.call('GET', `/studies/${STUDIES[0]}`);
@@ -235,7 +248,9 @@ describe('release orchestration', () => {
     expect(error.message).toContain(`task ${badTask.item_id} changed from running to failed`);
     expect(error.message).toContain(bad.id);
     expect(error.task_service).toContain(bad.id);
-    expect(messages(events)).toContain(`release ${rel.item_id}, version ${rel.version} changed from canceling to failed`);
+    expect(messages(events)).toContain(
+      `release ${rel.item_id}, version ${rel.version} changed from canceling to failed`,
+    );
   });
 
   it('answers PATCH /tasks: 409 for a transition that is not allowed, 200 progress-only for a repeat', async () => {
@@ -246,10 +261,16 @@ describe('release orchestration', () => {
     const token = h.api.idp.service();
     const bad = await h.api.call('PATCH', `/tasks/${taskId}`, { token, body: { state: 'published' } });
     expect(bad.status).toBe(409);
-    const repeat = await h.api.call('PATCH', `/tasks/${taskId}`, { token, body: { state: 'running', progress: '40%' } });
+    const repeat = await h.api.call('PATCH', `/tasks/${taskId}`, {
+      token,
+      body: { state: 'running', progress: '40%' },
+    });
     expect(repeat.status).toBe(200);
     expect(repeat.body.progress).toBe(40);
-    const staged = await h.api.call('PATCH', `/tasks/${taskId}`, { token, body: { state: 'staged', progress: 100 } });
+    const staged = await h.api.call('PATCH', `/tasks/${taskId}`, {
+      token,
+      body: { state: 'staged', progress: 100 },
+    });
     expect(staged.status).toBe(200);
     // The callback wakes the poll loop: staged well before the 1 s poll interval would have passed twice.
     await h.waitForState(rel.item_id, 'staged', 1500);

@@ -9,8 +9,12 @@ import type {
 } from '../../../functions/coordinator/model.js';
 import type { ReleaseChange, ReleaseRepository } from '../../../functions/coordinator/ports.js';
 import { compareVersions } from '../../../functions/coordinator/versions.js';
+import type {
+  CallOutcome,
+  OrchestrationDeps,
+  TaskServiceCalls,
+} from '../../../functions/orchestration/ports.js';
 import { FakeClock } from '../../../functions/shared/clock.js';
-import type { CallOutcome, OrchestrationDeps, TaskServiceCalls } from '../../../functions/orchestration/ports.js';
 
 /**
  * In-memory stand-ins for the ports, for unit tests of the orchestration logic. The release repository keeps the
@@ -20,10 +24,18 @@ import type { CallOutcome, OrchestrationDeps, TaskServiceCalls } from '../../../
 const as = <T>(v: T | readonly T[] | undefined): readonly T[] | undefined =>
   v === undefined ? undefined : Array.isArray(v) ? (v as readonly T[]) : [v as T];
 
-export class MemoryReleases implements Pick<
-  ReleaseRepository,
-  'load' | 'applyChange' | 'exchangeExtras' | 'highestPublishedVersion' | 'listByStates' | 'tasksOfService'
-> {
+export class MemoryReleases
+  implements
+    Pick<
+      ReleaseRepository,
+      | 'load'
+      | 'applyChange'
+      | 'exchangeExtras'
+      | 'highestPublishedVersion'
+      | 'listByStates'
+      | 'tasksOfService'
+    >
+{
   releases = new Map<string, { release: Release; tasks: Task[]; extras: Record<string, unknown> }>();
   events: CoordinatorEvent[] = [];
   versions = new Map<string, string>();
@@ -88,7 +100,8 @@ export class MemoryReleases implements Pick<
     const failed: { kind: string; id: string }[] = [];
     if (!r) failed.push({ kind: 'release', id: change.releaseId });
     const expect = as<ReleaseState>(change.expectState);
-    if (r && expect && !expect.includes(r.release.state)) failed.push({ kind: 'release', id: change.releaseId });
+    if (r && expect && !expect.includes(r.release.state))
+      failed.push({ kind: 'release', id: change.releaseId });
     for (const t of change.tasks ?? []) {
       const task = r?.tasks.find((x) => x.id === t.taskId);
       const e = as(t.expectState);
@@ -145,7 +158,10 @@ export class MemoryReleases implements Pick<
   }
 }
 
-export type Script = (url: string, body: { action: string; task_id: string }) => CallOutcome | Promise<CallOutcome>;
+export type Script = (
+  url: string,
+  body: { action: string; task_id: string },
+) => CallOutcome | Promise<CallOutcome>;
 
 /** Task-service calls answered by a script; every call is recorded. */
 export class ScriptedCalls implements TaskServiceCalls {
@@ -184,7 +200,11 @@ export function services(n: number): TaskService[] {
   }));
 }
 
-export function memoryDeps(releases: MemoryReleases, calls: TaskServiceCalls, svc: TaskService[]): OrchestrationDeps & {
+export function memoryDeps(
+  releases: MemoryReleases,
+  calls: TaskServiceCalls,
+  svc: TaskService[],
+): OrchestrationDeps & {
   published: CoordinatorEvent[];
   health: Map<string, { healthStatus: string; lastOkStatus: number }>;
 } {

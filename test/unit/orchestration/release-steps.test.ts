@@ -2,12 +2,17 @@ import { describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../../functions/orchestration/config.js';
 import { ReleaseSteps, routeOf } from '../../../functions/orchestration/release-steps.js';
 import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
-import { MemoryReleases, memoryDeps, reply, ScriptedCalls, type Script, services } from './fakes.js';
+import { MemoryReleases, memoryDeps, reply, type Script, ScriptedCalls, services } from './fakes.js';
 
 const config: RunConfig = { pollSeconds: 1, actionTimeoutSeconds: 0.5, stagedWaitSeconds: 60, maxRounds: 5 };
 const REL = 'RE_00000001';
 
-function setup(script: Script, n = 2, release: Record<string, unknown> = {}, tasks?: Record<string, unknown>[]) {
+function setup(
+  script: Script,
+  n = 2,
+  release: Record<string, unknown> = {},
+  tasks?: Record<string, unknown>[],
+) {
   const releases = new MemoryReleases();
   releases.add({ id: REL, ...release }, tasks ?? Array.from({ length: n }, () => ({})));
   const calls = new ScriptedCalls(script);
@@ -54,7 +59,10 @@ describe('release steps', () => {
     await releases.exchangeExtras(REL, { set: { wakePending: true } });
     const out = await run('route', { execution: 'RE_00000001-x' });
     expect(out).toEqual({ next: 'initialize', state: 'initializing', rounds: 0 });
-    expect((await releases.load(REL))?.extras).toMatchObject({ wakePending: false, executionName: 'RE_00000001-x' });
+    expect((await releases.load(REL))?.extras).toMatchObject({
+      wakePending: false,
+      executionName: 'RE_00000001-x',
+    });
   });
 
   it('initialize accepts pending and the legacy "initialized" and moves on to start without writing', async () => {
@@ -89,11 +97,15 @@ describe('release steps', () => {
   it('a timeout is reported with the action timeout in seconds', async () => {
     const { deps, run } = setup(() => ({ ok: false, kind: 'timeout', reason: 'timed out' }), 1);
     await run('initialize');
-    expect(deps.published.find((e) => e.eventType === 'error')?.message).toMatch(/failed: no reply within 0.5 s$/);
+    expect(deps.published.find((e) => e.eventType === 'error')?.message).toMatch(
+      /failed: no reply within 0.5 s$/,
+    );
   });
 
   it('start moves tasks and release to running and waits; an instant service may already be staged', async () => {
-    const { releases, run } = setup((url) => reply(url.endsWith('0') ? 'running' : 'staged', { progress: '10%' }));
+    const { releases, run } = setup((url) =>
+      reply(url.endsWith('0') ? 'running' : 'staged', { progress: '10%' }),
+    );
     expect(await run('start')).toMatchObject({ next: 'wait', state: 'running' });
     expect(releases.state(REL)).toBe('running');
     const tasks = (await releases.load(REL))?.tasks ?? [];
@@ -162,10 +174,15 @@ describe('release steps', () => {
   });
 
   it('publishes with the next minor version, claims it, and stamps every study', async () => {
-    const { releases, deps, run } = setup(() => reply('published'), 1, {
-      state: 'publishing',
-      studies: ['SD_00000001', 'SD_00000002'],
-    }, [{ state: 'publishing' }]);
+    const { releases, deps, run } = setup(
+      () => reply('published'),
+      1,
+      {
+        state: 'publishing',
+        studies: ['SD_00000001', 'SD_00000002'],
+      },
+      [{ state: 'publishing' }],
+    );
     releases.versions.set('0.3.0', 'RE_OLD');
     expect(await run('poll')).toMatchObject({ next: 'done', state: 'published' });
     const r = await releases.load(REL);
@@ -176,7 +193,9 @@ describe('release steps', () => {
       lastPubVersion: '0.4.0',
       lastPubDate: '2026-06-01T00:00:00.000000Z',
     });
-    expect(deps.published.at(-1)?.message).toBe(`release ${REL}, version 0.4.0 changed from publishing to published`);
+    expect(deps.published.at(-1)?.message).toBe(
+      `release ${REL}, version 0.4.0 changed from publishing to published`,
+    );
   });
 
   it('takes the next major for a major release, and the next free version when another publish took it first', async () => {
@@ -215,14 +234,19 @@ describe('release steps', () => {
     );
     expect(await run('poll')).toMatchObject({ next: 'waitPublish', state: 'staged' });
     expect(releases.changes.length).toBeGreaterThan(1);
-    expect(releases.changes.slice(0, -1).every((c) => c.toState === undefined && c.expectState === 'running')).toBe(true);
+    expect(
+      releases.changes.slice(0, -1).every((c) => c.toState === undefined && c.expectState === 'running'),
+    ).toBe(true);
     expect(releases.changes.at(-1)?.toState).toBe('staged');
     expect(releases.tasks(REL).every((s) => s === 'staged')).toBe(true);
   });
 
   it('cancel sends cancel to every task not failed, ends the release failed when a task failed', async () => {
-    const { releases, calls, deps, run } = setup((url) =>
-      url.endsWith('2') ? { ok: false, kind: 'unreachable', reason: 'unreachable (connection refused)' } : reply('canceled'),
+    const { releases, calls, deps, run } = setup(
+      (url) =>
+        url.endsWith('2')
+          ? { ok: false, kind: 'unreachable', reason: 'unreachable (connection refused)' }
+          : reply('canceled'),
       3,
       { state: 'canceling' },
       [{ state: 'failed' }, { state: 'running' }, { state: 'staged' }],
@@ -231,27 +255,37 @@ describe('release steps', () => {
     expect(calls.calls.map((c) => c.taskId)).toEqual(['TA_00000001', 'TA_00000002']);
     expect(releases.tasks(REL)).toEqual(['failed', 'canceled', 'canceled']);
     expect(deps.published.find((e) => e.eventType === 'warning')?.message).toContain('connection refused');
-    const end = deps.published.find((e) => e.message === `release ${REL}, version 0.0.1 changed from canceling to failed`);
+    const end = deps.published.find(
+      (e) => e.message === `release ${REL}, version 0.0.1 changed from canceling to failed`,
+    );
     expect(end?.eventType).toBe('error');
   });
 
   it('cancel ends the release canceled when nothing failed', async () => {
-    const { releases, run } = setup(() => reply('cancelled'), 1, { state: 'canceling' }, [{ state: 'running' }]);
+    const { releases, run } = setup(() => reply('cancelled'), 1, { state: 'canceling' }, [
+      { state: 'running' },
+    ]);
     expect(await run('cancel')).toMatchObject({ state: 'canceled' });
     expect(releases.tasks(REL)).toEqual(['canceled']);
   });
 
   it('abort records the orchestration error and fails the release through cancel', async () => {
-    const { releases, deps, run } = setup(() => reply('canceled'), 1, { state: 'running' }, [{ state: 'running' }]);
+    const { releases, deps, run } = setup(() => reply('canceled'), 1, { state: 'running' }, [
+      { state: 'running' },
+    ]);
     const cause = JSON.stringify({ errorType: 'Boom', errorMessage: 'table missing' });
     expect(await run('abort', { error: { Error: 'Boom', Cause: cause } })).toMatchObject({ next: 'cancel' });
-    expect(deps.published.some((e) => e.eventType === 'error' && e.message.includes('Boom: table missing'))).toBe(true);
+    expect(
+      deps.published.some((e) => e.eventType === 'error' && e.message.includes('Boom: table missing')),
+    ).toBe(true);
     expect(await run('cancel')).toMatchObject({ state: 'failed' });
     expect(releases.state(REL)).toBe('failed');
   });
 
   it('a step that finds the release moved elsewhere only routes (no calls, no writes)', async () => {
-    const { releases, calls, run } = setup(() => reply('running'), 1, { state: 'canceling' }, [{ state: 'running' }]);
+    const { releases, calls, run } = setup(() => reply('running'), 1, { state: 'canceling' }, [
+      { state: 'running' },
+    ]);
     expect(await run('start')).toMatchObject({ next: 'cancel', state: 'canceling' });
     expect(await run('publish')).toMatchObject({ next: 'cancel' });
     expect(calls.calls).toEqual([]);
@@ -259,7 +293,9 @@ describe('release steps', () => {
   });
 
   it('continue starts a fresh execution for the release and records it', async () => {
-    const { releases, fresh, run } = setup(() => reply('running'), 1, { state: 'running' }, [{ state: 'running' }]);
+    const { releases, fresh, run } = setup(() => reply('running'), 1, { state: 'running' }, [
+      { state: 'running' },
+    ]);
     expect(await run('continue')).toMatchObject({ next: 'done' });
     expect(fresh).toEqual([REL]);
     expect((await releases.load(REL))?.extras.executionName).toBe(`${REL}-fresh`);

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { runHealthChecks } from '../../../functions/orchestration/health-check.js';
+import { MemoryReleases, memoryDeps, reply, ScriptedCalls, services } from './fakes.js';
+
+describe('health check bookkeeping', () => {
+  function setup(status: (url: string) => any) {
+    const releases = new MemoryReleases();
+    releases.add({ id: 'RE_1', state: 'running' }, [{ state: 'running' }, { state: 'staged' }]);
+    const calls = new ScriptedCalls(() => reply('canceled'), status);
+    const deps = memoryDeps(releases, calls, services(2));
+    const woken: string[] = [];
+    const check = () =>
+      runHealthChecks(deps, { wake: async (id) => void woken.push(id) }, { failures: 3, timeoutMs: 100 });
+    return { releases, deps, check, woken };
+  }
+  const down = { ok: false, kind: 'status', reason: 'answered status 503' };
+
+  it('counts consecutive failures in last_ok_status and goes down at the third, failing work in progress only', async () => {
+    const { releases, deps, check, woken } = setup(() => down);
+    await check();
+    await check();
+    expect(deps.health.get('TS_00000000')).toEqual({ healthStatus: 'ok', lastOkStatus: 2 });
+    expect(releases.state('RE_1')).toBe('running');
+    const report = await check();
+    expect(deps.health.get('TS_00000000')).toEqual({ healthStatus: 'down', lastOkStatus: 3 });
+    expect(report.down).toEqual(['TS_00000000', 'TS_00000001']);
+    expect(releases.tasks('RE_1')).toEqual(['failed', 'staged']);
+    expect(releases.state('RE_1')).toBe('canceling');
+    expect(woken).toEqual(['RE_1']);
+  });
+
+  it('resets the count with a 200', async () => {
+    let ok = false;
+    const { deps, check } = setup(() => (ok ? { ok: true, body: { name: 'x' } } : down));
+    await check();
+    ok = true;
+    await check();
+    expect(deps.health.get('TS_00000000')).toEqual({ healthStatus: 'ok', lastOkStatus: 0 });
+  });
+});
