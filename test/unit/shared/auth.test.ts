@@ -11,7 +11,7 @@ let issuer: string;
 let verifier: TokenVerifier;
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
+  server = createServer((_req, res) => {
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(jwks(key)));
   });
