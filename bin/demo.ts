@@ -11,7 +11,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clientCredentials, type RunningTaskService, startTaskService } from '../examples/task-service/service.js';
+import {
+  clientCredentials,
+  type RunningTaskService,
+  startTaskService,
+} from '../examples/task-service/service.js';
 import { freePort } from '../local/dynamodb-local.js';
 
 const stageSeconds = Number(process.env.DEMO_STAGE_SECONDS ?? 3);
@@ -86,7 +90,11 @@ async function main() {
 
   // Two reference task services: they verify the coordinator's token against the local IdP and call back with a
   // token of their own (client credentials, client "task-service").
-  const callbackToken = clientCredentials(`${issuer}/oauth/token`, 'task-service', 'task-service-local-secret');
+  const callbackToken = clientCredentials(
+    `${issuer}/oauth/token`,
+    'task-service',
+    'task-service-local-secret',
+  );
   for (const name of ['dataservice snapshot', 'portal ETL']) {
     const svc = await startTaskService(
       {

@@ -519,7 +519,9 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
         .then((m) => m.resumeInFlightReleases())
         .then((out) => {
           if (out.resumed.length)
-            process.stdout.write(`local step functions: resumed ${out.resumed.length} in-flight release(s)\n`);
+            process.stdout.write(
+              `local step functions: resumed ${out.resumed.length} in-flight release(s)\n`,
+            );
         })
         .catch((err) => process.stderr.write(`local step functions: resume failed: ${String(err)}\n`));
     }, 0);

@@ -41,14 +41,7 @@ export class DdbCeiling {
     private readonly prefix = `ceiling${randomBytes(3).toString('hex')}`,
   ) {
     this.table = `${prefix}-Coordinator`;
-    this.doc = DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
-        requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
-      }),
-    );
+    this.doc = benchDocumentClient(endpoint);
   }
 
   /** Creates the table and 1,000 GetItem targets spread over 10 gsi1 partitions. */
@@ -117,32 +110,53 @@ export class DdbCeiling {
   }
 
   /** `concurrency` workers for `seconds`; returns ops/s and latency percentiles (ms). */
-  async loop(op: CeilingOp, concurrency: number, seconds: number): Promise<LoopResult> {
-    const call = this.op(op);
-    const latencies: number[] = [];
-    let errors = 0;
-    const end = performance.now() + seconds * 1000;
-    const worker = async () => {
-      while (performance.now() < end) {
-        const start = performance.now();
-        try {
-          await call();
-          latencies.push(performance.now() - start);
-        } catch {
-          errors++;
-        }
-      }
-    };
-    const started = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, worker));
-    const elapsed = (performance.now() - started) / 1000;
-    latencies.sort((a, b) => a - b);
-    const pct = (p: number) =>
-      latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
-    return { ops: latencies.length / elapsed, p50: pct(50), p99: pct(99), calls: latencies.length, errors };
+  loop(op: CeilingOp, concurrency: number, seconds: number): Promise<LoopResult> {
+    return loopOf(this.op(op), concurrency, seconds);
   }
 
   destroy(): void {
     this.doc.destroy();
   }
+}
+
+/** Any async call driven like the ceiling: `concurrency` workers back-to-back for `seconds`. */
+export async function loopOf(
+  call: () => Promise<unknown>,
+  concurrency: number,
+  seconds: number,
+): Promise<LoopResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const start = performance.now();
+      try {
+        await call();
+        latencies.push(performance.now() - start);
+      } catch {
+        errors++;
+      }
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) =>
+    latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? 0;
+  return { ops: latencies.length / elapsed, p50: pct(50), p99: pct(99), calls: latencies.length, errors };
+}
+
+/** A DocumentClient like the functions' (functions/adapters/aws.ts) for an explicit endpoint. */
+export function benchDocumentClient(endpoint: string): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+      requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
+    }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
 }

@@ -8,7 +8,12 @@ import { type Action, clientCredentials, startTaskService, type TaskServiceOptio
 const list = z
   .string()
   .default('')
-  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean));
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
 
 const env = z
   .object({
@@ -22,7 +27,12 @@ const env = z
     AUTH_AUDIENCE: z
       .string()
       .default('release-coordinator')
-      .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean)),
+      .transform((s) =>
+        s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
     AUTH_JWKS_URI: z.string().url().optional(),
     AUTH_URL: z.string().url().optional(),
     /** A role the coordinator's token must carry, e.g. service. */

@@ -73,7 +73,7 @@ function checker(auth: TaskServiceOptions['auth']): (header: string | undefined)
         headers: { Authorization: `Bearer ${token}` },
         signal: AbortSignal.timeout(5000),
       }).catch(() => null);
-      if (!res || res.status !== 200) throw new HttpError(401, 'the token did not verify');
+      if (res?.status !== 200) throw new HttpError(401, 'the token did not verify');
     };
   }
   const verifier = JwtVerifier.create(
@@ -85,7 +85,10 @@ function checker(auth: TaskServiceOptions['auth']): (header: string | undefined)
     {
       // The platform fetch, so an http:// identity provider (the local one) works too.
       jwksCache: new SimpleJwksCache({
-        fetcher: { fetch: async (uri: string) => (await fetch(uri, { signal: AbortSignal.timeout(5000) })).arrayBuffer() },
+        fetcher: {
+          fetch: async (uri: string) =>
+            (await fetch(uri, { signal: AbortSignal.timeout(5000) })).arrayBuffer(),
+        },
       }),
     },
   );
@@ -101,7 +104,8 @@ function checker(auth: TaskServiceOptions['auth']): (header: string | undefined)
       const roles = [payload.roles, payload['cognito:groups'], payload.scope]
         .flatMap((v) => (Array.isArray(v) ? v : typeof v === 'string' ? v.split(/[\s,]+/) : []))
         .map((r) => String(r).split('/').pop());
-      if (!roles.includes(auth.requiredRole)) throw new HttpError(403, `the token lacks the ${auth.requiredRole} role`);
+      if (!roles.includes(auth.requiredRole))
+        throw new HttpError(403, `the token lacks the ${auth.requiredRole} role`);
     }
   };
 }
@@ -123,7 +127,13 @@ export async function startTaskService(
   const authorize = checker(opts.auth);
   const log = opts.log ?? (() => {});
   const failAt = new Set(opts.failAt);
-  const service: RunningTaskService = { url: '', server: undefined as unknown as Server, tasks, ready: true, stop: async () => {} };
+  const service: RunningTaskService = {
+    url: '',
+    server: undefined as unknown as Server,
+    tasks,
+    ready: true,
+    stop: async () => {},
+  };
 
   const report = async (task: Task) => {
     if (!opts.coordinatorUrl) return;
@@ -131,7 +141,10 @@ export async function startTaskService(
       const token = await opts.callbackToken?.();
       const res = await fetch(`${opts.coordinatorUrl.replace(/\/$/, '')}/tasks/${task.id}`, {
         method: 'PATCH',
-        headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          'Content-Type': 'application/json',
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        },
         body: JSON.stringify({ state: task.state, progress: task.progress }),
         signal: AbortSignal.timeout(10_000),
       });
@@ -229,10 +242,16 @@ export async function startTaskService(
       try {
         await authorize(req.headers.authorization);
         if (path === '/status' && req.method === 'GET') {
-          if (!service.ready) return send(res, 503, { name: opts.name, message: 'not ready', version: opts.version });
-          return send(res, 200, { name: opts.name, message: 'ready for work', version: opts.version ?? '1.0.0' });
+          if (!service.ready)
+            return send(res, 503, { name: opts.name, message: 'not ready', version: opts.version });
+          return send(res, 200, {
+            name: opts.name,
+            message: 'ready for work',
+            version: opts.version ?? '1.0.0',
+          });
         }
-        if (path !== '/tasks' || req.method !== 'POST') throw new HttpError(404, `no route ${req.method} ${path}`);
+        if (path !== '/tasks' || req.method !== 'POST')
+          throw new HttpError(404, `no route ${req.method} ${path}`);
         let body: Record<string, unknown>;
         try {
           body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
@@ -241,7 +260,8 @@ export async function startTaskService(
         }
         const missing = ['action', 'task_id', 'release_id'].filter((k) => typeof body?.[k] !== 'string');
         if (missing.length) throw new HttpError(400, `missing or invalid: ${missing.join(', ')}`);
-        if (!ACTIONS.includes(body.action as Action)) throw new HttpError(400, `unknown action ${String(body.action)}`);
+        if (!ACTIONS.includes(body.action as Action))
+          throw new HttpError(400, `unknown action ${String(body.action)}`);
         const out = act(body.action as Action, body);
         log(`${body.action} ${body.task_id} -> ${out.state}`);
         send(res, 200, out);
@@ -271,12 +291,19 @@ export function clientCredentials(tokenUrl: string, clientId: string, clientSecr
     const res = await fetch(tokenUrl, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }),
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId,
+        client_secret: clientSecret,
+      }),
       signal: AbortSignal.timeout(10_000),
     });
     if (res.status !== 200) throw new Error(`token endpoint answered ${res.status}`);
     const body = (await res.json()) as { access_token: string; expires_in?: number };
-    cached = { token: body.access_token, until: Date.now() + Math.max(0, (body.expires_in ?? 300) - 30) * 1000 };
+    cached = {
+      token: body.access_token,
+      until: Date.now() + Math.max(0, (body.expires_in ?? 300) - 30) * 1000,
+    };
     return cached.token;
   };
 }

@@ -53,6 +53,17 @@ export function parseProgress(v: unknown): number {
   return Math.round(n);
 }
 
+/**
+ * Whether this report was the last one the release's phase waited for (every task now `staged`, or every task
+ * `published`). Only then is the poll loop woken: earlier reports would each buy a poll round (state transitions,
+ * which Step Functions bills) without letting the release move; polling stays the safety net. The read comes after
+ * our own write and is strongly consistent, so of two last reports landing together at least one sees both.
+ */
+async function completesPhase(deps: TaskCallbackDeps, releaseId: string, to: TaskState): Promise<boolean> {
+  const agg = await deps.releases.load(releaseId);
+  return !!agg && agg.tasks.every((t) => t.state === to);
+}
+
 export async function reportTask(deps: TaskCallbackDeps, id: string, report: TaskReport): Promise<Task> {
   if (report.state === undefined && report.progress === undefined)
     throw new ValidationError('Nothing to change', { state: ['state or progress is required'] });
@@ -93,7 +104,8 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
       if (err instanceof ChangeConflictError) continue; // reported concurrently: judge against the new state
       throw err;
     }
-    if (changes && WAKING_STATES.includes(to)) await deps.orchestrator.wake(task.releaseId);
+    if (changes && WAKING_STATES.includes(to) && (await completesPhase(deps, task.releaseId, to)))
+      await deps.orchestrator.wake(task.releaseId);
     return { ...task, state: to, progress };
   }
   throw new ConflictError(`Task ${id} is changing concurrently; retry`);

@@ -18,7 +18,7 @@ import {
 import { type RunConfig, runConfigSchema } from './config.js';
 import type { Executions, OrchestrationDeps } from './ports.js';
 import { interpretReply, laterState, type TaskAction } from './replies.js';
-import { EXECUTION_NAME, type WakeLatch } from './wake-latch.js';
+import { EXECUTION_NAME, WAKE_PENDING, type WakeLatch } from './wake-latch.js';
 
 /**
  * The release state machine's work: one ReleaseStep call per state, each fanning out to ALL tasks of the release
@@ -313,7 +313,9 @@ export class ReleaseSteps {
         state = 'running';
         next = allDone ? 'poll' : 'wait';
       } else if (allDone && phase === 'running') {
-        release = releaseMove(agg, 'staged');
+        // Wakes that arrived during this round were about this phase, which this change completes: clear them with
+        // it, so a second "last" callback does not buy a spurious round. (A DELETE meanwhile fails this change.)
+        release = releaseMove(agg, 'staged', { setExtras: { [WAKE_PENDING]: false } });
         state = 'staged';
         next = 'waitPublish';
       } else if (allDone) {
@@ -353,6 +355,7 @@ export class ReleaseSteps {
     return {
       expectState: 'publishing',
       toState: 'published',
+      setExtras: { [WAKE_PENDING]: false },
       version,
       claimVersion: version,
       studies: agg.release.studies.map((studyId) => ({ studyId, lastPubVersion: version, lastPubDate: at })),

@@ -10,8 +10,9 @@ import {
 /**
  * Whole releases for the orchestration tests: the coordinator API (real handlers, DynamoDB Local, test IdP), the
  * local Step Functions endpoint running statemachines/release.asl.json with the real worker handlers in-process, and
- * fake task services over real HTTP. Timings are tiny (action timeout 300 ms, poll 250 ms) so scenarios take
- * about a second; nothing sleeps for a fixed time, every wait polls for an observable state.
+ * fake task services over real HTTP. Timings are small (poll 250 ms through the endpoint's waitMs; the action timeout
+ * is set per file) so scenarios take about a second; nothing sleeps for a fixed time, every wait polls for an
+ * observable state.
  */
 export const STUDIES = ['SD_RC000001', 'SD_RC000002'];
 const TERMINAL = ['published', 'canceled', 'failed'];
@@ -47,7 +48,8 @@ export interface RegisteredService {
 
 export async function startReleaseHarness(env: Record<string, string> = {}): Promise<ReleaseHarness> {
   const api = await startCoordinatorApi({
-    ACTION_TIMEOUT_SECONDS: '0.3',
+    // Generous by default, so a loaded machine never fails a healthy service; the fault matrix sets its own.
+    ACTION_TIMEOUT_SECONDS: '3',
     POLL_SECONDS: '1',
     HEALTH_FAILURES: '3',
     HEALTH_TIMEOUT_SECONDS: '0.5',

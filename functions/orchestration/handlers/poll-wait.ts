@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { isTransient, TransientError } from '../changes.js';
 import { orchestrationRuntime } from '../deps.js';
 
 /**
  * Invoked by the callback states (PollWait, WaitForPublish; lambda:invoke.waitForTaskToken) with a fresh task
  * token: it arms the release's wake latch (functions/orchestration/wake-latch.ts) and returns. The state then waits
- * for SendTaskSuccess (a wake) or its timeout (the poll interval), whichever comes first.
+ * for SendTaskSuccess (a wake) or its timeout (the poll interval), whichever comes first. Infrastructure trouble is
+ * thrown as Orchestration.Transient, which the ASL retries.
  */
 const { sfn } = orchestrationRuntime();
 
@@ -12,5 +14,11 @@ const payload = z.looseObject({ token: z.string().min(1), releaseId: z.string().
 
 export async function handler(event: unknown): Promise<{ armed: string }> {
   const { token, releaseId } = payload.parse(event);
-  return { armed: await sfn.latch.arm(releaseId, token) };
+  try {
+    return { armed: await sfn.latch.arm(releaseId, token) };
+  } catch (err) {
+    if (isTransient(err))
+      throw new TransientError(err instanceof Error ? err.message : String(err), { cause: err });
+    throw err;
+  }
 }

@@ -12,7 +12,12 @@ describe('reference task service', () => {
         name: `reference-${running.length}`,
         coordinatorUrl: h.api.baseUrl,
         callbackToken: async () => h.api.idp.service(),
-        auth: { mode: 'jwks', issuer: h.api.idp.issuer, audience: [h.api.idp.audience], requiredRole: 'service' },
+        auth: {
+          mode: 'jwks',
+          issuer: h.api.idp.issuer,
+          audience: [h.api.idp.audience],
+          requiredRole: 'service',
+        },
         stageSeconds: 0.2,
         publishSeconds: 0.1,
         progressSteps: 2,
@@ -71,24 +76,37 @@ describe('reference task service', () => {
 
   it('answers 401 without a valid token, 403 without the required role, 400/404/503 as the spec says', async () => {
     const svc = await start();
-    expect((await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, null)).status).toBe(401);
-    expect((await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, 'not.a.jwt')).status).toBe(401);
-    expect((await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, h.api.idp.reader())).status).toBe(
-      403,
-    );
+    expect(
+      (await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, null)).status,
+    ).toBe(401);
+    expect(
+      (await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, 'not.a.jwt')).status,
+    ).toBe(401);
+    expect(
+      (await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, h.api.idp.reader()))
+        .status,
+    ).toBe(403);
     expect((await post(svc, '{not json')).status).toBe(400);
     expect((await post(svc, { action: 'initialize', task_id: 'TA_1' })).status).toBe(400);
     expect((await post(svc, { action: 'explode', task_id: 'TA_1', release_id: 'RE_1' })).status).toBe(400);
     expect((await post(svc, { action: 'get_status', task_id: 'TA_X', release_id: 'RE_1' })).status).toBe(404);
     const init = await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' });
     expect(init.status).toBe(200);
-    expect(await init.json()).toMatchObject({ kf_id: 'TA_1', task_id: 'TA_1', release_id: 'RE_1', state: 'pending' });
+    expect(await init.json()).toMatchObject({
+      kf_id: 'TA_1',
+      task_id: 'TA_1',
+      release_id: 'RE_1',
+      state: 'pending',
+    });
     expect((await post(svc, { action: 'publish', task_id: 'TA_1', release_id: 'RE_1' })).status).toBe(503);
-    const status = await fetch(`${svc.url}/status`, { headers: { Authorization: `Bearer ${h.api.idp.service()}` } });
+    const status = await fetch(`${svc.url}/status`, {
+      headers: { Authorization: `Bearer ${h.api.idp.service()}` },
+    });
     expect(await status.json()).toMatchObject({ name: 'reference-0', message: 'ready for work' });
     svc.ready = false;
-    expect((await fetch(`${svc.url}/status`, { headers: { Authorization: `Bearer ${h.api.idp.service()}` } })).status).toBe(
-      503,
-    );
+    expect(
+      (await fetch(`${svc.url}/status`, { headers: { Authorization: `Bearer ${h.api.idp.service()}` } }))
+        .status,
+    ).toBe(503);
   });
 });
