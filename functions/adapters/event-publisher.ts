@@ -2,6 +2,7 @@ import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventb
 import { PublishBatchCommand, type SNSClient } from '@aws-sdk/client-sns';
 import { z } from 'zod';
 import type { CoordinatorEvent } from '../coordinator/model.js';
+import type { EventPublisher } from '../coordinator/ports.js';
 import { eventJson } from '../coordinator/views.js';
 import { parseEnv } from '../shared/config.js';
 import { log } from '../shared/log.js';
@@ -12,9 +13,7 @@ import { eventBridgeClient, snsClient } from './aws.js';
  * record: events are written in the same transaction as the state change they describe, and publishing happens
  * after that commit, best effort — a failed publish is logged and never undoes or fails the change.
  */
-export interface EventPublisher {
-  publish(events: readonly CoordinatorEvent[]): Promise<void>;
-}
+export type { EventPublisher };
 
 export const SOURCE = 'release-coordinator';
 export const DETAIL_TYPE = 'Coordinator Event';

@@ -5,12 +5,14 @@ import { DynamoEventRepository } from '../adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../adapters/dynamodb/releases.js';
 import { DynamoStudyRepository } from '../adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../adapters/dynamodb/task-services.js';
+import { eventPublisher } from '../adapters/event-publisher.js';
 import { createReleaseOrchestrator } from '../adapters/orchestrator.js';
 import { createTaskServiceClient, type TaskServiceClient } from '../adapters/task-service-client.js';
 import { tokenClient } from '../adapters/token-client.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { parseEnv } from '../shared/config.js';
 import type {
+  EventPublisher,
   EventRepository,
   ReleaseOrchestrator,
   ReleaseRepository,
@@ -33,6 +35,7 @@ export interface CoordinatorDeps {
   events: EventRepository;
   studies: StudyRepository;
   orchestrator: ReleaseOrchestrator;
+  publisher: EventPublisher;
   taskServiceClient: TaskServiceClient;
 }
 
@@ -61,6 +64,9 @@ export function coordinatorDeps(): CoordinatorDeps {
     get orchestrator() {
       orchestrator ??= createReleaseOrchestrator();
       return orchestrator;
+    },
+    get publisher() {
+      return eventPublisher();
     },
     get taskServiceClient() {
       client ??= createTaskServiceClient(tokenClient());

@@ -1,9 +1,9 @@
 import { NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import type { CoordinatorEvent, NewEvent } from './model.js';
-import type { EventFilters, EventRepository, Paged, ReleaseRepository } from './ports.js';
+import type { EventFilters, EventPublisher, EventRepository, Paged, ReleaseRepository } from './ports.js';
 
-type Deps = { events: EventRepository; releases: ReleaseRepository };
+type Deps = { events: EventRepository; releases: ReleaseRepository; publisher: EventPublisher };
 
 /**
  * POST /events. Every referenced record must exist (400 naming the field otherwise); the checks ride in the same
@@ -17,7 +17,9 @@ export async function createEvent(deps: Deps, input: NewEvent): Promise<Coordina
     if (!task) throw ValidationError.field('task', `${input.taskId} does not exist`);
     taskReleaseId = task.releaseId;
   }
-  return deps.events.create(input, { taskReleaseId });
+  const event = await deps.events.create(input, { taskReleaseId });
+  await deps.publisher.publish([event]);
+  return event;
 }
 
 export async function getEvent(deps: Pick<Deps, 'events'>, id: string): Promise<CoordinatorEvent> {

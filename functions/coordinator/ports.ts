@@ -23,6 +23,11 @@ export interface Paged<T> {
 }
 
 /** Drives a release through the task-service action exchange (Step Functions on AWS and locally). */
+/** Fans stored events out to subscribers (SNS or EventBridge), after the transaction that wrote them. */
+export interface EventPublisher {
+  publish(events: readonly CoordinatorEvent[]): Promise<void>;
+}
+
 export interface ReleaseOrchestrator {
   /** Starts driving a freshly created release (a repeat start for the same release is a no-op). */
   start(releaseId: string): Promise<void>;
@@ -120,7 +125,7 @@ export interface ReleaseRepository {
     services: Pick<TaskService, 'id' | 'name'>[],
     guard: RegistryGuard,
     events: (release: Release, tasks: Task[]) => NewEvent[],
-  ): Promise<ReleaseAggregate>;
+  ): Promise<ReleaseAggregate & { events: CoordinatorEvent[] }>;
   /** Changes descriptive fields; null when the release does not exist. */
   update(
     id: string,

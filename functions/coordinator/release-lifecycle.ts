@@ -1,9 +1,8 @@
 import { ChangeConflictError } from '../adapters/dynamodb/common.js';
-import { eventPublisher } from '../adapters/event-publisher.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import { releaseStateEvent } from './event-messages.js';
 import { isTerminalRelease, type ReleaseAggregate } from './model.js';
-import type { ReleaseOrchestrator, ReleaseRepository } from './ports.js';
+import type { EventPublisher, ReleaseOrchestrator, ReleaseRepository } from './ports.js';
 
 /**
  * Publish and cancel, as the HTTP API asks for them. The state change and its event are one transaction conditioned
@@ -13,6 +12,7 @@ import type { ReleaseOrchestrator, ReleaseRepository } from './ports.js';
 export interface LifecycleDeps {
   releases: ReleaseRepository;
   orchestrator: ReleaseOrchestrator;
+  publisher: EventPublisher;
 }
 
 /** POST /releases/<id>/publish: staged -> publishing (admin only, checked by the route). */
@@ -29,7 +29,7 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
       toState: 'publishing',
       events: [releaseStateEvent(release, 'staged', 'publishing')],
     });
-    await eventPublisher().publish(written);
+    await deps.publisher.publish(written);
   } catch (err) {
     if (err instanceof ChangeConflictError)
       throw new ConflictError(`Release ${id} is no longer staged; it may not be published`);
@@ -61,7 +61,7 @@ export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<Re
         toState: 'canceling',
         events: [releaseStateEvent(release, release.state, 'canceling')],
       });
-      await eventPublisher().publish(written);
+      await deps.publisher.publish(written);
     } catch (err) {
       if (err instanceof ChangeConflictError) continue; // the state moved under us: look again
       throw err;

@@ -3,8 +3,9 @@ import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.
 import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
 import { releaseCreatedEvent } from './event-messages.js';
-import type { ReleaseAggregate, ReleaseState } from './model.js';
+import type { CoordinatorEvent, ReleaseAggregate, ReleaseState } from './model.js';
 import type {
+  EventPublisher,
   Paged,
   ReleaseOrchestrator,
   ReleaseRepository,
@@ -18,6 +19,7 @@ export interface ReleaseDeps {
   taskServices: TaskServiceRepository;
   studies: StudyRepository;
   orchestrator: ReleaseOrchestrator;
+  publisher: EventPublisher;
 }
 
 export interface StartRelease {
@@ -45,7 +47,7 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
   if (missing.length)
     throw new ValidationError('Invalid studies', { studies: [`unknown study id(s): ${missing.join(', ')}`] });
   const version = provisionalVersion(await deps.releases.highestPublishedVersion());
-  let created: ReleaseAggregate | undefined;
+  let created: (ReleaseAggregate & { events: CoordinatorEvent[] }) | undefined;
   for (let attempt = 0; attempt < 5 && !created; attempt++) {
     const { services, guard } = await deps.taskServices.enabledForNewRelease();
     if (services.length > MAX_TASKS_PER_RELEASE)
@@ -65,6 +67,7 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
     }
   }
   if (!created) throw new ConflictError('Task services are changing concurrently; retry');
+  await deps.publisher.publish(created.events);
   try {
     await deps.orchestrator.start(created.release.id);
   } catch (err) {

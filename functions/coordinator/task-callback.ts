@@ -1,10 +1,9 @@
 import { ChangeConflictError } from '../adapters/dynamodb/common.js';
-import { eventPublisher } from '../adapters/event-publisher.js';
 import { failTasks } from '../orchestration/changes.js';
 import { ConflictError, ValidationError } from '../shared/errors.js';
 import { taskStateEvent } from './event-messages.js';
 import type { Task, TaskState } from './model.js';
-import type { ReleaseOrchestrator, ReleaseRepository } from './ports.js';
+import type { EventPublisher, ReleaseOrchestrator, ReleaseRepository } from './ports.js';
 import { getTask } from './tasks.js';
 
 /**
@@ -35,6 +34,7 @@ export interface TaskReport {
 export interface TaskCallbackDeps {
   releases: ReleaseRepository;
   orchestrator: ReleaseOrchestrator;
+  publisher: EventPublisher;
 }
 
 /** progress may be an integer or a percent string ("50%"); stored as an integer 0..100. */
@@ -67,7 +67,10 @@ async function completesPhase(deps: TaskCallbackDeps, releaseId: string, to: Tas
 export async function reportTask(deps: TaskCallbackDeps, id: string, report: TaskReport): Promise<Task> {
   if (report.state === undefined && report.progress === undefined)
     throw new ValidationError('Nothing to change', { state: ['state or progress is required'] });
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 8; attempt++) {
+    // A report races the orchestration's own writes of the same task (e.g. the reply to start being recorded while
+    // a fast service already reports staged): read again after a short, jittered pause rather than answer 409.
+    if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
     const task = await getTask(deps, id);
     const to = report.state ?? task.state;
     const changes = to !== task.state;
@@ -78,7 +81,7 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
       // The task's end takes its release with it (issue 3, Failures): task failed/canceled and release canceling
       // in one transaction; the execution then cancels the other tasks.
       const outcome = await failTasks(
-        { releases: deps.releases, publisher: eventPublisher() },
+        { releases: deps.releases, publisher: deps.publisher },
         task.releaseId,
         [
           {
@@ -99,7 +102,7 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
         tasks: [{ taskId: id, expectState: task.state, toState: changes ? to : undefined, progress }],
         events: changes ? [taskStateEvent(task, task.state, to)] : [],
       });
-      await eventPublisher().publish(written);
+      await deps.publisher.publish(written);
     } catch (err) {
       if (err instanceof ChangeConflictError) continue; // reported concurrently: judge against the new state
       throw err;

@@ -143,7 +143,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     services: Pick<TaskService, 'id' | 'name'>[],
     guard: RegistryGuard,
     events: (release: Release, tasks: Task[]) => NewEvent[],
-  ): Promise<ReleaseAggregate> {
+  ): Promise<ReleaseAggregate & { events: CoordinatorEvent[] }> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const createdAt = nowIso(this.clock);
       const release: Release = { id: newId('RE'), state: 'initializing', createdAt, ...input };
@@ -192,7 +192,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         },
       ];
       const out = await transact(this.doc, items);
-      if (out.ok) return { release, tasks: tasks.sort(oldestFirst), notes: [], extras: {} };
+      if (out.ok) return { release, tasks: tasks.sort(oldestFirst), notes: [], extras: {}, events: evs };
       if (out.conditionFailed.some((f) => f.kind === 'registry'))
         throw new ChangeConflictError('The task services changed while the release was created', [
           { kind: 'registry', id: 'registry' },

@@ -19,8 +19,12 @@ const listQuery = z.object({
   task_service: ref('TS', 'task-services').optional(),
   state: z.enum(TASK_STATES).optional(),
 });
-// Task services in the wild spell it "cancelled"; it means canceled.
-const reportedState = z.preprocess((v) => (v === 'cancelled' ? 'canceled' : v), z.enum(TASK_STATES));
+// Task services in the wild say "cancelled" for canceled and "initialized" for pending (issue 3, tolerance).
+const ALIASES: Record<string, string> = { cancelled: 'canceled', initialized: 'pending' };
+const reportedState = z.preprocess(
+  (v) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v),
+  z.enum(TASK_STATES),
+);
 const patchBody = z.strictObject({
   state: reportedState.optional(),
   progress: z.union([z.number(), z.string()]).optional(),

@@ -285,19 +285,26 @@ describe('release orchestration', () => {
     const rel = await h.createRelease();
     await h.waitForState(rel.item_id, 'running');
     const port = Number(new URL(h.sfn.endpoint).port);
-    await h.sfn.stop(); // the local stack dies: its executions with it
-    h.sfn = await startStepFunctions({ port, waitMs: (s, sec) => (s === 'PollWait' ? 250 : sec * 1000) });
+    await h.sfn.stop(); // the local stack dies, and its executions with it
     expect(await h.execution(rel.item_id)).toBeUndefined();
-    const out = await resumeInFlightReleases([rel.item_id]);
-    expect(out.resumed).toEqual([rel.item_id]);
-    // The new execution routed by the stored state (running) straight into polling; finish the work now.
+    // Started the way bin/local.ts starts it: in-flight releases are resumed right away.
+    h.sfn = await startStepFunctions({
+      port,
+      resumeInFlight: true,
+      waitMs: (s, sec) => (s === 'PollWait' ? 250 : sec * 1000),
+    });
+    for (let i = 0; i < 200 && (await h.execution(rel.item_id)) !== 'RUNNING'; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    expect(await h.execution(rel.item_id)).toBe('RUNNING');
+    // The operator's redrive leaves a release alone while its execution runs.
+    expect(await resumeInFlightReleases([rel.item_id])).toEqual({ resumed: [], running: [rel.item_id] });
+    // The new execution routed by the stored state (running) into polling; finish the work now.
     const task = h.services[0].tasks.values().next().value;
     if (task) {
       task.state = 'staged';
       task.progress = 100;
     }
     await h.waitForState(rel.item_id, 'staged');
-    expect((await resumeInFlightReleases([rel.item_id])).running).toEqual([rel.item_id]);
     await h.api.call('DELETE', `/releases/${rel.item_id}`);
     await h.waitForState(rel.item_id, 'canceled');
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createEvent } from '../../../functions/coordinator/events.js';
 import type { MirroredStudy, StudyRepository } from '../../../functions/coordinator/ports.js';
 import { MAX_TASKS_PER_RELEASE, startRelease } from '../../../functions/coordinator/releases.js';
 import { normalizeTimestamp, syncStudies } from '../../../functions/coordinator/study-sync.js';
@@ -168,5 +169,44 @@ describe('startRelease', () => {
         studies: ['SD_1'],
       }),
     ).rejects.toMatchObject({ status: 409 });
+  });
+});
+
+describe('event fan-out', () => {
+  const input = { name: 'r', description: '', isMajor: false, author: 'a', tags: [], studies: ['SD_1'] };
+
+  it('publishes the creation event of a new release after the transaction, then starts the orchestrator', async () => {
+    const calls: string[] = [];
+    const created = { id: 'EV_1', eventType: 'info', message: 'created' };
+    const deps = {
+      studies: { missing: async () => [] },
+      releases: {
+        highestPublishedVersion: async () => null,
+        create: async () => ({
+          release: { id: 'RE_1' },
+          tasks: [],
+          notes: [],
+          extras: {},
+          events: [created],
+        }),
+      },
+      taskServices: { enabledForNewRelease: async () => ({ services: [], guard: { servicesRev: 0 } }) },
+      orchestrator: { start: async () => void calls.push('start') },
+      publisher: { publish: async (events: unknown[]) => void calls.push(`publish ${events.length}`) },
+    } as unknown as Parameters<typeof startRelease>[0];
+    await startRelease(deps, input);
+    expect(calls).toEqual(['publish 1', 'start']);
+  });
+
+  it('publishes an event created through POST /events', async () => {
+    const published: unknown[] = [];
+    const event = { id: 'EV_2', eventType: 'info', message: 'hello' };
+    const deps = {
+      events: { create: async () => event },
+      releases: {},
+      publisher: { publish: async (events: unknown[]) => void published.push(...events) },
+    } as unknown as Parameters<typeof createEvent>[0];
+    await expect(createEvent(deps, { eventType: 'info', message: 'hello' } as never)).resolves.toBe(event);
+    expect(published).toEqual([event]);
   });
 });
