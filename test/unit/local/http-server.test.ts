@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLocalApi } from '../../../local/http-server.js';
 
 let server: Server | undefined;
@@ -29,7 +29,11 @@ describe('local API server', () => {
       if (attempts === 1) throw new Error('Cannot find module');
       return async (event) => ({ statusCode: 200, body: JSON.stringify({ path: event.rawPath }) });
     });
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const first = await fetch(`${url}/things/1`);
+    const logged = stderr.mock.calls.map((c) => String(c[0])).join('');
+    stderr.mockRestore();
+    expect(logged).toContain('Cannot find module');
     expect(first.status).toBe(500);
     expect(await first.json()).toEqual({
       error: { code: 'internal_error', message: 'Internal server error' },
