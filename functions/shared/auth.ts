@@ -61,7 +61,35 @@ const fetcher = {
   },
 };
 
-export function createTokenVerifier(config: AuthConfig): TokenVerifier {
+/** How many verified tokens a container remembers (a token is a few hundred bytes). */
+const CACHE_SIZE = 1000;
+
+/**
+ * A token that verified once stays valid until its own `exp`: signature, issuer and audience cannot change. So a
+ * container remembers verified tokens (bounded, oldest evicted first) and re-checks only the expiry on a hit. This
+ * takes the RSA verification off the hot path of busy clients (a profile put it at ~11% of a read's CPU).
+ */
+export function createTokenVerifier(config: AuthConfig, now: () => number = Date.now): TokenVerifier {
+  const inner = createUncachedVerifier(config);
+  const cache = new Map<string, { principal: Principal; expiresMs: number }>();
+  const graceMs = config.AUTH_GRACE_SECONDS * 1000;
+  return {
+    async verify(token) {
+      const hit = cache.get(token);
+      if (hit) {
+        if (now() < hit.expiresMs + graceMs) return hit.principal;
+        cache.delete(token);
+        throw new UnauthorizedError('Invalid or expired token');
+      }
+      const principal = await inner.verify(token);
+      if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(token, { principal, expiresMs: (principal.claims.exp as number) * 1000 });
+      return principal;
+    },
+  };
+}
+
+function createUncachedVerifier(config: AuthConfig): TokenVerifier {
   const audiences = config.AUTH_AUDIENCE;
   const verifier = JwtVerifier.create(
     {

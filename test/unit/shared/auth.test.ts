@@ -67,3 +67,27 @@ describe('token verification', () => {
     await expect(verifier.verify(make())).rejects.toMatchObject({ status: 401 });
   });
 });
+
+describe('verified-token cache', () => {
+  it('serves a repeat of a verified token from memory but still refuses it once it expires', async () => {
+    let nowMs = Date.now();
+    const cached = createTokenVerifier(
+      {
+        AUTH_ISSUER: issuer,
+        AUTH_AUDIENCE: ['coordinator'],
+        AUTH_ROLES_CLAIMS: ['roles'],
+        AUTH_GROUPS_CLAIMS: ['groups'],
+        AUTH_ADMIN_ROLE: 'admin',
+        AUTH_SERVICE_ROLE: 'service',
+        AUTH_GRACE_SECONDS: 0,
+      },
+      () => nowMs,
+    );
+    const token = signJwt(key, claims({ roles: ['admin'] }), 60);
+    expect((await cached.verify(token)).isAdmin).toBe(true);
+    nowMs += 30_000;
+    expect((await cached.verify(token)).isAdmin).toBe(true);
+    nowMs += 31_000;
+    await expect(cached.verify(token)).rejects.toMatchObject({ status: 401 });
+  });
+});
