@@ -148,6 +148,26 @@ export async function transact(
  * One page of a newest-first listing plus the total count. The count and the page are two queries run in
  * parallel; a filter expression applies to both. The page query stops once offset + limit items matched.
  */
+/** A page of one record type's gsi1 partition (the type's list, newest first), narrowed by a filter. */
+export function pagedTypeList(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  type: string,
+  filter: Filter,
+  page: Page,
+): Promise<{ count: number; items: Record<string, unknown>[] }> {
+  return pagedQuery(
+    doc,
+    filter.apply({
+      TableName: table,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': type } as Record<string, unknown>,
+    }),
+    page,
+  );
+}
+
 export async function pagedQuery(
   doc: DynamoDBDocumentClient,
   input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey' | 'Select' | 'ScanIndexForward'>,

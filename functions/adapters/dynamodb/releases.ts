@@ -5,6 +5,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
 import {
   type CoordinatorEvent,
   type NewEvent,
@@ -38,7 +39,7 @@ import {
   K,
   KEY_ATTRIBUTES,
   type LabelledItem,
-  pagedQuery,
+  pagedTypeList,
   queryAll,
   type Tables,
   transact,
@@ -234,16 +235,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     page: Page,
   ): Promise<Paged<ReleaseAggregate>> {
     const f = new Filter().eq('state', filters.state).contains('studies', filters.studyId);
-    const { count, items } = await pagedQuery(
-      this.doc,
-      f.apply({
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': 'RE' } as Record<string, unknown>,
-      }),
-      page,
-    );
+    const { count, items } = await pagedTypeList(this.doc, this.table, 'RE', f, page);
     // Each release of the page embeds its tasks and notes: one collection query each, in parallel.
     const loaded = await Promise.all(items.map((i) => this.load(String(i.id))));
     return { count, items: loaded.filter((x): x is ReleaseAggregate => x !== null) };
@@ -484,14 +476,22 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return (out.Items?.[0] as Record<string, unknown> | undefined) ?? null;
   }
 
-  async getTask(id: string): Promise<Task | null> {
-    const found = await this.findById(id, 'TA');
+  /** Finds an item through the id index, then reads the item itself: the index is only eventually consistent. */
+  private async getById<S extends z.ZodType>(
+    id: string,
+    type: 'TA' | 'RN',
+    schema: S,
+  ): Promise<z.infer<S> | null> {
+    const found = await this.findById(id, type);
     if (!found) return null;
-    // The index is eventually consistent: read the item itself for its current state.
     const got = await this.doc.send(
       new GetCommand({ TableName: this.table, Key: { pk: found.pk, sk: found.sk }, ConsistentRead: true }),
     );
-    return got.Item ? decode(taskSchema, got.Item) : null;
+    return got.Item ? decode(schema, got.Item) : null;
+  }
+
+  getTask(id: string): Promise<Task | null> {
+    return this.getById(id, 'TA', taskSchema);
   }
 
   async listTasks(
@@ -511,16 +511,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       return { count: all.length, items: all.slice(page.offset, page.offset + page.limit) };
     }
     const f = new Filter().eq('taskServiceId', filters.taskServiceId).eq('state', filters.state);
-    const { count, items } = await pagedQuery(
-      this.doc,
-      f.apply({
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': 'TA' } as Record<string, unknown>,
-      }),
-      page,
-    );
+    const { count, items } = await pagedTypeList(this.doc, this.table, 'TA', f, page);
     return { count, items: items.map((i) => decode(taskSchema, i)) };
   }
 
@@ -619,13 +610,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     throw new Error('could not allocate a release note id');
   }
 
-  async getNote(id: string): Promise<ReleaseNote | null> {
-    const found = await this.findById(id, 'RN');
-    if (!found) return null;
-    const got = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: { pk: found.pk, sk: found.sk }, ConsistentRead: true }),
-    );
-    return got.Item ? decode(releaseNoteSchema, got.Item) : null;
+  getNote(id: string): Promise<ReleaseNote | null> {
+    return this.getById(id, 'RN', releaseNoteSchema);
   }
 
   async updateNote(
@@ -726,16 +712,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       return { count: all.length, items: all.slice(page.offset, page.offset + page.limit) };
     }
     const f = new Filter().eq('studyId', filters.studyId);
-    const { count, items } = await pagedQuery(
-      this.doc,
-      f.apply({
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': 'RN' } as Record<string, unknown>,
-      }),
-      page,
-    );
+    const { count, items } = await pagedTypeList(this.doc, this.table, 'RN', f, page);
     return { count, items: items.map((i) => decode(releaseNoteSchema, i)) };
   }
 }

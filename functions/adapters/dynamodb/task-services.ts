@@ -9,7 +9,7 @@ import {
   decode,
   Filter,
   K,
-  pagedQuery,
+  pagedTypeList,
   queryAll,
   type Tables,
   transact,
@@ -97,16 +97,7 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
 
   async list(filters: { enabled?: boolean }, page: Page): Promise<Paged<TaskService>> {
     const f = new Filter().eq('enabled', filters.enabled);
-    const { count, items } = await pagedQuery(
-      this.doc,
-      f.apply({
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': 'TS' } as Record<string, unknown>,
-      }),
-      page,
-    );
+    const { count, items } = await pagedTypeList(this.doc, this.table, 'TS', f, page);
     return { count, items: items.map((i) => decode(taskServiceSchema, i)) };
   }
 
