@@ -43,7 +43,8 @@ async function main() {
   const issuer = `http://127.0.0.1:${ports.IDP_PORT}`;
 
   out(`${t()}  starting the local stack (data in ${dataDir}) ...`);
-  stack = spawn('npx', ['tsx', 'bin/local.ts'], {
+  // tsx itself, not through npx: npx does not pass SIGTERM on, and the stack must stop with the demo.
+  stack = spawn(join('node_modules', '.bin', 'tsx'), ['bin/local.ts'], {
     env: {
       ...process.env,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
