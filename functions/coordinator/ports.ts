@@ -60,6 +60,11 @@ export interface TaskServiceRepository {
     id: string,
     health: Pick<TaskService, 'healthStatus' | 'lastOkStatus'>,
   ): Promise<TaskService | null>;
+  /**
+   * Counts one more failed GET /status atomically (overlapping health runs never lose a count) and marks the
+   * service `down` once the count reaches `downAt`. Returns the service as stored; null when it does not exist.
+   */
+  recordFailedCheck(id: string, downAt: number): Promise<TaskService | null>;
   list(filters: { enabled?: boolean }, page: Page): Promise<Paged<TaskService>>;
   /** Every task service (health checks). */
   all(): Promise<TaskService[]>;

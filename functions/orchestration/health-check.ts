@@ -47,9 +47,10 @@ export async function runHealthChecks(
         await deps.services.updateHealth(service.id, { healthStatus: 'ok', lastOkStatus: 0 });
       return;
     }
-    const count = service.lastOkStatus + 1;
-    const down = count >= settings.failures;
-    await deps.services.updateHealth(service.id, { healthStatus: down ? 'down' : 'ok', lastOkStatus: count });
+    const stored = await deps.services.recordFailedCheck(service.id, settings.failures);
+    if (!stored) return; // deleted while we checked it
+    const count = stored.lastOkStatus;
+    const down = stored.healthStatus === 'down';
     if (!down) {
       report.failing.push(service.id);
       return;

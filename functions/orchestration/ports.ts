@@ -49,7 +49,7 @@ export interface TaskServiceCalls {
 
 export interface OrchestrationDeps {
   releases: ReleaseRepository;
-  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth'>;
+  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth' | 'recordFailedCheck'>;
   calls: TaskServiceCalls;
   /** Where stored events are fanned out (SNS / EventBridge / nowhere). */
   publisher: EventSink;

@@ -95,6 +95,38 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
     return this.set(id, health);
   }
 
+  async recordFailedCheck(id: string, downAt: number): Promise<TaskService | null> {
+    try {
+      const out = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: K.taskService(id),
+          UpdateExpression: 'ADD lastOkStatus :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const counted = decode(taskServiceSchema, out.Attributes ?? {});
+      if (counted.lastOkStatus < downAt || counted.healthStatus === 'down') return counted;
+      // Conditioned on the count, so a 200 that reset it meanwhile is not overwritten with `down`.
+      const marked = await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: K.taskService(id),
+          UpdateExpression: 'SET healthStatus = :down',
+          ConditionExpression: 'attribute_exists(pk) AND lastOkStatus >= :n',
+          ExpressionAttributeValues: { ':down': 'down', ':n': downAt },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return decode(taskServiceSchema, marked.Attributes ?? {});
+    } catch (err) {
+      if ((err as Error).name === 'ConditionalCheckFailedException') return this.get(id);
+      throw err;
+    }
+  }
+
   async list(filters: { enabled?: boolean }, page: Page): Promise<Paged<TaskService>> {
     const f = new Filter().eq('enabled', filters.enabled);
     const { count, items } = await pagedTypeList(this.doc, this.table, 'TS', f, page);

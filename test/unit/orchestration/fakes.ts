@@ -220,6 +220,15 @@ export function memoryDeps(
         const s = svc.find((x) => x.id === id);
         return s ? { ...s, ...h } : null;
       },
+      recordFailedCheck: async (id, downAt) => {
+        const s = svc.find((x) => x.id === id);
+        if (!s) return null;
+        const before = health.get(id) ?? { healthStatus: s.healthStatus, lastOkStatus: s.lastOkStatus };
+        const lastOkStatus = before.lastOkStatus + 1;
+        const h = { healthStatus: lastOkStatus >= downAt ? 'down' : before.healthStatus, lastOkStatus };
+        health.set(id, h);
+        return { ...s, ...h };
+      },
     },
     calls,
     publisher: { publish: async (e) => void published.push(...e) },
