@@ -8,15 +8,12 @@
  *
  * A benchmark, not a test: it prints a markdown table and writes it into docs/benchmarks.md (section
  * bench:download). Settings: BENCH_CONNECTIONS (32), BENCH_SECONDS (10), BENCH_RACES (20), BENCH_WRITE_DOCS (true);
- * BENCH_FILES_URL + BENCH_IDP_URL + BENCH_COORDINATOR_URL drive a running stack instead of starting one (its
+ * BENCH_COORDINATOR_URL + BENCH_FILES_URL + BENCH_IDP_URL drive a running stack instead of starting one (its
  * SIGNED_URL_TTL_SECONDS must then cover the run: set it to 300).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
@@ -28,8 +25,9 @@ import {
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import autocannon, { type AutocannonResult } from 'autocannon';
 import { ROOT } from '../local/config.js';
-import { createTables, freePort, localClient } from '../local/dynamodb-local.js';
+import { createTables, localClient } from '../local/dynamodb-local.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
+import { benchStack, type StackEndpoints } from './lib/stack.js';
 
 declare module 'autocannon' {
   interface AutocannonOptions {
@@ -52,72 +50,10 @@ const LARGE_BYTES = 2 * 1024 * 1024;
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
-interface Stack {
-  files: string;
-  idp: string;
-  coordinator: string;
-  dynamodb: string;
-  stop(): Promise<void>;
-}
+type Stack = StackEndpoints;
 
-/** A running stack from BENCH_* URLs, or a fresh `tsx bin/local.ts` on free ports with a temporary DATA_DIR. */
-async function startStack(): Promise<Stack> {
-  if (process.env.BENCH_FILES_URL) {
-    return {
-      files: process.env.BENCH_FILES_URL.replace(/\/$/, ''),
-      idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
-      coordinator: (process.env.BENCH_COORDINATOR_URL ?? 'http://127.0.0.1:3000').replace(/\/$/, ''),
-      dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
-      stop: async () => {},
-    };
-  }
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-download-'));
-  const ports: Record<string, string> = {};
-  for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
-    ports[name] = String(await freePort());
-  const log = createWriteStream(join(dataDir, 'stack.log'));
-  const child: ChildProcess = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['bin/local.ts'], {
-    cwd: ROOT,
-    // The longest token lifetime allowed, so links minted during the mint run are still valid for the claim run.
-    env: { ...process.env, LOG_LEVEL: 'warn', SIGNED_URL_TTL_SECONDS: '300', ...ports, DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const stack: Stack = {
-    files: `http://127.0.0.1:${ports.FILES_PORT}`,
-    idp: `http://127.0.0.1:${ports.IDP_PORT}`,
-    coordinator: `http://127.0.0.1:${ports.COORDINATOR_PORT}`,
-    dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
-    stop: async () => {
-      const pidFile = join(dataDir, 'local.pid');
-      const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : child.pid;
-      if (child.exitCode === null && child.signalCode === null && pid) process.kill(pid, 'SIGTERM');
-      await exited;
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null)
-      throw new Error(`the local stack exited early; see ${join(dataDir, 'stack.log')}`);
-    try {
-      const [c, f] = await Promise.all([
-        fetch(`${stack.coordinator}/health`),
-        fetch(`${stack.files}/health`),
-      ]);
-      if (c.status === 200 && f.status === 200) return stack;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stack.stop();
-      throw new Error('the local stack did not become ready within 120 s');
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+/** The stack to drive; links minted in the mint run must outlive it for the claim run (the longest TTL allowed). */
+const startStack = (): Promise<Stack> => benchStack({ SIGNED_URL_TTL_SECONDS: '300' });
 
 async function json(res: Response, what: string): Promise<any> {
   const text = await res.text();

@@ -8,6 +8,7 @@ import { freePort } from '../../local/dynamodb-local.js';
 /** Where a benchmark finds the stack it drives. */
 export interface StackEndpoints {
   coordinator: string;
+  files: string;
   idp: string;
   dynamodb: string;
   /** The local Step Functions endpoint (execution histories for transition counts). */
@@ -19,13 +20,14 @@ export interface StackEndpoints {
 }
 
 /**
- * A running stack named by BENCH_COORDINATOR_URL (+ BENCH_IDP_URL, BENCH_DYNAMODB_ENDPOINT), or else a fresh
+ * A running stack named by BENCH_COORDINATOR_URL (+ BENCH_FILES_URL, BENCH_IDP_URL, BENCH_DYNAMODB_ENDPOINT), or a fresh
  * `tsx bin/local.ts` child on random ports with a temporary DATA_DIR, stopped (and its data removed) afterwards.
  */
 export async function benchStack(env: Record<string, string> = {}): Promise<StackEndpoints> {
   if (process.env.BENCH_COORDINATOR_URL) {
     return {
       coordinator: process.env.BENCH_COORDINATOR_URL.replace(/\/$/, ''),
+      files: (process.env.BENCH_FILES_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, ''),
       idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
       dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
       sfn: (process.env.BENCH_SFN_URL ?? 'http://127.0.0.1:3004').replace(/\/$/, ''),
@@ -72,6 +74,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
   }
   return {
     coordinator,
+    files: `http://127.0.0.1:${ports.FILES_PORT}`,
     idp: `http://127.0.0.1:${ports.IDP_PORT}`,
     dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
     sfn: `http://127.0.0.1:${ports.SFN_PORT}`,
