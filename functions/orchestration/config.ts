@@ -7,12 +7,25 @@ import { parseEnv } from '../shared/config.js';
  * state machine file needs no substitution for it and a settings change affects new executions only.
  */
 export const orchestrationEnv = z.object({
-  /** Seconds between get_status rounds (the safety net behind callbacks). Whole seconds: TimeoutSecondsPath. */
-  POLL_SECONDS: z.coerce.number().int().min(1).max(3600).default(5),
+  /**
+   * Seconds between get_status rounds (the safety net behind callbacks). Step Functions timeouts are whole seconds,
+   * so a fraction is rounded up (0.5 -> 1) rather than refused.
+   */
+  POLL_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(3600)
+    .default(5)
+    .transform((v) => Math.ceil(v)),
   /** A task service that has not answered an action within this many seconds has failed it. */
   ACTION_TIMEOUT_SECONDS: z.coerce.number().positive().max(240).default(15),
-  /** How long a staged release waits for publish before it looks again (and waits again). */
-  STAGED_WAIT_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(86_400),
+  /** How long a staged release waits for publish before it looks again (and waits again). Rounded up. */
+  STAGED_WAIT_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(31_536_000)
+    .default(86_400)
+    .transform((v) => Math.ceil(v)),
   /** Poll rounds per execution before it continues as a fresh one (Step Functions keeps 25,000 events). */
   MAX_POLL_ROUNDS: z.coerce.number().int().min(1).max(1500).default(1000),
   /** Consecutive non-200 GET /status replies that make a task service `down`. */
