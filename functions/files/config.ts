@@ -13,7 +13,7 @@ export const filesEnv = z.object({
   STUDIES_TABLE: z.string().min(3),
   FILES_BUCKET: z.string().min(3),
   /** Lifetime of a single-use signed-URL token. The spec asks for "a very short period". */
-  SIGNED_URL_TTL_SECONDS: int().min(1).max(300).default(30),
+  SIGNED_URL_TTL_SECONDS: z.coerce.number().positive().max(300).default(30),
   /** Lifetime of the presigned S3 GET a download redirects to; the issue caps it at 60 s. */
   DOWNLOAD_URL_TTL_SECONDS: int().min(1).max(60).default(60),
   /**
