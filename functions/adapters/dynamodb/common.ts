@@ -102,6 +102,15 @@ export interface LabelledItem {
   item: NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 }
 
+/** A labelled transaction Put of a new item: it fails (and is reported by label) if the key is already taken. */
+export function putNew(table: string, kind: string, id: string, Item: Record<string, unknown>): LabelledItem {
+  return {
+    kind,
+    id,
+    item: { Put: { TableName: table, Item, ConditionExpression: 'attribute_not_exists(pk)' } },
+  };
+}
+
 export type TransactOutcome =
   | { ok: true }
   | { ok: false; conditionFailed: { kind: string; id: string }[]; conflict: boolean };

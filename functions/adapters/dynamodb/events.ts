@@ -5,7 +5,7 @@ import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { ValidationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
-import { decode, Filter, K, type LabelledItem, pagedQuery, type Tables, transact } from './common.js';
+import { decode, Filter, K, type LabelledItem, pagedQuery, putNew, type Tables, transact } from './common.js';
 
 /** Completes a NewEvent with a fresh id and its timestamp. */
 export function materializeEvent(e: NewEvent, clock: Clock): CoordinatorEvent {
@@ -23,25 +23,13 @@ export function materializeEvent(e: NewEvent, clock: Clock): CoordinatorEvent {
 
 /** The Put of one event, for any transaction (a state change and its event are written together). */
 export function eventPut(table: string, e: CoordinatorEvent): LabelledItem {
-  return {
-    kind: 'event',
-    id: e.id,
-    item: {
-      Put: {
-        TableName: table,
-        Item: {
-          ...K.event(e.id),
-          gsi1pk: 'EV',
-          gsi1sk: K.listSk(e.createdAt, e.id),
-          ...(e.releaseId
-            ? { gsi2pk: K.eventsOfRelease(e.releaseId), gsi2sk: K.listSk(e.createdAt, e.id) }
-            : {}),
-          ...e,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-  };
+  return putNew(table, 'event', e.id, {
+    ...K.event(e.id),
+    gsi1pk: 'EV',
+    gsi1sk: K.listSk(e.createdAt, e.id),
+    ...(e.releaseId ? { gsi2pk: K.eventsOfRelease(e.releaseId), gsi2sk: K.listSk(e.createdAt, e.id) } : {}),
+    ...e,
+  });
 }
 
 export class DynamoEventRepository implements EventRepository {

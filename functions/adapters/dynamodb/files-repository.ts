@@ -13,7 +13,7 @@ import {
 } from '../../files/model.js';
 import type { AddVersionOutcome, CreateFileOutcome, FileRepository, Listing } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
-import { decode, type LabelledItem, pagedQuery, queryAll, transact } from './common.js';
+import { decode, type LabelledItem, pagedQuery, putNew, queryAll, transact } from './common.js';
 import { auditPut } from './files-audit.js';
 import { FK } from './files-table.js';
 
@@ -49,44 +49,18 @@ export class DynamoFileRepository implements FileRepository {
   /** The new version and the claim that keeps its id unique across files. */
   private versionPuts(version: VersionRecord): LabelledItem[] {
     return [
-      {
+      putNew(this.table, 'version', version.id, this.versionItem(version)),
+      putNew(this.table, 'id', version.id, {
+        ...FK.idClaim(version.id),
         kind: 'version',
-        id: version.id,
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: this.versionItem(version),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      },
-      {
-        kind: 'id',
-        id: version.id,
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: { ...FK.idClaim(version.id), kind: 'version', file_id: version.file_id },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      },
+        file_id: version.file_id,
+      }),
     ];
   }
 
   async createFile(file: FileRecord, version: VersionRecord, audit: AuditRecord): Promise<CreateFileOutcome> {
     const out = await transact(this.doc, [
-      {
-        kind: 'file',
-        id: file.id,
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: this.fileItem(file),
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      },
+      putNew(this.table, 'file', file.id, this.fileItem(file)),
       ...this.versionPuts(version),
       auditPut(this.table, audit),
     ]);

@@ -8,7 +8,7 @@ import {
 } from '../../files/model.js';
 import type { DevTokenRepository, Listing, SignedTokenRepository } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
-import { decode, pagedQuery, transact } from './common.js';
+import { decode, pagedQuery, putNew, transact } from './common.js';
 import { auditPut } from './files-audit.js';
 import { FK } from './files-table.js';
 
@@ -27,17 +27,11 @@ export class DynamoSignedTokenRepository implements SignedTokenRepository {
 
   async create(hash: string, token: SignedTokenRecord, audit: AuditRecord): Promise<void> {
     const out = await transact(this.doc, [
-      {
-        kind: 'token',
-        id: hash,
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: { ...FK.signed(hash), ...token, ttl: Math.ceil(token.expires_at_ms / 1000) },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      },
+      putNew(this.table, 'token', hash, {
+        ...FK.signed(hash),
+        ...token,
+        ttl: Math.ceil(token.expires_at_ms / 1000),
+      }),
       auditPut(this.table, audit),
     ]);
     if (!out.ok) throw new Error('Could not store a signed-URL token');
@@ -108,34 +102,14 @@ export class DynamoDevTokenRepository implements DevTokenRepository {
 
   async create(hash: string, token: DevTokenRecord, audit: AuditRecord): Promise<boolean> {
     const out = await transact(this.doc, [
-      {
-        kind: 'name',
-        id: token.name,
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...FK.devToken(token.name),
-              gsi1pk: FK.devTokens(),
-              gsi1sk: FK.listSk(token.created_at, token.name),
-              ...token,
-              hash,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      },
-      {
-        kind: 'hash',
-        id: token.name,
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: { ...FK.devHash(hash), ...token },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      },
+      putNew(this.table, 'name', token.name, {
+        ...FK.devToken(token.name),
+        gsi1pk: FK.devTokens(),
+        gsi1sk: FK.listSk(token.created_at, token.name),
+        ...token,
+        hash,
+      }),
+      putNew(this.table, 'hash', token.name, { ...FK.devHash(hash), ...token }),
       auditPut(this.table, audit),
     ]);
     if (out.ok) return true;

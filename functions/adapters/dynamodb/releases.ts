@@ -40,6 +40,7 @@ import {
   KEY_ATTRIBUTES,
   type LabelledItem,
   pagedTypeList,
+  putNew,
   queryAll,
   type Tables,
   transact,
@@ -164,14 +165,9 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         };
       });
       const evs = events(release, tasks).map((e) => materializeEvent(e, this.clock));
-      const put = (kind: string, id: string, Item: Record<string, unknown>): LabelledItem => ({
-        kind,
-        id,
-        item: { Put: { TableName: this.table, Item, ConditionExpression: 'attribute_not_exists(pk)' } },
-      });
       const items: LabelledItem[] = [
-        put('release', release.id, this.releaseItem(release)),
-        ...tasks.map((t) => put('task', t.id, this.taskItem(t))),
+        putNew(this.table, 'release', release.id, this.releaseItem(release)),
+        ...tasks.map((t) => putNew(this.table, 'task', t.id, this.taskItem(t))),
         ...evs.map((e) => eventPut(this.table, e)),
         {
           kind: 'registry',
@@ -373,24 +369,16 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     }
     for (const e of events) items.push(eventPut(this.table, e));
     if (change.claimVersion !== undefined) {
-      items.push({
-        kind: 'version',
-        id: change.claimVersion,
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...K.version(change.claimVersion),
-              gsi1pk: 'VERSION',
-              gsi1sk: versionSortKey(change.claimVersion),
-              version: change.claimVersion,
-              releaseId: change.releaseId,
-              createdAt: nowIso(this.clock),
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-      });
+      items.push(
+        putNew(this.table, 'version', change.claimVersion, {
+          ...K.version(change.claimVersion),
+          gsi1pk: 'VERSION',
+          gsi1sk: versionSortKey(change.claimVersion),
+          version: change.claimVersion,
+          releaseId: change.releaseId,
+          createdAt: nowIso(this.clock),
+        }),
+      );
     }
     for (const s of change.studies ?? []) {
       items.push({
@@ -577,28 +565,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     for (let attempt = 0; attempt < 5; attempt++) {
       const note: ReleaseNote = { id: newId('RN'), createdAt: nowIso(this.clock), ...input };
       const out = await transact(this.doc, [
-        {
-          kind: 'note',
-          id: note.id,
-          item: {
-            Put: {
-              TableName: this.table,
-              Item: this.noteItem(note),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        },
-        {
-          kind: 'id',
-          id: note.id,
-          item: {
-            Put: {
-              TableName: this.table,
-              Item: { ...K.idClaim(note.id), releaseId: note.releaseId },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        },
+        putNew(this.table, 'note', note.id, this.noteItem(note)),
+        putNew(this.table, 'id', note.id, { ...K.idClaim(note.id), releaseId: note.releaseId }),
         ...this.refChecks(note.releaseId, note.studyId),
       ]);
       if (out.ok) return note;

@@ -10,6 +10,7 @@ import {
   Filter,
   K,
   pagedTypeList,
+  putNew,
   queryAll,
   type Tables,
   transact,
@@ -35,17 +36,7 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
     for (let attempt = 0; attempt < 5; attempt++) {
       const service: TaskService = { id: newId('TS'), createdAt: nowIso(this.clock), ...input };
       const out = await transact(this.doc, [
-        {
-          kind: 'task_service',
-          id: service.id,
-          item: {
-            Put: {
-              TableName: this.table,
-              Item: this.item(service),
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        },
+        putNew(this.table, 'task_service', service.id, this.item(service)),
       ]);
       if (out.ok) return service;
     }
