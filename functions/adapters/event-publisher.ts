@@ -1,6 +1,6 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { PublishBatchCommand, type SNSClient } from '@aws-sdk/client-sns';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { CoordinatorEvent } from '../coordinator/model.js';
 import type { EventPublisher } from '../coordinator/ports.js';
 import { eventJson } from '../coordinator/views.js';

@@ -1,5 +1,5 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { parseEnv } from '../shared/config.js';
 import { AppError } from '../shared/errors.js';
@@ -14,8 +14,12 @@ export interface TokenProvider {
   token(): Promise<string | null>;
 }
 
-/** The token endpoint failed or answered nonsense: a coordinator-side problem, never the caller's. */
+/**
+ * The token endpoint failed or answered nonsense: a coordinator-side problem, never the caller's. Code
+ * `token_unavailable`, which the orchestration treats as transient (it passes when the endpoint recovers).
+ */
 export class TokenUnavailableError extends AppError {
+  override name = 'TokenUnavailableError';
   constructor(detail: string) {
     super(503, 'token_unavailable', 'The coordinator could not obtain its access token');
     this.detail = detail;

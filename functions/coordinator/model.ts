@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The coordinator's records as plain TypeScript (camelCase, bare ids, no AWS types). Repositories re-validate every

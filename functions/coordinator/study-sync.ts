@@ -1,7 +1,6 @@
-import { z } from 'zod';
-import type { StudyPages } from '../adapters/study-source.js';
+import * as z from 'zod';
 import { log } from '../shared/log.js';
-import type { MirroredStudy, StudyRepository } from './ports.js';
+import type { MirroredStudy, StudyPages, StudyRepository } from './ports.js';
 
 /**
  * Mirrors the studies of a Kids First dataservice-compatible source into the studies table. It reads every page,

@@ -7,8 +7,8 @@ import {
   parse as parseDocument,
   validate,
 } from 'graphql';
-import { z } from 'zod';
-import { AppError, ValidationError } from '../shared/errors.js';
+import * as z from 'zod';
+import { isAppError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
 import type { Caller } from './access.js';
@@ -325,7 +325,7 @@ const CODES: Record<string, string> = {
 function formatError(err: GraphQLError, requestId: string) {
   const base = { message: err.message, locations: err.locations, path: err.path };
   const original = err.originalError;
-  if (original instanceof AppError) {
+  if (isAppError(original)) {
     return {
       ...base,
       message: original.message,

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Request } from '../shared/http.js';
 import { parse } from '../shared/http.js';
 import { type Page, pageQuery } from '../shared/list.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
 import { isTerminalRelease } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';

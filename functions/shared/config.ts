@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Parse configuration once, at cold start, with zod over process.env. A missing or malformed variable fails fast

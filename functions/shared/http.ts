@@ -1,11 +1,12 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import {
-  AppError,
+  type AppError,
   BadRequestError,
   ForbiddenError,
+  isAppError,
   MethodNotAllowedError,
   NotFoundError,
   UnauthorizedError,
@@ -105,7 +106,7 @@ function errorBody(err: AppError) {
 
 /** Maps anything thrown to an HTTP response. Only AppErrors (4xx) expose their message. */
 export function toErrorResponse(err: unknown, requestId: string): Response {
-  if (err instanceof AppError) {
+  if (isAppError(err)) {
     return { status: err.status, body: errorBody(err), headers: err.headers };
   }
   log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });

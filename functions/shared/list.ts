@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type IdPrefix, idPattern } from './ids.js';
 
 /** Documented page-size bounds. A limit above MAX_LIMIT is refused with a 400 (see README). */

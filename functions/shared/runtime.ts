@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { createTokenVerifier, type TokenVerifier } from './auth.js';
 import { authEnv, parseEnv } from './config.js';
 

@@ -6,7 +6,7 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConflictError } from '../../shared/errors.js';
 import type { Page } from '../../shared/list.js';
 
@@ -80,19 +80,6 @@ export function stripKeys(item: Record<string, unknown>): Record<string, unknown
   const out = { ...item };
   for (const k of KEY_ATTRIBUTES) delete out[k];
   return out;
-}
-
-/**
- * A conditional write lost: a record was not in the state the writer expected, or a guard item already existed.
- * It is a 409 when it reaches HTTP. `reasons` lists, per transaction item, the DynamoDB cancellation code.
- */
-export class ChangeConflictError extends ConflictError {
-  constructor(
-    message: string,
-    readonly failed: { kind: string; id: string }[] = [],
-  ) {
-    super(message);
-  }
 }
 
 /** Transaction items labelled with what they are, so a cancellation can say which condition failed. */

@@ -5,7 +5,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import {
   type CoordinatorEvent,
   type NewEvent,
@@ -20,12 +20,13 @@ import {
   type TaskState,
   taskSchema,
 } from '../../coordinator/model.js';
-import type {
-  NewRelease,
-  Paged,
-  RegistryGuard,
-  ReleaseChange,
-  ReleaseRepository,
+import {
+  ChangeConflictError,
+  type NewRelease,
+  type Paged,
+  type RegistryGuard,
+  type ReleaseChange,
+  type ReleaseRepository,
 } from '../../coordinator/ports.js';
 import { versionSortKey } from '../../coordinator/versions.js';
 import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
@@ -33,7 +34,6 @@ import { ValidationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
 import {
-  ChangeConflictError,
   decode,
   Filter,
   K,

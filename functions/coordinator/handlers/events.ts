@@ -1,15 +1,25 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
 import { createEvent, deleteEvent, getEvent, listEvents } from '../events.js';
 import { EVENT_TYPES } from '../model.js';
 import { eventJson } from '../views.js';
 
 /** /events and /events/{id}. POST needs service or admin (task services log through it); DELETE needs admin. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
+const doc = documentClient();
+const tables = tablesFromEnv();
+const deps = {
+  events: new DynamoEventRepository(doc, tables),
+  releases: new DynamoReleaseRepository(doc, tables),
+  publisher: eventPublisher(),
+};
 
 const refs = {
   release: ref('RE', 'releases'),

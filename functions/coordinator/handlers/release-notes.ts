@@ -1,14 +1,16 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
 import { createNote, deleteNote, getNote, listNotes, updateNote } from '../release-notes.js';
 import { noteJson } from '../views.js';
 
 /** /release-notes and /release-notes/{id}. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
+const deps = { releases: new DynamoReleaseRepository(documentClient(), tablesFromEnv()) };
 
 const listQuery = z.object({
   ...pageQuery,

@@ -1,8 +1,14 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
+import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
+import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
 import { RELEASE_STATES } from '../model.js';
 import { cancelRelease, publishRelease } from '../release-lifecycle.js';
 import { getRelease, listReleases, startRelease, updateRelease } from '../releases.js';
@@ -10,9 +16,17 @@ import { releaseJson } from '../views.js';
 
 /** /releases, /releases/{id}, /releases/{id}/publish. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
-// Resolved at cold start: a misconfigured orchestrator fails the function before it serves a request.
-void deps.orchestrator;
+const doc = documentClient();
+const tables = tablesFromEnv();
+const releases = new DynamoReleaseRepository(doc, tables);
+const deps = {
+  releases,
+  taskServices: new DynamoTaskServiceRepository(doc, tables),
+  studies: new DynamoStudyRepository(doc, tables),
+  publisher: eventPublisher(),
+  // Built at cold start: a misconfigured orchestrator fails the function before it serves a request.
+  orchestrator: createReleaseOrchestrator(releases),
+};
 
 const listQuery = z.object({
   ...pageQuery,

@@ -1,8 +1,10 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { studySource } from '../../adapters/study-source.js';
 import { parseEnv } from '../../shared/config.js';
 import { log } from '../../shared/log.js';
-import { coordinatorDeps } from '../deps.js';
 import { type SyncResult, syncStudies } from '../study-sync.js';
 
 /**
@@ -14,7 +16,8 @@ const syncEnv = z.object({ STUDIES_SOURCE: z.string().min(1) });
 /** Runs one sync from `source` (default STUDIES_SOURCE). Exported for bin/local.ts's start-up sync. */
 export async function runStudySync(source?: string): Promise<SyncResult> {
   const from = source ?? parseEnv(syncEnv).STUDIES_SOURCE;
-  const result = await syncStudies(coordinatorDeps(), studySource(from));
+  const studies = new DynamoStudyRepository(documentClient(), tablesFromEnv());
+  const result = await syncStudies({ studies }, studySource(from));
   log.info('studies synchronized', { source: from, ...result });
   return result;
 }

@@ -1,8 +1,12 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
+import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
 import { TASK_STATES } from '../model.js';
 import { parseProgress, reportTask } from '../task-callback.js';
 import { getTask, listTasks } from '../tasks.js';
@@ -10,8 +14,12 @@ import { taskJson } from '../views.js';
 
 /** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
-void deps.orchestrator;
+const releases = new DynamoReleaseRepository(documentClient(), tablesFromEnv());
+const deps = {
+  releases,
+  publisher: eventPublisher(),
+  orchestrator: createReleaseOrchestrator(releases),
+};
 
 const listQuery = z.object({
   ...pageQuery,

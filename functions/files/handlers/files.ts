@@ -1,4 +1,9 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { documentClient, s3Client } from '../../adapters/aws.js';
+import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
+import { S3ObjectStore } from '../../adapters/s3-store.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { empty, httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
 import { isId } from '../../shared/ids.js';
@@ -6,7 +11,7 @@ import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { callerOf } from '../access.js';
 import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVersions } from '../catalog.js';
-import { filesDeps } from '../deps.js';
+import { filesConfigFromEnv } from '../config.js';
 import { pageOf, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
 import {
@@ -77,7 +82,10 @@ function started(req: Request, s: UploadStarted) {
   };
 }
 
-export function routes(deps: FilesDeps): Route[] {
+/** What these routes touch: file records, the object store, the study directory, settings and the clock. */
+type FilesRouteDeps = Pick<FilesDeps, 'config' | 'clock' | 'files' | 'store' | 'studies'>;
+
+export function routes(deps: FilesRouteDeps): Route[] {
   return [
     {
       method: 'GET',
@@ -197,9 +205,19 @@ export function routes(deps: FilesDeps): Route[] {
   ];
 }
 
-export function createHandler(deps: FilesDeps) {
+/** Wires this function's adapters. Tests pass a clock they control. */
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  const deps: FilesRouteDeps = {
+    config,
+    clock,
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+    studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
+  };
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
 }
 
-export const handler = createHandler(filesDeps());
+export const handler = createHandler();

@@ -1,8 +1,18 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { documentClient, s3Client } from '../../adapters/aws.js';
+import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
+import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import {
+  DynamoDevTokenRepository,
+  DynamoSignedTokenRepository,
+} from '../../adapters/dynamodb/files-tokens.js';
+import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
+import { S3ObjectStore } from '../../adapters/s3-store.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, parse, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { callerOf } from '../access.js';
-import { filesDeps } from '../deps.js';
+import { filesConfigFromEnv } from '../config.js';
 import { runGraphql } from '../graphql.js';
 import { requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
@@ -30,9 +40,22 @@ export function routes(deps: FilesDeps): Route[] {
   ];
 }
 
-export function createHandler(deps: FilesDeps) {
+/** Wires this function's adapters: every port of the file service, since the schema covers all of it. */
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  const deps: FilesDeps = {
+    config,
+    clock,
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+    signedTokens: new DynamoSignedTokenRepository(doc, config.FILES_TABLE),
+    devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
+    audit: new DynamoAuditLog(doc, config.FILES_TABLE),
+    studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+  };
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
 }
 
-export const handler = createHandler(filesDeps());
+export const handler = createHandler();
