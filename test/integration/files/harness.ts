@@ -60,6 +60,8 @@ export interface FilesApi {
     bytes: Buffer,
     opts?: UploadOptions,
   ): Promise<{ fileId: string; versionId: string }>;
+  /** Polls GET /files/<fid>/versions/<vid> (as admin) until `pred` holds; throws with the last state after `timeoutMs`. */
+  waitForVersion(fileId: string, versionId: string, pred: (v: any) => boolean, timeoutMs?: number): Promise<any>;
   close(): Promise<void>;
 }
 
@@ -179,6 +181,17 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
     return { status: res.status, headers: res.headers, text, bytes, body: parsed };
   };
 
+  const waitForVersion: FilesApi['waitForVersion'] = async (fileId, versionId, pred, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await call('GET', `/files/${fileId}/versions/${versionId}`);
+      if (res.status === 200 && pred(res.body)) return res.body;
+      if (Date.now() > deadline)
+        throw new Error(`version ${versionId} did not reach the expected state: ${res.status} ${res.text}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
   const upload: FilesApi['upload'] = async (studyId, bytes, opts = {}) => {
     const declared = {
       file_name: opts.fileName ?? 'data.bin',
@@ -208,7 +221,11 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
       token: opts.token,
       body: parts ? { parts } : {},
     });
-    if (confirmed.status !== 200) throw new Error(`confirm answered ${confirmed.status}: ${confirmed.text}`);
+    // A multipart upload is verified by the worker (202, verifying); a single PUT is verified at once (200).
+    if (confirmed.status === 202)
+      await waitForVersion(file.kf_id, version.kf_id, (v) => v.state !== 'verifying');
+    else if (confirmed.status !== 200)
+      throw new Error(`confirm answered ${confirmed.status}: ${confirmed.text}`);
     return { fileId: file.kf_id, versionId: version.kf_id };
   };
 
@@ -227,6 +244,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
     outsider: idp.mint({ sub: 'outsider', roles: ['user'], groups: [] }),
     call,
     upload,
+    waitForVersion,
     async close() {
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));

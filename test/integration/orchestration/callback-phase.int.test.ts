@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+
+/**
+ * A task callback must fit its release's phase. Reproduced wedge: while the release was running, a task went
+ * staged and then published by PATCH; the release then waited forever for that task to be staged.
+ */
+describe('task callbacks and the release phase', () => {
+  let h: ReleaseHarness;
+  beforeAll(async () => {
+    h = await startReleaseHarness();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('refuses publishing/published while the release is running with a 409 naming the allowed states, and the release still stages', async () => {
+    const [a, b] = await h.addServices(2, { stageMs: Number.POSITIVE_INFINITY, callbacks: false });
+    const rel = await h.createRelease();
+    const running = await h.waitFor(
+      rel.item_id,
+      (r) => r.state === 'running' && r.tasks.every((t: any) => t.state === 'running'),
+    );
+    const taskOf = (svc: string) =>
+      running.tasks.find((t: any) => String(t.task_service).endsWith(`/${svc}`)).item_id as string;
+    const [taskA, taskB] = [taskOf(a.id), taskOf(b.id)];
+    const patch = (id: string, state: string) =>
+      h.api.call('PATCH', `/tasks/${id}`, { token: h.api.idp.service(), body: { state } });
+
+    (a.fake.tasks.get(taskA) as { state: string }).state = 'staged';
+    expect((await patch(taskA, 'staged')).status).toBe(200);
+    for (const state of ['publishing', 'published']) {
+      const res = await patch(taskA, state);
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('conflict');
+      expect(res.body.error.message).toContain('running, staged, failed, canceled');
+    }
+    expect((await h.api.call('GET', `/tasks/${taskA}`)).body.state).toBe('staged');
+
+    (b.fake.tasks.get(taskB) as { state: string }).state = 'staged';
+    expect((await patch(taskB, 'staged')).status).toBe(200);
+    const staged = await h.waitForState(rel.item_id, 'staged');
+    expect(staged.tasks.map((t: any) => t.state)).toEqual(['staged', 'staged']);
+    expect((await h.api.call('DELETE', `/releases/${rel.item_id}`)).status).toBe(200);
+    await h.waitForState(rel.item_id, 'canceled');
+  });
+});
