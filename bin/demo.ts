@@ -102,7 +102,7 @@ async function main() {
         name,
         coordinatorUrl: api,
         callbackToken,
-        auth: { mode: 'jwks', issuer, audience: ['release-coordinator'] },
+        auth: { mode: 'jwks', issuer, audience: ['task-services'] },
         stageSeconds: name === 'portal ETL' ? stageSeconds * 1.5 : stageSeconds,
         publishSeconds,
         progressSteps: 3,

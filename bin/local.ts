@@ -235,11 +235,21 @@ function onSignals(): void {
 async function main(): Promise<void> {
   onSignals();
   const config = parseLocalConfig();
-  const clients = parseClients(config.IDP_CLIENTS);
+  // The coordinator's own client gets tokens for the task services' audience only, so a task service that replays
+  // the token it received against the coordinator is refused (the APIs accept AUTH_AUDIENCE alone).
+  const clients = parseClients(config.IDP_CLIENTS).map((c) =>
+    c.client_id === config.COORDINATOR_CLIENT_ID
+      ? { ...c, audience: c.audience ?? config.TASK_SERVICE_AUDIENCE }
+      : c,
+  );
   const coordinatorClient = clients.find((c) => c.client_id === config.COORDINATOR_CLIENT_ID);
   if (!coordinatorClient)
     throw new Error(
       `Invalid configuration: COORDINATOR_CLIENT_ID "${config.COORDINATOR_CLIENT_ID}" is not in IDP_CLIENTS`,
+    );
+  if (coordinatorClient.audience === config.AUTH_AUDIENCE)
+    throw new Error(
+      "Invalid configuration: the coordinator client's audience must differ from AUTH_AUDIENCE, or its token would work against the coordinator",
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
@@ -261,6 +271,10 @@ async function main(): Promise<void> {
       AWS_SECRET_ACCESS_KEY: 'S3RVER',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       STUDIES_SOURCE: config.STUDIES_SOURCE,
+      // Task services run on this machine (127.0.0.1, plain http): the deployed defaults would refuse them. An
+      // explicit setting in the environment wins.
+      TASK_SERVICE_ALLOW_PRIVATE: process.env.TASK_SERVICE_ALLOW_PRIVATE ?? 'true',
+      TASK_SERVICE_ALLOW_HTTP: process.env.TASK_SERVICE_ALLOW_HTTP ?? 'true',
     },
     stop: async () => {},
   });

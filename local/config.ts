@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { boolEnv, parseEnv } from '../functions/shared/config.js';
+import { parseEnv } from '../functions/shared/config.js';
 
 /** The repository root, whatever the working directory of `npm start` is. */
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -45,7 +45,13 @@ export const localEnv = z.object({
   /** JSON array of {client_id, client_secret, roles?, groups?}; see local/idp.ts DEFAULT_CLIENTS. */
   IDP_CLIENTS: z.string().optional(),
   IDP_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
-  IDP_DEV_TOKENS: boolEnv(true),
+  /** Unset: POST /dev/tokens only while the identity provider listens on loopback; true/false: always/never. */
+  IDP_DEV_TOKENS: z
+    .enum(['true', 'false', '1', '0'])
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1')),
+  /** `aud` of the coordinator's own token (its calls to task services); never accepted by the coordinator's APIs. */
+  TASK_SERVICE_AUDIENCE: z.string().min(1).default('task-services'),
   /** The IdP client the coordinator uses for its own calls to task services. */
   COORDINATOR_CLIENT_ID: z.string().min(1).default('coordinator'),
   ADMIN_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),

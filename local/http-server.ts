@@ -98,6 +98,12 @@ function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
   res.end(body);
 }
 
+/**
+ * Lambda's limit on a synchronous invocation's payload: API Gateway answers 413 above it before any function runs.
+ * The server does the same (and stops reading), so a huge body never reaches a handler or fills memory.
+ */
+export const MAX_EVENT_BYTES = 6 * 1024 * 1024;
+
 export function createLocalApi(options: LocalApiOptions): Server {
   const table = options.functions.flatMap((fn) =>
     fn.paths.map((path) => ({ fn, path, regex: templateRegex(path), routeKey: `ANY ${path}` })),
@@ -105,8 +111,28 @@ export function createLocalApi(options: LocalApiOptions): Server {
   const cache = new Map<string, Promise<LambdaHandler>>();
   return createServer((req, res) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_EVENT_BYTES) tooLarge = true;
+      else chunks.push(c);
+    });
     req.on('end', async () => {
+      if (tooLarge) {
+        send(res, {
+          statusCode: 413,
+          headers: { 'Content-Type': 'application/json', Connection: 'close' },
+          body: JSON.stringify({
+            error: {
+              code: 'payload_too_large',
+              message: `Request body is larger than ${MAX_EVENT_BYTES} bytes`,
+              fields: { body: [`must be at most ${MAX_EVENT_BYTES} bytes`] },
+            },
+          }),
+        });
+        return;
+      }
       try {
         const early = options.intercept?.(req);
         if (early) {

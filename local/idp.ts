@@ -17,7 +17,8 @@ import { jwks, loadOrCreateSigningKey, type SigningKey, signJwt, verifyJwt } fro
  *   POST /oauth/token                        client credentials (form or JSON; secret in the body or HTTP Basic)
  *   GET  /oauth/token/verify                 200 with the claims of a valid bearer token, 401 otherwise (the
  *                                            spec's `{auth_url}/oauth/token/verify`, used by task services)
- *   POST /dev/tokens                         mint any token: {"sub","roles","groups","expires_in"} (local only)
+ *   POST /dev/tokens                         mint any token: {"sub","roles","groups","client_id","expires_in"}
+ *                                            (local only; on a non-loopback address only with devTokens: true)
  *
  * The signing key is created on first start and kept in the data dir, so tokens survive restarts.
  */
@@ -27,16 +28,28 @@ export const idpClient = z.strictObject({
   client_secret: z.string().min(1),
   roles: z.array(z.string()).default([]),
   groups: z.array(z.string()).default([]),
+  /** The `aud` of this client's tokens; default the provider's audience (the APIs'). */
+  audience: z.string().min(1).optional(),
 });
 export type IdpClient = z.infer<typeof idpClient>;
 
+/** The audience of the token the coordinator sends to task services: one the coordinator's APIs never accept. */
+export const TASK_SERVICE_AUDIENCE = 'task-services';
+
 /**
  * Clients allowed to use client credentials unless IDP_CLIENTS says otherwise. `coordinator` is the coordinator
- * itself (it calls task services with this token); `task-service` is for task services calling back
+ * itself: it calls task services with this token, whose audience is TASK_SERVICE_AUDIENCE, so a task service that
+ * replays it against the coordinator is refused (401). `task-service` is for task services calling back
  * (PATCH /tasks, POST /events); `admin` is a machine admin for scripts.
  */
 export const DEFAULT_CLIENTS: IdpClient[] = [
-  { client_id: 'coordinator', client_secret: 'coordinator-local-secret', roles: ['service'], groups: [] },
+  {
+    client_id: 'coordinator',
+    client_secret: 'coordinator-local-secret',
+    roles: ['service'],
+    groups: [],
+    audience: TASK_SERVICE_AUDIENCE,
+  },
   { client_id: 'task-service', client_secret: 'task-service-local-secret', roles: ['service'], groups: [] },
   { client_id: 'admin', client_secret: 'admin-local-secret', roles: ['admin'], groups: [] },
 ];
@@ -74,7 +87,10 @@ export interface IdpOptions {
   clients: IdpClient[];
   /** Lifetime of client-credentials tokens, seconds. */
   tokenTtlSeconds?: number;
-  /** Serve POST /dev/tokens (default true). */
+  /**
+   * Serve POST /dev/tokens. Unset: only while the provider listens on loopback (anyone who can reach it could mint
+   * an admin token); true or false: as said.
+   */
   devTokens?: boolean;
   clock?: Clock;
 }
@@ -84,7 +100,15 @@ export interface MintInput {
   roles?: string[];
   groups?: string[];
   expiresIn?: number;
+  /** `aud` of the token; default the provider's audience. */
+  audience?: string;
   extra?: Record<string, unknown>;
+}
+
+/** Addresses only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::ffff:127.0.0.1';
 }
 
 export interface Idp {
@@ -105,6 +129,8 @@ const devTokenBody = z.strictObject({
   sub: z.string().min(1),
   roles: z.array(z.string().min(1)).default([]),
   groups: z.array(z.string().min(1)).default([]),
+  /** Becomes the token's client_id claim: the identity a task service can be bound to. */
+  client_id: z.string().min(1).max(256).optional(),
   expires_in: z.number().int().min(1).max(MAX_DEV_TOKEN_SECONDS).default(3600),
 });
 
@@ -198,6 +224,9 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
   const ttl = opts.tokenTtlSeconds ?? 3600;
   const nowSeconds = () => Math.floor(clock.nowMs() / 1000);
   const clients = new Map(opts.clients.map((c) => [c.client_id, c]));
+  const audiences = [
+    ...new Set([opts.audience, ...opts.clients.flatMap((c) => (c.audience ? [c.audience] : []))]),
+  ];
 
   // Filled in once the port is known (port 0 picks one).
   let issuer = '';
@@ -208,7 +237,7 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
       key,
       {
         iss: issuer,
-        aud: opts.audience,
+        aud: input.audience ?? opts.audience,
         sub: input.sub,
         roles: input.roles ?? [],
         groups: input.groups ?? [],
@@ -297,6 +326,7 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
           sub: client.client_id,
           roles: client.roles,
           groups: client.groups,
+          audience: client.audience,
           extra: { client_id: client.client_id },
         });
         return { status: 200, body: tokenResponse(token, ttl) };
@@ -307,9 +337,10 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
         const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
         if (!m) throw new UnauthorizedError();
         try {
+          // Any token this provider signed, for any of its audiences (the APIs', the task services'), unexpired.
           const claims = verifyJwt(key, m[1], {
             issuer,
-            audience: [opts.audience],
+            audience: audiences,
             nowSeconds: nowSeconds(),
           });
           return { status: 200, body: claims };
@@ -319,7 +350,7 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
       },
     },
   };
-  if (opts.devTokens !== false) {
+  if (opts.devTokens ?? isLoopbackHost(opts.host)) {
     routes['/dev/tokens'] = {
       POST: async (req) => {
         const body = parse(devTokenBody, decodeBody(req, await readBody(req), false));
@@ -328,6 +359,7 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
           roles: body.roles,
           groups: body.groups,
           expiresIn: body.expires_in,
+          extra: body.client_id ? { client_id: body.client_id } : undefined,
         });
         return { status: 200, body: tokenResponse(token, body.expires_in) };
       },

@@ -24,9 +24,10 @@ const env = z
     /** jwks (default): aws-jwt-verify against AUTH_ISSUER's JWKS; verify: ask AUTH_URL/oauth/token/verify; none. */
     AUTH_MODE: z.enum(['jwks', 'verify', 'none']).default('jwks'),
     AUTH_ISSUER: z.string().url().default('http://127.0.0.1:3002'),
+    /** The coordinator's token is issued for the task services' audience (never the coordinator API's). */
     AUTH_AUDIENCE: z
       .string()
-      .default('release-coordinator')
+      .default('task-services')
       .transform((s) =>
         s
           .split(',')

@@ -50,7 +50,11 @@ export class SnsEventPublisher implements EventPublisher {
             Id: String(i),
             Message: JSON.stringify(eventMessage(e, this.baseUrl)),
             // Lets a subscription filter, e.g. only errors to the on-call channel.
-            MessageAttributes: { event_type: { DataType: 'String', StringValue: e.eventType } },
+            MessageAttributes: {
+              event_type: { DataType: 'String', StringValue: e.eventType },
+              // Lets a subscriber take only the coordinator's own events (state changes), never a client's.
+              source: { DataType: 'String', StringValue: e.source },
+            },
           })),
         }),
       );

@@ -1,3 +1,8 @@
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import * as z from 'zod';
 import type {
   ActionBody,
   CallFailure,
@@ -6,7 +11,9 @@ import type {
   StatusBody,
   TaskServiceClient,
 } from '../coordinator/ports.js';
+import { addressRefusal, checkServiceUrl, type UrlPolicy } from '../coordinator/url-policy.js';
 import type { CallOutcome, TaskServiceCalls } from '../orchestration/ports.js';
+import { boolEnv, parseEnv } from '../shared/config.js';
 import type { TokenProvider } from './token-client.js';
 
 /**
@@ -23,12 +30,14 @@ const USER_AGENT = 'ReleaseCoordinator (+https://github.com/kids-first)';
 function describeNetworkError(err: unknown): CallFailure {
   const e = err as {
     name?: string;
+    code?: string;
     message?: string;
     cause?: { code?: string; message?: string; name?: string };
   };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.cause?.name === 'TimeoutError')
     return { kind: 'timeout', message: 'timed out' };
-  const code = e?.cause?.code;
+  // fetch puts the system error in `cause`; node:http raises it directly.
+  const code = e?.cause?.code ?? e?.code;
   const detail = code ?? e?.cause?.message ?? e?.message ?? 'network error';
   const what =
     code === 'ECONNREFUSED'
@@ -50,15 +59,136 @@ export function join(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}${path}`;
 }
 
+/** TASK_SERVICE_ALLOW_PRIVATE / TASK_SERVICE_ALLOW_HTTP, both false unless set (the local stack sets both). */
+const policyEnv = z.object({
+  TASK_SERVICE_ALLOW_PRIVATE: boolEnv(false),
+  TASK_SERVICE_ALLOW_HTTP: boolEnv(false),
+});
+export function urlPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): UrlPolicy {
+  const c = parseEnv(policyEnv, env);
+  return { allowPrivate: c.TASK_SERVICE_ALLOW_PRIVATE, allowHttp: c.TASK_SERVICE_ALLOW_HTTP };
+}
+
+/** A refusal by the URL policy, raised inside the connection so that no byte reaches the refused address. */
+class RefusedError extends Error {
+  readonly code = 'ESSRF_REFUSED';
+}
+
+/** Every address the host resolves to, in resolver order. */
+export type Resolve = (host: string) => Promise<string[]>;
+const systemResolve: Resolve = async (host) => (await dnsLookup(host, { all: true })).map((a) => a.address);
+
+/**
+ * The DNS lookup of every connection: resolve, refuse if ANY address breaks the policy, then connect to the first
+ * address - the one just checked. Checking in the lookup (not before the request) means the address judged is the
+ * address dialled, so a name that changes its answer (DNS rebinding) cannot slip past.
+ */
+function guardedLookup(policy: UrlPolicy, resolve: Resolve): LookupFunction {
+  return ((host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    resolve(host).then(
+      (addresses) => {
+        if (addresses.length === 0)
+          return callback(Object.assign(new Error(`${host}: no address`), { code: 'ENOTFOUND' }));
+        for (const address of addresses) {
+          const why = addressRefusal(address, policy);
+          if (why) return callback(new RefusedError(`${host} resolves to ${why}`));
+        }
+        const family = addresses[0].includes(':') ? 6 : 4;
+        if (options?.all)
+          return callback(
+            null,
+            addresses.map((a) => ({ address: a, family: a.includes(':') ? 6 : 4 })),
+          );
+        callback(null, addresses[0], family);
+      },
+      (err: unknown) => callback(err),
+    );
+  }) as LookupFunction;
+}
+
+interface RawAnswer {
+  status: number;
+  text: string;
+}
+
+/** Largest reply body read from a task service; a reply is a small JSON object, anything larger is refused. */
+const MAX_REPLY_BYTES = 1024 * 1024;
+
+/** One request with node:http(s), the guarded lookup and keep-alive agents; redirects are never followed. */
+function guardedRequester(policy: UrlPolicy, resolve: Resolve) {
+  const lookup = guardedLookup(policy, resolve);
+  const agents = {
+    'http:': new HttpAgent({ keepAlive: true, lookup } as ConstructorParameters<typeof HttpAgent>[0]),
+    'https:': new HttpsAgent({ keepAlive: true, lookup } as ConstructorParameters<typeof HttpsAgent>[0]),
+  };
+  return (
+    url: string,
+    init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+  ): Promise<RawAnswer> =>
+    new Promise((resolveAnswer, reject) => {
+      const target = new URL(url);
+      const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+      const req = send(
+        target,
+        {
+          method: init.method,
+          headers:
+            init.body === undefined
+              ? init.headers
+              : { ...init.headers, 'Content-Length': Buffer.byteLength(init.body) },
+          agent: agents[target.protocol as 'http:' | 'https:'],
+          lookup,
+          signal: init.signal,
+        },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > MAX_REPLY_BYTES) {
+              req.destroy(new Error(`reply larger than ${MAX_REPLY_BYTES} bytes`));
+              return;
+            }
+            chunks.push(c);
+          });
+          res.on('end', () =>
+            resolveAnswer({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+          );
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(init.body);
+    });
+}
+
+export interface TaskServiceClientOptions {
+  /** The URL policy; default from TASK_SERVICE_ALLOW_PRIVATE / TASK_SERVICE_ALLOW_HTTP. */
+  policy?: UrlPolicy;
+  /** DNS resolution used by the guarded lookup (tests give a fixed answer). */
+  resolve?: Resolve;
+  /** A fetch double for unit tests: requests then skip the connection-time address check (not the URL rules). */
+  fetch?: typeof fetch;
+}
+
 export function createTaskServiceClient(
   tokens: TokenProvider,
-  fetchImpl: typeof fetch = fetch,
+  options: TaskServiceClientOptions = {},
 ): TaskServiceClient {
+  const policy = options.policy ?? urlPolicyFromEnv();
+  const fetchImpl = options.fetch;
+  const guarded = fetchImpl ? null : guardedRequester(policy, options.resolve ?? systemResolve);
   async function call(
     url: string,
     init: { method: 'GET' | 'POST'; body?: string },
     timeoutMs: number,
   ): Promise<CallResult<unknown>> {
+    try {
+      checkServiceUrl(url, policy);
+    } catch (err) {
+      const why = (err as { fields?: Record<string, string[]> }).fields?.url?.[0] ?? String(err);
+      return { ok: false, failure: { kind: 'refused', message: `refused: ${why}` } };
+    }
     const token = await tokens.token();
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
     if (token) headers.Authorization = `Bearer ${token}`;
@@ -68,16 +198,24 @@ export function createTaskServiceClient(
     let text: string;
     let status: number;
     try {
-      const res = await fetchImpl(url, {
-        method: init.method,
-        headers,
-        body: init.body,
-        signal,
-        redirect: 'manual',
-      });
-      status = res.status;
-      text = await res.text();
+      if (guarded) {
+        ({ status, text } = await guarded(url, { method: init.method, headers, body: init.body, signal }));
+      } else {
+        const res = await (fetchImpl as typeof fetch)(url, {
+          method: init.method,
+          headers,
+          body: init.body,
+          signal,
+          redirect: 'manual',
+        });
+        status = res.status;
+        text = await res.text();
+      }
     } catch (err) {
+      if (err instanceof RefusedError || (err as { cause?: unknown })?.cause instanceof RefusedError) {
+        const refused = err instanceof RefusedError ? err : (err as { cause: RefusedError }).cause;
+        return { ok: false, failure: { kind: 'refused', message: `refused: ${refused.message}` } };
+      }
       return { ok: false, failure: describeNetworkError(err) };
     }
     if (status !== 200)

@@ -36,6 +36,10 @@ export const isTerminalRelease = (s: ReleaseState) => TERMINAL_RELEASE_STATES.in
 export const EVENT_TYPES = ['info', 'warning', 'error'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** Who wrote an event: the coordinator itself (state changes, orchestration) or a client through POST /events. */
+export const EVENT_SOURCES = ['coordinator', 'client'] as const;
+export type EventSource = (typeof EVENT_SOURCES)[number];
+
 const timestamp = z.string();
 const nullableId = z.string().nullable().default(null);
 
@@ -50,6 +54,12 @@ export const taskServiceSchema = z.object({
   healthStatus: z.string(),
   /** Consecutive non-200 answers to GET /status since the last 200. */
   lastOkStatus: z.number().int(),
+  /**
+   * The OAuth client (or subject) whose tokens act for this service: only it (or an admin) may report its tasks and
+   * write events about it. null: unbound, any service token may (the spec's behaviour). Items stored before the
+   * field existed read as unbound.
+   */
+  clientId: z.string().nullable().default(null),
   createdAt: timestamp,
 });
 export type TaskService = z.infer<typeof taskServiceSchema>;
@@ -100,15 +110,17 @@ export const eventSchema = z.object({
   taskServiceId: nullableId,
   /** Accepted and filterable, but not part of the spec's response shape. */
   studyId: nullableId,
+  /** Events stored before the field existed were all written through the coordinator's own code: `coordinator`. */
+  source: z.enum(EVENT_SOURCES).default('coordinator'),
   createdAt: timestamp,
 });
 export type CoordinatorEvent = z.infer<typeof eventSchema>;
 /** What a writer supplies; the repository assigns id and created_at. */
 export type NewEvent = Omit<
   CoordinatorEvent,
-  'id' | 'createdAt' | 'releaseId' | 'taskId' | 'taskServiceId' | 'studyId'
+  'id' | 'createdAt' | 'releaseId' | 'taskId' | 'taskServiceId' | 'studyId' | 'source'
 > &
-  Partial<Pick<CoordinatorEvent, 'releaseId' | 'taskId' | 'taskServiceId' | 'studyId'>>;
+  Partial<Pick<CoordinatorEvent, 'releaseId' | 'taskId' | 'taskServiceId' | 'studyId' | 'source'>>;
 
 export const studySchema = z.object({
   id: z.string(),

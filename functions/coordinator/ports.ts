@@ -55,7 +55,7 @@ export interface TaskServiceRepository {
   /** Sets the given fields; null when the service does not exist. */
   update(
     id: string,
-    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled'>>,
+    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled' | 'clientId'>>,
   ): Promise<TaskService | null>;
   /** Health bookkeeping (the orchestration's health check). Null when the service does not exist. */
   updateHealth(
@@ -233,10 +233,12 @@ export type StudyPages = AsyncIterable<unknown[]>;
  *   status       an HTTP answer other than 200 (`status` carries it)
  *   not_json     a 200 whose body is not JSON
  *   bad_body     JSON, but not the expected shape (e.g. /status without a string `name`)
+ *   refused      the coordinator would not call the URL: a rule of the URL policy (url-policy.ts) forbids its
+ *                scheme or the address its host resolves to, checked when connecting
  * Only a failure to obtain the coordinator's own token is thrown (code `token_unavailable`): that is not the task
  * service's fault.
  */
-export type FailureKind = 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body';
+export type FailureKind = 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body' | 'refused';
 
 export interface CallFailure {
   kind: FailureKind;

@@ -1,12 +1,14 @@
 import { failTasks } from '../orchestration/changes.js';
 import { ConflictError, ValidationError } from '../shared/errors.js';
 import { taskStateEvent } from './event-messages.js';
-import type { Task, TaskState } from './model.js';
+import { type Actor, requireActsFor } from './identity.js';
+import type { ReleaseState, Task, TaskState } from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
   type ReleaseOrchestrator,
   type ReleaseRepository,
+  type TaskServiceRepository,
 } from './ports.js';
 import { getTask } from './tasks.js';
 
@@ -27,6 +29,29 @@ export const TASK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
   failed: [],
 };
 
+/**
+ * What a task may report while its release is in each phase. A task that reports a later phase's state early would
+ * wedge the release (it waits for every task to be `staged`, and a `published` task never is again), so anything
+ * else is a 409 that lists these. `failed` / `canceled` end the task and take the release with them in any phase
+ * that is not over; nothing changes once the release is.
+ */
+export const CALLBACK_STATES_BY_PHASE: Record<ReleaseState, readonly TaskState[]> = {
+  initializing: ['running', 'staged', 'failed', 'canceled'],
+  running: ['running', 'staged', 'failed', 'canceled'],
+  staged: ['staged', 'failed', 'canceled'],
+  publishing: ['publishing', 'published', 'failed', 'canceled'],
+  canceling: ['canceled', 'failed'],
+  published: [],
+  canceled: [],
+  failed: [],
+};
+
+/** The release phases in which a task may move to `to`: the condition its write carries. */
+const phasesAllowing = (to: TaskState): ReleaseState[] =>
+  (Object.keys(CALLBACK_STATES_BY_PHASE) as ReleaseState[]).filter((p) =>
+    CALLBACK_STATES_BY_PHASE[p].includes(to),
+  );
+
 /** States a task service reports that the release's poll loop should react to at once. */
 export const WAKING_STATES: readonly TaskState[] = ['staged', 'published', 'failed', 'canceled'];
 
@@ -37,6 +62,7 @@ export interface TaskReport {
 
 export interface TaskCallbackDeps {
   releases: ReleaseRepository;
+  taskServices: Pick<TaskServiceRepository, 'get'>;
   orchestrator: ReleaseOrchestrator;
   publisher: EventPublisher;
 }
@@ -68,7 +94,12 @@ async function completesPhase(deps: TaskCallbackDeps, releaseId: string, to: Tas
   return !!agg && agg.tasks.every((t) => t.state === to);
 }
 
-export async function reportTask(deps: TaskCallbackDeps, id: string, report: TaskReport): Promise<Task> {
+export async function reportTask(
+  deps: TaskCallbackDeps,
+  id: string,
+  report: TaskReport,
+  actor: Actor,
+): Promise<Task> {
   if (report.state === undefined && report.progress === undefined)
     throw new ValidationError('Nothing to change', { state: ['state or progress is required'] });
   for (let attempt = 0; attempt < 8; attempt++) {
@@ -76,10 +107,20 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
     // a fast service already reports staged): read again after a short, jittered pause rather than answer 409.
     if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
     const task = await getTask(deps, id);
+    if (attempt === 0) await requireActsFor(deps, actor, task.taskServiceId, `Task ${id}`);
     const to = report.state ?? task.state;
     const changes = to !== task.state;
     if (changes && !TASK_TRANSITIONS[task.state].includes(to))
       throw new ConflictError(`Task ${id} may not change from ${task.state} to ${to}`);
+    let phase: ReleaseState | undefined;
+    if (changes) {
+      phase = (await deps.releases.load(task.releaseId))?.release.state;
+      const allowed = phase ? CALLBACK_STATES_BY_PHASE[phase] : [];
+      if (!phase || !allowed.includes(to))
+        throw new ConflictError(
+          `Task ${id} may not become ${to} while its release is ${phase ?? 'missing'}; allowed states now: ${allowed.length ? allowed.join(', ') : 'none (the release is over)'}`,
+        );
+    }
     const progress = report.progress ?? task.progress;
     if (changes && (to === 'failed' || to === 'canceled')) {
       // The task's end takes its release with it (issue 3, Failures): task failed/canceled and release canceling
@@ -103,6 +144,8 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
     try {
       const written = await deps.releases.applyChange({
         releaseId: task.releaseId,
+        // The phase seen above must still hold when the task moves (a release that moved on makes us judge again).
+        expectState: changes ? phasesAllowing(to) : undefined,
         tasks: [{ taskId: id, expectState: task.state, toState: changes ? to : undefined, progress }],
         events: changes ? [taskStateEvent(task, task.state, to)] : [],
       });

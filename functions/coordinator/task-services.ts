@@ -2,33 +2,28 @@ import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.
 import type { Page } from '../shared/list.js';
 import { RELEASE_STATES, type TaskService, TERMINAL_RELEASE_STATES } from './model.js';
 import type { Paged, ReleaseRepository, TaskServiceClient, TaskServiceRepository } from './ports.js';
+import { checkServiceUrl, type UrlPolicy } from './url-policy.js';
 
 export interface TaskServiceDeps {
   taskServices: TaskServiceRepository;
   releases: ReleaseRepository;
   taskServiceClient: TaskServiceClient;
   probeTimeoutMs: number;
-}
-
-/** http(s) only, no trailing slash: the stored form every action URL is built from. */
-export function normalizeServiceUrl(raw: string): string {
-  const trimmed = raw.trim();
-  let parsed: URL;
-  try {
-    parsed = new URL(trimmed);
-  } catch {
-    throw ValidationError.field('url', 'must be an absolute http or https URL');
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw ValidationError.field('url', 'must be an absolute http or https URL');
-  if (parsed.search || parsed.hash) throw ValidationError.field('url', 'must not carry a query or fragment');
-  return trimmed.replace(/\/+$/, '');
+  /** Which URLs may be registered (and called): see url-policy.ts. */
+  urlPolicy: UrlPolicy;
+  /** TASK_SERVICE_CLIENT_REQUIRED: every service must name the client whose tokens act for it. */
+  clientRequired: boolean;
 }
 
 /** GET {url}/status must answer 200 with a JSON object that has a string name; otherwise a 400 saying why. */
 async function probe(deps: TaskServiceDeps, url: string): Promise<void> {
   const out = await deps.taskServiceClient.status(url, deps.probeTimeoutMs);
   if (out.ok) return;
+  // The URL policy refused the address the host resolves to: say which rule, as for a literal address.
+  if (out.failure.kind === 'refused')
+    throw new ValidationError(`Task service at ${url} was not called: ${out.failure.message}`, {
+      url: [out.failure.message],
+    });
   const why =
     out.failure.kind === 'timeout'
       ? `timed out after ${deps.probeTimeoutMs} ms`
@@ -46,13 +41,19 @@ export interface NewTaskService {
   author: string;
   url: string;
   enabled: boolean;
+  /** The OAuth client (or subject) whose tokens act for the service; null leaves it unbound. */
+  clientId: string | null;
 }
+
+const CLIENT_REQUIRED =
+  'is required: TASK_SERVICE_CLIENT_REQUIRED=true binds every task service to the OAuth client that acts for it';
 
 export async function registerTaskService(
   deps: TaskServiceDeps,
   input: NewTaskService,
 ): Promise<TaskService> {
-  const url = normalizeServiceUrl(input.url);
+  if (deps.clientRequired && !input.clientId) throw ValidationError.field('client_id', CLIENT_REQUIRED);
+  const url = checkServiceUrl(input.url, deps.urlPolicy);
   await probe(deps, url);
   return deps.taskServices.create({ ...input, url, healthStatus: 'ok', lastOkStatus: 0 });
 }
@@ -79,10 +80,12 @@ export async function updateTaskService(
   id: string,
   patch: Partial<NewTaskService>,
 ): Promise<TaskService> {
+  if (deps.clientRequired && patch.clientId === null)
+    throw ValidationError.field('client_id', CLIENT_REQUIRED);
   const current = await getTaskService(deps, id);
   let url: string | undefined;
   if (patch.url !== undefined) {
-    url = normalizeServiceUrl(patch.url);
+    url = checkServiceUrl(patch.url, deps.urlPolicy);
     // A URL in the body is checked again, so a PATCH never stores an address that does not answer.
     await probe(deps, url);
   }

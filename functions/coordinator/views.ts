@@ -33,6 +33,7 @@ export function taskServiceJson(s: TaskService) {
     enabled: s.enabled,
     health_status: s.healthStatus,
     last_ok_status: s.lastOkStatus,
+    client_id: s.clientId,
     created_at: s.createdAt,
   };
 }
@@ -78,6 +79,7 @@ export function eventJson(e: CoordinatorEvent, baseUrl: string) {
     release: urlOf(baseUrl, 'releases', e.releaseId),
     task_service: urlOf(baseUrl, 'task-services', e.taskServiceId),
     task: urlOf(baseUrl, 'tasks', e.taskId),
+    source: e.source,
     created_at: e.createdAt,
   };
 }

@@ -71,7 +71,7 @@ export interface TaskPart {
 export type ReleasePart = Omit<ReleaseChange, 'releaseId' | 'tasks'>;
 
 const releaseItems = (p: ReleasePart) =>
-  1 + (p.events?.length ?? 0) + (p.claimVersion ? 1 : 0) + (p.studies?.length ?? 0);
+  1 + (p.events?.length ?? 0) + (p.claimVersion ? 2 : 0) + (p.studies?.length ?? 0); // claim + highest pointer
 
 /**
  * Writes task changes and the release's change. When everything fits in one transaction (up to ~45 tasks), it is

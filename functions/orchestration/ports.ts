@@ -31,7 +31,11 @@ export interface EventSink {
 /** Outcome of one HTTP call to a task service (the task-service client's result, reduced to what we read). */
 export type CallOutcome =
   | { ok: true; body: unknown }
-  | { ok: false; reason: string; kind: 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body' };
+  | {
+      ok: false;
+      reason: string;
+      kind: 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body' | 'refused';
+    };
 
 export interface TaskServiceCalls {
   action(

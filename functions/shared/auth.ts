@@ -7,6 +7,11 @@ import { UnauthorizedError } from './errors.js';
 export interface Principal {
   readonly kind: 'anonymous' | 'user';
   readonly sub: string | null;
+  /**
+   * The caller's identity for binding a task service to its OAuth client: the token's `client_id` claim when it has
+   * one (client-credentials tokens, Cognito access tokens), else its `sub`.
+   */
+  readonly clientId: string | null;
   readonly roles: readonly string[];
   /** Study ids the caller belongs to. */
   readonly groups: readonly string[];
@@ -18,6 +23,7 @@ export interface Principal {
 export const ANONYMOUS: Principal = Object.freeze({
   kind: 'anonymous',
   sub: null,
+  clientId: null,
   roles: [],
   groups: [],
   isAdmin: false,
@@ -91,6 +97,8 @@ export function createTokenVerifier(config: AuthConfig, now: () => number = Date
 
 function createUncachedVerifier(config: AuthConfig): TokenVerifier {
   const audiences = config.AUTH_AUDIENCE;
+  // An empty list must never mean "any audience": that would accept tokens minted for other APIs.
+  if (audiences.length === 0) throw new Error('Invalid configuration: AUTH_AUDIENCE names no audience');
   const verifier = JwtVerifier.create(
     {
       issuer: config.AUTH_ISSUER,
@@ -99,7 +107,6 @@ function createUncachedVerifier(config: AuthConfig): TokenVerifier {
       audience: null,
       graceSeconds: config.AUTH_GRACE_SECONDS,
       customJwtCheck: ({ payload }) => {
-        if (audiences.length === 0) return;
         const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
         const clientId = typeof payload.client_id === 'string' ? [payload.client_id] : [];
         if (![...aud, ...clientId].some((a) => audiences.includes(a)))
@@ -122,9 +129,11 @@ function createUncachedVerifier(config: AuthConfig): TokenVerifier {
       if (typeof payload.exp !== 'number') throw new UnauthorizedError('Token has no expiry');
       const roles = [...new Set(claimValues(payload, config.AUTH_ROLES_CLAIMS).map(norm))];
       const groups = [...new Set(claimValues(payload, config.AUTH_GROUPS_CLAIMS))];
+      const sub = typeof payload.sub === 'string' ? payload.sub : null;
       return Object.freeze({
         kind: 'user',
-        sub: typeof payload.sub === 'string' ? payload.sub : null,
+        sub,
+        clientId: typeof payload.client_id === 'string' && payload.client_id ? payload.client_id : sub,
         roles,
         groups,
         isAdmin: roles.includes(admin),

@@ -39,7 +39,16 @@ export const boolEnv = (fallback: boolean) =>
 /** Settings every HTTP function shares: how tokens are verified. */
 export const authEnv = {
   AUTH_ISSUER: z.string().url(),
-  AUTH_AUDIENCE: csv(''),
+  /** Required and never empty: an empty list would turn the audience check off. */
+  AUTH_AUDIENCE: z
+    .string({ error: 'AUTH_AUDIENCE is required (comma-separated accepted audiences)' })
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
+    .refine((a) => a.length > 0, 'AUTH_AUDIENCE names no audience'),
   /** Defaults to the OIDC convention {issuer}/.well-known/jwks.json. */
   AUTH_JWKS_URI: z.string().url().optional(),
   /** Claims whose values are roles (arrays, or space/comma separated strings). "a/b" counts as role "b". */

@@ -12,6 +12,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from './errors.js';
+import { LIMITS } from './limits.js';
 import { log } from './log.js';
 
 /** What a route may demand of its caller. */
@@ -93,10 +94,41 @@ function parseBody(event: APIGatewayProxyEventV2): unknown {
   if (event.body === undefined || event.body === null || event.body === '') return undefined;
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (text.trim() === '') return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch {
+    if (Buffer.byteLength(text) > LIMITS.bodyBytes) throw oversizeBody(text, undefined);
     throw new BadRequestError('Request body is not valid JSON');
+  }
+  if (Buffer.byteLength(text) > LIMITS.bodyBytes) throw oversizeBody(text, parsed);
+  return parsed;
+}
+
+/**
+ * A body over LIMITS.bodyBytes is a 400 that names the field responsible: the top-level field whose JSON is the
+ * largest (a 500 KB description names `description`), or `body` when the body is not a JSON object.
+ */
+function oversizeBody(text: string, parsed: unknown): ValidationError {
+  const bytes = Buffer.byteLength(text);
+  const rule = `the request body is ${bytes} bytes; at most ${LIMITS.bodyBytes} are accepted`;
+  let field = 'body';
+  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    let largest = -1;
+    for (const [k, v] of Object.entries(parsed)) {
+      const size = Buffer.byteLength(JSON.stringify(v) ?? '');
+      if (size > largest) [field, largest] = [k, size];
+    }
+  }
+  return new ValidationError(`Invalid ${field}: too large (${rule})`, { [field]: [`is too large: ${rule}`] });
+}
+
+/** A path segment as sent; a malformed percent-escape names nothing, so it is a 404 like any unknown id. */
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new NotFoundError('No such resource');
   }
 }
 
@@ -149,7 +181,7 @@ export function httpApp(options: HttpAppOptions) {
       if (!hit) throw new MethodNotAllowedError(method, allow);
       const params: Record<string, string> = {};
       hit.r.names.forEach((n, i) => {
-        params[n] = decodeURIComponent(hit.m[i + 1]);
+        params[n] = decodeSegment(hit.m[i + 1]);
       });
       const headers = lowerHeaders(event.headers);
       const principal = await authenticate(hit.r.access, headers, options.verifier);
@@ -198,6 +230,11 @@ function render(res: Response, allow: string[]): APIGatewayProxyStructuredResult
   if (res.raw)
     return { statusCode: res.status, headers, body: res.raw.body, isBase64Encoded: res.raw.isBase64Encoded };
   return { statusCode: res.status, headers, body: res.body === undefined ? '' : JSON.stringify(res.body) };
+}
+
+/** The caller as the use cases judge writes: admin, or the identity its token acts as (auth.ts, clientId). */
+export function actorOf(req: Pick<Request, 'principal'>): { isAdmin: boolean; identity: string | null } {
+  return { isAdmin: req.principal.isAdmin, identity: req.principal.clientId };
 }
 
 /** Validates input with zod; failures become a 400 that names each field. */

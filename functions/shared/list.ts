@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { type IdPrefix, idPattern } from './ids.js';
+import { LIMITS } from './limits.js';
 
 /** Documented page-size bounds. A limit above MAX_LIMIT is refused with a 400 (see README). */
 export const DEFAULT_LIMIT = 10;
@@ -7,7 +8,7 @@ export const MAX_LIMIT = 100;
 
 export const pageQuery = {
   limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(LIMITS.offset).default(0),
 };
 export interface Page {
   limit: number;
@@ -50,6 +51,7 @@ export function ref(prefix: IdPrefix, collection: string) {
   const pattern = idPattern(prefix);
   return z
     .string()
+    .max(LIMITS.url, `must be at most ${LIMITS.url} characters`)
     .transform((v) => {
       const m = new RegExp(`/${collection}/([^/?#]+)/?$`).exec(v);
       return m ? m[1] : v;

@@ -9,7 +9,10 @@ import { generateSigningKey, jwks, type SigningKey, signJwt } from '../../local/
  */
 export interface TestIdp {
   issuer: string;
+  /** The APIs' audience (AUTH_AUDIENCE). */
   audience: string;
+  /** The audience of the coordinator's own token, as task services verify it; never accepted by the APIs. */
+  taskServiceAudience: string;
   jwksUri: string;
   tokenUrl: string;
   /** AUTH_* and COORDINATOR_TOKEN_* settings pointing at this provider. */
@@ -44,6 +47,7 @@ export const TEST_CLIENT_SECRET = 'coordinator-secret';
 export async function startTestIdp(opts: { tokenLifetime?: number } = {}): Promise<TestIdp> {
   const key = generateSigningKey();
   const audience = 'release-coordinator-test';
+  const taskServiceAudience = 'task-services-test';
   const issued: string[] = [];
   const tokenRequests: string[] = [];
   let issuer = '';
@@ -65,7 +69,13 @@ export async function startTestIdp(opts: { tokenLifetime?: number } = {}): Promi
         const lifetime = opts.tokenLifetime ?? 3600;
         const token = signJwt(
           key,
-          { iss: issuer, aud: audience, sub: TEST_CLIENT_ID, roles: ['service'] },
+          {
+            iss: issuer,
+            aud: taskServiceAudience,
+            sub: TEST_CLIENT_ID,
+            client_id: TEST_CLIENT_ID,
+            roles: ['service'],
+          },
           lifetime,
         );
         issued.push(token);
@@ -92,6 +102,7 @@ export async function startTestIdp(opts: { tokenLifetime?: number } = {}): Promi
   return {
     issuer,
     audience,
+    taskServiceAudience,
     jwksUri: `${issuer}/.well-known/jwks.json`,
     tokenUrl: `${issuer}/oauth/token`,
     env: {

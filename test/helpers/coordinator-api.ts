@@ -45,7 +45,13 @@ export async function startCoordinatorApi(extraEnv: Record<string, string> = {})
   Object.assign(
     process.env,
     idp.env,
-    { TASK_SERVICE_PROBE_TIMEOUT_MS: '1500', LOG_LEVEL: 'error' },
+    // Test task services listen on 127.0.0.1 over plain http, as in the local stack (which sets both too).
+    {
+      TASK_SERVICE_PROBE_TIMEOUT_MS: '1500',
+      LOG_LEVEL: 'error',
+      TASK_SERVICE_ALLOW_PRIVATE: 'true',
+      TASK_SERVICE_ALLOW_HTTP: 'true',
+    },
     extraEnv,
   );
   delete process.env.RELEASE_STATE_MACHINE_ARN;

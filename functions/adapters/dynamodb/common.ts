@@ -9,6 +9,7 @@ import {
 import * as z from 'zod';
 import { ConflictError } from '../../shared/errors.js';
 import type { Page } from '../../shared/list.js';
+import { assertItemFits } from './item-size.js';
 
 /**
  * What the DynamoDB repositories share: physical table names, the key layout of the single-table design and the
@@ -22,6 +23,7 @@ import type { Page } from '../../shared/list.js';
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
  *   event          EV#<id>        / EV        gsi1 EV / <created>#<id>   gsi2 EVR#<release> / <created>#<id>
  *   version guard  VERSION#<v>    / VERSION   gsi1 VERSION / <sortable version>
+ *   highest        VERSION        / HIGHEST   (the highest published version, moved in the publishing transaction)
  *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases)
  * studies table
  *   study          SD#<id>        / SD        gsi1 SD / <created>#<id>
@@ -68,6 +70,7 @@ export const K = {
   event: (id: string) => ({ pk: `EV#${id}`, sk: 'EV' }),
   eventsOfRelease: (releaseId: string) => `EVR#${releaseId}`,
   version: (v: string) => ({ pk: `VERSION#${v}`, sk: 'VERSION' }),
+  highestVersion: () => ({ pk: 'VERSION', sk: 'HIGHEST' }),
   registry: () => ({ pk: 'REGISTRY', sk: 'SERVICES' }),
   study: (id: string) => ({ pk: `SD#${id}`, sk: 'SD' }),
   /** Newest-first listing key: timestamps sort lexically; the id breaks ties. */
@@ -102,10 +105,19 @@ export type TransactOutcome =
   | { ok: true }
   | { ok: false; conditionFailed: { kind: string; id: string }[]; conflict: boolean };
 
+/** Cancellation reasons that pass with time: a concurrent writer, or DynamoDB throttling the table or an index. */
+const TRANSIENT_REASONS = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+
 /**
  * Runs one TransactWriteItems. Condition failures come back as data (which items failed) so callers can map them to
- * the right error or retry with fresh ids; a transaction conflict with a concurrent writer is retried here with
- * jittered backoff, since conditions are re-evaluated on every attempt.
+ * the right error or retry with fresh ids. A cancellation for a transient reason (a transaction conflict with a
+ * concurrent writer, throttling) is retried here with jittered backoff, since conditions are re-evaluated on every
+ * attempt. Throttling that outlasts the attempts is thrown marked `$retryable` (the SDK's own convention), so the
+ * orchestration retries the step instead of failing the release.
  */
 export async function transact(
   doc: DynamoDBDocumentClient,
@@ -113,6 +125,7 @@ export async function transact(
   attempts = 8,
 ): Promise<TransactOutcome> {
   if (items.length > 100) throw new ConflictError(`A change of ${items.length} items exceeds DynamoDB's 100`);
+  for (const i of items) assertItemFits(i);
   for (let attempt = 1; ; attempt++) {
     try {
       await doc.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) }));
@@ -130,10 +143,14 @@ export async function transact(
         )
         .filter((x): x is { kind: string; id: string } => x !== null);
       const conflict = reasons.some((r) => r?.Code === 'TransactionConflict');
-      if (conditionFailed.length === 0 && conflict && attempt < attempts) {
+      const transient = reasons.some((r) => TRANSIENT_REASONS.has(r?.Code ?? ''));
+      const throttled = transient && !conflict;
+      if (conditionFailed.length === 0 && transient && attempt < attempts) {
         await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
         continue;
       }
+      if (conditionFailed.length === 0 && throttled)
+        throw Object.assign(err as Error, { $retryable: { throttling: true } });
       if (conditionFailed.length === 0 && !conflict) throw err;
       return { ok: false, conditionFailed, conflict };
     }

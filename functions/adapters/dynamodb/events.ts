@@ -17,6 +17,7 @@ export function materializeEvent(e: NewEvent, clock: Clock): CoordinatorEvent {
     taskId: e.taskId ?? null,
     taskServiceId: e.taskServiceId ?? null,
     studyId: e.studyId ?? null,
+    source: e.source ?? 'coordinator',
     createdAt: nowIso(clock),
   };
 }

@@ -46,6 +46,7 @@ import {
   transact,
 } from './common.js';
 import { eventPut, materializeEvent } from './events.js';
+import { assertFits, MAX_EXTRA_BYTES, RELEASE_RECORD_BUDGET, valueBytes } from './item-size.js';
 
 type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -64,6 +65,14 @@ function states<S extends string>(s: S | readonly S[] | undefined): readonly S[]
 function checkExtraNames(names: string[]): void {
   for (const n of names) {
     if (RESERVED.has(n)) throw new Error(`"${n}" is a Release field or key, not an orchestration extra`);
+  }
+}
+
+/** Orchestration attributes share the room kept free on the release item (item-size.ts); each stays small. */
+function checkExtraSizes(extras: Record<string, unknown> | undefined): void {
+  for (const [k, v] of Object.entries(extras ?? {})) {
+    if (valueBytes(v) > MAX_EXTRA_BYTES)
+      throw new Error(`orchestration attribute "${k}" is larger than ${MAX_EXTRA_BYTES} bytes`);
   }
 }
 
@@ -165,6 +174,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         };
       });
       const evs = events(release, tasks).map((e) => materializeEvent(e, this.clock));
+      assertFits(this.releaseItem(release), RELEASE_RECORD_BUDGET, 'release');
       const items: LabelledItem[] = [
         putNew(this.table, 'release', release.id, this.releaseItem(release)),
         ...tasks.map((t) => putNew(this.table, 'task', t.id, this.taskItem(t))),
@@ -207,6 +217,12 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   ): Promise<ReleaseAggregate | null> {
     const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
     if (entries.length) {
+      // The release item must keep its room for the orchestration: size what it would become before writing.
+      const current = await this.doc.send(
+        new GetCommand({ TableName: this.table, Key: K.release(id), ConsistentRead: true }),
+      );
+      if (!current.Item) return null;
+      assertFits({ ...current.Item, ...Object.fromEntries(entries) }, RELEASE_RECORD_BUDGET, 'release');
       try {
         await this.doc.send(
           new UpdateCommand({
@@ -247,7 +263,16 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return items.map((i) => decode(releaseSchema, i)).filter((r) => wanted.includes(r.state));
   }
 
+  /**
+   * One strongly consistent read of the pointer item that every publish moves in its own transaction, so a release
+   * created right after a publish never misses it (the version index would be eventually consistent). Tables from
+   * before the pointer existed have none until their next publish: then the version index is read once.
+   */
   async highestPublishedVersion(): Promise<string | null> {
+    const got = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: K.highestVersion(), ConsistentRead: true }),
+    );
+    if (typeof got.Item?.version === 'string') return got.Item.version;
     const out = await this.doc.send(
       new QueryCommand({
         TableName: this.table,
@@ -269,6 +294,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     const set = Object.entries(change.set ?? {});
     const remove = change.remove ?? [];
     checkExtraNames([...set.map(([k]) => k), ...remove]);
+    checkExtraSizes(change.set);
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = {};
     const sets = set.map(([k, v], i) => {
@@ -313,13 +339,17 @@ export class DynamoReleaseRepository implements ReleaseRepository {
 
   async applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]> {
     checkExtraNames([...Object.keys(change.setExtras ?? {}), ...(change.removeExtras ?? [])]);
+    checkExtraSizes(change.setExtras);
     for (let attempt = 0; attempt < 5; attempt++) {
       const events = (change.events ?? []).map((e) => materializeEvent(e, this.clock));
       const items = this.changeItems(change, events);
       if (items.length === 0) return [];
       const out = await transact(this.doc, items);
       if (out.ok) return events;
-      const real = out.conditionFailed.filter((f) => f.kind !== 'event');
+      // The version claim and the highest-version pointer both report as `version`: name it once.
+      const real = out.conditionFailed
+        .filter((f) => f.kind !== 'event')
+        .filter((f, i, all) => all.findIndex((g) => g.kind === f.kind && g.id === f.id) === i);
       if (real.length) {
         const what = real.map((f) => `${f.kind} ${f.id}`).join(', ');
         throw new ChangeConflictError(`Change refused: ${what} not in the expected state`, real);
@@ -379,6 +409,21 @@ export class DynamoReleaseRepository implements ReleaseRepository {
           createdAt: nowIso(this.clock),
         }),
       );
+      // The pointer highestPublishedVersion reads; only ever moved up, in the same transaction as the claim.
+      const sortKey = versionSortKey(change.claimVersion);
+      items.push({
+        kind: 'version',
+        id: change.claimVersion,
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: K.highestVersion(),
+            UpdateExpression: 'SET version = :v, sortKey = :sk, releaseId = :r',
+            ConditionExpression: 'attribute_not_exists(sortKey) OR sortKey < :sk',
+            ExpressionAttributeValues: { ':v': change.claimVersion, ':sk': sortKey, ':r': change.releaseId },
+          },
+        },
+      });
     }
     for (const s of change.studies ?? []) {
       items.push({
@@ -582,17 +627,37 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return this.getById(id, 'RN', releaseNoteSchema);
   }
 
+  /**
+   * A note's update is a conditional write on its revision (`rev`, counted up by every write): two PATCHes that
+   * read the same note never overwrite each other; the loser reads again and re-applies its own change. Notes from
+   * before `rev` existed are matched by its absence.
+   */
   async updateNote(
     id: string,
     patch: Partial<Pick<ReleaseNote, 'description' | 'author' | 'releaseId' | 'studyId'>>,
   ): Promise<ReleaseNote | null> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const current = await this.getNote(id);
-      if (!current) return null;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      const found = await this.findById(id, 'RN');
+      if (!found) return null;
+      const got = await this.doc.send(
+        new GetCommand({ TableName: this.table, Key: { pk: found.pk, sk: found.sk }, ConsistentRead: true }),
+      );
+      if (!got.Item) return null;
+      const current = decode(releaseNoteSchema, got.Item);
+      const rev = typeof got.Item.rev === 'number' ? got.Item.rev : null;
       const next: ReleaseNote = {
         ...current,
         ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
       };
+      const revCondition =
+        rev === null
+          ? { ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(rev)' }
+          : {
+              ConditionExpression: 'attribute_exists(pk) AND rev = :rev',
+              ExpressionAttributeValues: { ':rev': rev },
+            };
+      const nextItem = { ...this.noteItem(next), rev: (rev ?? 0) + 1 };
       const moved = next.releaseId !== current.releaseId;
       // The note moves to its new release's collection when its release changes: delete + put, one transaction.
       const items: LabelledItem[] = moved
@@ -601,11 +666,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
               kind: 'note',
               id,
               item: {
-                Delete: {
-                  TableName: this.table,
-                  Key: K.note(current.releaseId, id),
-                  ConditionExpression: 'attribute_exists(pk)',
-                },
+                Delete: { TableName: this.table, Key: K.note(current.releaseId, id), ...revCondition },
               },
             },
             {
@@ -614,25 +675,13 @@ export class DynamoReleaseRepository implements ReleaseRepository {
               item: {
                 Put: {
                   TableName: this.table,
-                  Item: this.noteItem(next),
+                  Item: nextItem,
                   ConditionExpression: 'attribute_not_exists(pk)',
                 },
               },
             },
           ]
-        : [
-            {
-              kind: 'note',
-              id,
-              item: {
-                Put: {
-                  TableName: this.table,
-                  Item: this.noteItem(next),
-                  ConditionExpression: 'attribute_exists(pk)',
-                },
-              },
-            },
-          ];
+        : [{ kind: 'note', id, item: { Put: { TableName: this.table, Item: nextItem, ...revCondition } } }];
       const out = await transact(this.doc, [
         ...items,
         ...this.refChecks(moved ? next.releaseId : undefined, patch.studyId ? next.studyId : undefined),
@@ -640,9 +689,9 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       if (out.ok) return next;
       const missing = DynamoReleaseRepository.missingRefs(out.conditionFailed);
       if (missing) throw missing;
-      // The note changed or moved under us: read it again.
+      // The note changed or moved under us: read it again and re-apply this change to what is stored now.
     }
-    throw new ChangeConflictError('The release note changed concurrently; retry');
+    throw new ChangeConflictError('The release note kept changing concurrently; retry');
   }
 
   async deleteNote(id: string): Promise<boolean> {

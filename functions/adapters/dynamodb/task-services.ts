@@ -69,7 +69,7 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
 
   update(
     id: string,
-    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled'>>,
+    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled' | 'clientId'>>,
   ): Promise<TaskService | null> {
     return this.set(id, patch);
   }

@@ -3,8 +3,10 @@ import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
-import { empty, httpApp, ok, parse } from '../../shared/http.js';
+import { actorOf, empty, httpApp, ok, parse } from '../../shared/http.js';
+import { LIMITS, text } from '../../shared/limits.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { createEvent, deleteEvent, getEvent, listEvents } from '../events.js';
@@ -18,6 +20,7 @@ const tables = tablesFromEnv();
 const deps = {
   events: new DynamoEventRepository(doc, tables),
   releases: new DynamoReleaseRepository(doc, tables),
+  taskServices: new DynamoTaskServiceRepository(doc, tables),
   publisher: eventPublisher(),
 };
 
@@ -36,7 +39,7 @@ const listQuery = z.object({
 });
 const createBody = z.strictObject({
   event_type: z.enum(EVENT_TYPES).default('info'),
-  message: z.string(),
+  message: text(LIMITS.eventMessage).min(1, 'must not be empty'),
   release: refs.release.nullish(),
   study: refs.study.nullish(),
   task: refs.task.nullish(),
@@ -68,14 +71,18 @@ export const handler = httpApp({
       access: 'service',
       handle: async (req) => {
         const b = parse(createBody, req.body);
-        const event = await createEvent(deps, {
-          eventType: b.event_type,
-          message: b.message,
-          releaseId: b.release ?? null,
-          studyId: b.study ?? null,
-          taskId: b.task ?? null,
-          taskServiceId: b.task_service ?? null,
-        });
+        const event = await createEvent(
+          deps,
+          {
+            eventType: b.event_type,
+            message: b.message,
+            releaseId: b.release ?? null,
+            studyId: b.study ?? null,
+            taskId: b.task ?? null,
+            taskServiceId: b.task_service ?? null,
+          },
+          actorOf(req),
+        );
         return ok(eventJson(event, req.baseUrl));
       },
     },

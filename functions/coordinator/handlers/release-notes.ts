@@ -3,6 +3,7 @@ import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
+import { LIMITS, text } from '../../shared/limits.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { createNote, deleteNote, getNote, listNotes, updateNote } from '../release-notes.js';
@@ -18,14 +19,14 @@ const listQuery = z.object({
   study: ref('SD', 'studies').optional(),
 });
 const createBody = z.strictObject({
-  description: z.string(),
-  author: z.string().optional(),
+  description: text(LIMITS.description),
+  author: text(LIMITS.author).optional(),
   release: ref('RE', 'releases'),
   study: ref('SD', 'studies').nullish(),
 });
 const patchBody = z.strictObject({
-  description: z.string().optional(),
-  author: z.string().optional(),
+  description: text(LIMITS.description).optional(),
+  author: text(LIMITS.author).optional(),
   release: ref('RE', 'releases').optional(),
   /** null removes the study. */
   study: ref('SD', 'studies').nullish(),

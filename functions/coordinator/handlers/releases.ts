@@ -7,6 +7,7 @@ import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-servic
 import { eventPublisher } from '../../adapters/event-publisher.js';
 import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
+import { LIMITS, list, text } from '../../shared/limits.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { RELEASE_STATES } from '../model.js';
@@ -34,18 +35,19 @@ const listQuery = z.object({
   /** Beyond the spec: a study's timeline of releases. */
   study: ref('SD', 'studies').optional(),
 });
+const tags = list(text(LIMITS.tag), LIMITS.tags);
 const createBody = z.strictObject({
-  name: z.string().min(1),
-  description: z.string().default(''),
+  name: text(LIMITS.name).min(1),
+  description: text(LIMITS.description).default(''),
   is_major: z.boolean().default(false),
-  author: z.string().optional(),
-  tags: z.array(z.string()).default([]),
-  studies: z.array(ref('SD', 'studies')).min(1, 'at least one study is required'),
+  author: text(LIMITS.author).optional(),
+  tags: tags.default([]),
+  studies: list(ref('SD', 'studies'), LIMITS.studies).min(1, 'at least one study is required'),
 });
 const patchBody = z.strictObject({
-  name: z.string().min(1).optional(),
-  description: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  name: text(LIMITS.name).min(1).optional(),
+  description: text(LIMITS.description).optional(),
+  tags: tags.optional(),
 });
 
 export const handler = httpApp({

@@ -3,10 +3,11 @@ import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
-import { createTaskServiceClient } from '../../adapters/task-service-client.js';
+import { createTaskServiceClient, urlPolicyFromEnv } from '../../adapters/task-service-client.js';
 import { tokenClient } from '../../adapters/token-client.js';
-import { parseEnv } from '../../shared/config.js';
+import { boolEnv, parseEnv } from '../../shared/config.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
+import { LIMITS, text } from '../../shared/limits.js';
 import { boolQuery, envelope, pageQuery } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import {
@@ -24,31 +25,41 @@ const config = parseEnv(
   z.object({
     /** How long POST/PATCH /task-services waits for GET {url}/status. */
     TASK_SERVICE_PROBE_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+    /** Every task service must name the OAuth client whose tokens act for it. */
+    TASK_SERVICE_CLIENT_REQUIRED: boolEnv(false),
   }),
 );
+const urlPolicy = urlPolicyFromEnv();
 const doc = documentClient();
 const tables = tablesFromEnv();
 const deps = {
   taskServices: new DynamoTaskServiceRepository(doc, tables),
   releases: new DynamoReleaseRepository(doc, tables),
-  taskServiceClient: createTaskServiceClient(tokenClient()),
+  taskServiceClient: createTaskServiceClient(tokenClient(), { policy: urlPolicy }),
   probeTimeoutMs: config.TASK_SERVICE_PROBE_TIMEOUT_MS,
+  urlPolicy,
+  clientRequired: config.TASK_SERVICE_CLIENT_REQUIRED,
 };
 
 const listQuery = z.object({ ...pageQuery, enabled: boolQuery.optional() });
+const clientId = text(LIMITS.clientId).min(1, 'must not be empty');
 const createBody = z.strictObject({
-  name: z.string().min(1),
-  description: z.string().default(''),
-  author: z.string().default(''),
-  url: z.string().min(1),
+  name: text(LIMITS.name).min(1),
+  description: text(LIMITS.description).default(''),
+  author: text(LIMITS.author).default(''),
+  url: text(LIMITS.url).min(1),
   enabled: z.boolean().default(true),
+  /** The OAuth client (or subject) whose tokens act for this service. */
+  client_id: clientId.nullish(),
 });
 const patchBody = z.strictObject({
-  name: z.string().min(1).optional(),
-  description: z.string().optional(),
-  author: z.string().optional(),
-  url: z.string().min(1).optional(),
+  name: text(LIMITS.name).min(1).optional(),
+  description: text(LIMITS.description).optional(),
+  author: text(LIMITS.author).optional(),
+  url: text(LIMITS.url).min(1).optional(),
   enabled: z.boolean().optional(),
+  /** null unbinds the service. */
+  client_id: clientId.nullish(),
 });
 
 export const handler = httpApp({
@@ -71,8 +82,10 @@ export const handler = httpApp({
       method: 'POST',
       path: '/task-services',
       access: 'admin',
-      handle: async (req) =>
-        ok(taskServiceJson(await registerTaskService(deps, parse(createBody, req.body)))),
+      handle: async (req) => {
+        const { client_id, ...b } = parse(createBody, req.body);
+        return ok(taskServiceJson(await registerTaskService(deps, { ...b, clientId: client_id ?? null })));
+      },
     },
     {
       method: 'GET',
@@ -84,8 +97,12 @@ export const handler = httpApp({
       method: 'PATCH',
       path: '/task-services/{id}',
       access: 'admin',
-      handle: async (req) =>
-        ok(taskServiceJson(await updateTaskService(deps, req.params.id, parse(patchBody, req.body)))),
+      handle: async (req) => {
+        const { client_id, ...b } = parse(patchBody, req.body);
+        return ok(
+          taskServiceJson(await updateTaskService(deps, req.params.id, { ...b, clientId: client_id })),
+        );
+      },
     },
     {
       method: 'DELETE',

@@ -2,9 +2,10 @@ import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
 import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
-import { httpApp, ok, parse } from '../../shared/http.js';
+import { actorOf, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { TASK_STATES } from '../model.js';
@@ -14,9 +15,12 @@ import { taskJson } from '../views.js';
 
 /** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */
 const { env, verifier } = httpRuntime();
-const releases = new DynamoReleaseRepository(documentClient(), tablesFromEnv());
+const doc = documentClient();
+const tables = tablesFromEnv();
+const releases = new DynamoReleaseRepository(doc, tables);
 const deps = {
   releases,
+  taskServices: new DynamoTaskServiceRepository(doc, tables),
   publisher: eventPublisher(),
   orchestrator: createReleaseOrchestrator(releases),
 };
@@ -35,7 +39,7 @@ const reportedState = z.preprocess(
 );
 const patchBody = z.strictObject({
   state: reportedState.optional(),
-  progress: z.union([z.number(), z.string()]).optional(),
+  progress: z.union([z.number(), z.string().max(20, 'must be at most 20 characters')]).optional(),
 });
 
 export const handler = httpApp({
@@ -70,7 +74,7 @@ export const handler = httpApp({
       handle: async (req) => {
         const b = parse(patchBody, req.body);
         const progress = b.progress === undefined ? undefined : parseProgress(b.progress);
-        const task = await reportTask(deps, req.params.id, { state: b.state, progress });
+        const task = await reportTask(deps, req.params.id, { state: b.state, progress }, actorOf(req));
         return ok(taskJson(task, req.baseUrl));
       },
     },

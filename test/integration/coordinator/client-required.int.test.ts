@@ -29,7 +29,9 @@ describe('TASK_SERVICE_CLIENT_REQUIRED=true', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.client_id).toBe('client-s');
-    const cleared = await api.call('PATCH', `/task-services/${res.body.item_id}`, { body: { client_id: null } });
+    const cleared = await api.call('PATCH', `/task-services/${res.body.item_id}`, {
+      body: { client_id: null },
+    });
     expect(cleared.status).toBe(400);
     expect(cleared.body.error.fields.client_id).toBeDefined();
   });

@@ -64,7 +64,12 @@ function interleaved(before: () => Promise<unknown>): DynamoDBDocumentClient {
 describe('release notes updated concurrently', () => {
   it('never lose an update: both changes survive', async () => {
     const { release } = await newRelease();
-    const note = await releases.createNote({ releaseId: release.id, studyId: null, description: 'd0', author: 'a0' });
+    const note = await releases.createNote({
+      releaseId: release.id,
+      studyId: null,
+      description: 'd0',
+      author: 'a0',
+    });
     const racer = new DynamoReleaseRepository(
       interleaved(() => releases.updateNote(note.id, { author: 'by-the-other-writer' })),
       tables,

@@ -166,7 +166,17 @@ describe('events', () => {
       task_service: `${api.baseUrl}/task-services/${service.item_id}`,
     });
     expect(Object.keys(res.body).sort()).toEqual(
-      ['created_at', 'event_type', 'item_id', 'kf_id', 'message', 'release', 'task', 'task_service'].sort(),
+      [
+        'created_at',
+        'event_type',
+        'item_id',
+        'kf_id',
+        'message',
+        'release',
+        'source',
+        'task',
+        'task_service',
+      ].sort(),
     );
     expect(res.body.item_id).toMatch(/^EV_/);
     const got = await api.call('GET', `/events/${res.body.item_id}`);

@@ -45,6 +45,7 @@ const newService = (name: string) =>
     enabled: true,
     healthStatus: 'ok',
     lastOkStatus: 0,
+    clientId: null,
   });
 
 async function newRelease(serviceCount = 2) {

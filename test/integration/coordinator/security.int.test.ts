@@ -75,13 +75,13 @@ describe('task services bound to an OAuth client', () => {
   it('accepts PATCH /tasks/<id> from the bound client (client_id claim, else sub) and from an admin', async () => {
     const taskId = tasks.get(boundA) as string;
     const byClaim = api.idp.mint({ sub: 'x', roles: ['service'], extra: { client_id: 'client-a' } });
-    expect((await api.call('PATCH', `/tasks/${taskId}`, { token: byClaim, body: { progress: 20 } })).status).toBe(
-      200,
-    );
+    expect(
+      (await api.call('PATCH', `/tasks/${taskId}`, { token: byClaim, body: { progress: 20 } })).status,
+    ).toBe(200);
     const bySub = api.idp.mint({ sub: 'client-a', roles: ['service'] });
-    expect((await api.call('PATCH', `/tasks/${taskId}`, { token: bySub, body: { progress: 30 } })).status).toBe(
-      200,
-    );
+    expect(
+      (await api.call('PATCH', `/tasks/${taskId}`, { token: bySub, body: { progress: 30 } })).status,
+    ).toBe(200);
     expect((await api.call('PATCH', `/tasks/${taskId}`, { body: { progress: 40 } })).status).toBe(200);
   });
 
@@ -110,7 +110,10 @@ describe('task services bound to an OAuth client', () => {
     expect(byService.status).toBe(403);
     expect((await api.call('GET', '/events?limit=1')).body.count).toBe(before);
     const own = api.idp.mint({ sub: 'client-a', roles: ['service'] });
-    const ok = await api.call('POST', '/events', { token: own, body: { message: 'hello', task_service: boundA } });
+    const ok = await api.call('POST', '/events', {
+      token: own,
+      body: { message: 'hello', task_service: boundA },
+    });
     expect(ok.status).toBe(200);
   });
 

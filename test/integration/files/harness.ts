@@ -61,7 +61,12 @@ export interface FilesApi {
     opts?: UploadOptions,
   ): Promise<{ fileId: string; versionId: string }>;
   /** Polls GET /files/<fid>/versions/<vid> (as admin) until `pred` holds; throws with the last state after `timeoutMs`. */
-  waitForVersion(fileId: string, versionId: string, pred: (v: any) => boolean, timeoutMs?: number): Promise<any>;
+  waitForVersion(
+    fileId: string,
+    versionId: string,
+    pred: (v: any) => boolean,
+    timeoutMs?: number,
+  ): Promise<any>;
   close(): Promise<void>;
 }
 

@@ -34,7 +34,9 @@ describe('files a caller may not see', () => {
         const b = await api.call('GET', unknown, { token });
         expect(a.status, hidden).toBe(404);
         expect(b.status, unknown).toBe(404);
-        expect(shape(shape(a.body, fileId), versionId)).toEqual(shape(shape(b.body, unknownFile), unknownVersion));
+        expect(shape(shape(a.body, fileId), versionId)).toEqual(
+          shape(shape(b.body, unknownFile), unknownVersion),
+        );
       }
     }
     expect((await api.call('GET', `/files/${fileId}`, { token: api.memberA })).status).toBe(200);
@@ -82,7 +84,9 @@ describe('multipart uploads', () => {
     expect(confirmed.body.state).toBe('verifying');
     const done = await api.waitForVersion(file.kf_id, version.kf_id, (v) => v.state !== 'verifying');
     expect(done.state).toBe('available');
-    const got = await api.call('GET', `/download/study/${api.studyA}/files/${file.kf_id}`, { redirect: 'follow' });
+    const got = await api.call('GET', `/download/study/${api.studyA}/files/${file.kf_id}`, {
+      redirect: 'follow',
+    });
     expect(sha256(got.bytes)).toBe(sha256(bytes));
   });
 

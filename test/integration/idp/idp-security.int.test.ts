@@ -27,8 +27,13 @@ async function start(extra: Partial<Parameters<typeof startIdp>[0]> = {}) {
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
-const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
+  fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+const claimsOf = (token: string) =>
+  JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 
 function apiVerifier(idp: Idp) {
   return createTokenVerifier({
@@ -45,7 +50,11 @@ function apiVerifier(idp: Idp) {
 describe('local identity provider security', () => {
   it('puts the client_id given to POST /dev/tokens into the token as the client_id claim', async () => {
     const idp = await start();
-    const res = await post(`${idp.url}/dev/tokens`, { sub: 'svc', roles: ['service'], client_id: 'client-a' });
+    const res = await post(`${idp.url}/dev/tokens`, {
+      sub: 'svc',
+      roles: ['service'],
+      client_id: 'client-a',
+    });
     expect(res.status).toBe(200);
     const { access_token } = (await res.json()) as { access_token: string };
     expect(claimsOf(access_token).client_id).toBe('client-a');

@@ -84,21 +84,26 @@ describe('discovery', () => {
 });
 
 describe('client credentials', () => {
-  it('issues a service token to the coordinator client (form body) that the functions accept', async () => {
+  it('issues a service token to a task-service client (form body) that the functions accept', async () => {
     const { status, body, headers } = await call('/oauth/token', {
       method: 'POST',
       headers: FORM,
       body: form({
         grant_type: 'client_credentials',
-        client_id: 'coordinator',
-        client_secret: 'coordinator-local-secret',
+        client_id: 'task-service',
+        client_secret: 'task-service-local-secret',
       }),
     });
     expect(status).toBe(200);
     expect(headers.get('cache-control')).toBe('no-store');
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, access_token: expect.any(String) });
     const principal = await functionsVerifier().verify(body.access_token);
-    expect(principal).toMatchObject({ sub: 'coordinator', isService: true, isAdmin: false });
+    expect(principal).toMatchObject({
+      sub: 'task-service',
+      clientId: 'task-service',
+      isService: true,
+      isAdmin: false,
+    });
   });
 
   it('accepts the client secret by HTTP Basic and a JSON body', async () => {

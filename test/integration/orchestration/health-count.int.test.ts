@@ -22,6 +22,7 @@ const newService = () =>
     enabled: true,
     healthStatus: 'ok',
     lastOkStatus: 0,
+    clientId: null,
   });
 
 describe('failed health checks on DynamoDB Local', () => {

@@ -15,7 +15,7 @@ describe('reference task service', () => {
         auth: {
           mode: 'jwks',
           issuer: h.api.idp.issuer,
-          audience: [h.api.idp.audience],
+          audience: [h.api.idp.taskServiceAudience],
           requiredRole: 'service',
         },
         stageSeconds: 0.2,

@@ -63,7 +63,7 @@ describe('release orchestration', () => {
     }
     const verifier = createTokenVerifier({
       AUTH_ISSUER: h.api.idp.issuer,
-      AUTH_AUDIENCE: [h.api.idp.audience],
+      AUTH_AUDIENCE: [h.api.idp.taskServiceAudience],
       AUTH_JWKS_URI: h.api.idp.jwksUri,
       AUTH_ROLES_CLAIMS: ['roles'],
       AUTH_GROUPS_CLAIMS: ['groups'],

@@ -163,12 +163,13 @@ describe('GET /releases/<id>', () => {
 describe('POST /events', () => {
   it('is one TransactWriteItems: the put plus a ConditionCheck per reference', async () => {
     ddb.on(TransactWriteCommand).resolves({});
+    ddb.on(GetCommand).resolves({}); // the task service's binding: none (unbound)
     const res = await call('events', 'POST', '/events', {
       roles: ['service'],
       body: { event_type: 'info', message: 'm', release: 'RE_AAAAAAAA', task_service: 'TS_AAAAAAAA' },
     });
     expect(res.status).toBe(200);
-    expect(ddb.calls()).toHaveLength(1);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
     expect(items[0].Put?.ConditionExpression).toBe('attribute_not_exists(pk)');
     expect(items[0].Put?.Item).toMatchObject({
@@ -330,7 +331,8 @@ describe('POST /releases', () => {
     const res = await call('releases', 'POST', '/releases', { body });
     expect(res.status).toBe(200);
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
-    expect(ddb.commandCalls(GetCommand)).toHaveLength(2);
+    // The highest published version once, then the registry guard per attempt.
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(3);
   });
 
   it('refuses unknown studies with a 400 naming studies and writes nothing', async () => {
@@ -348,9 +350,21 @@ describe('POST /releases', () => {
 });
 
 describe('PATCH /tasks/<id>', () => {
+  // The task (by id: gsi2 then a consistent Get), its unbound service (Get TS#...) and its running release
+  // (the collection query that judges the callback against the release's phase).
   const wireTask = (state: string) => {
-    ddb.on(QueryCommand).resolves({ Items: [{ ...taskItem, state }] });
-    ddb.on(GetCommand).resolves({ Item: { ...taskItem, state } });
+    ddb
+      .on(QueryCommand)
+      .callsFake((input) =>
+        input.IndexName === 'gsi2'
+          ? { Items: [{ ...taskItem, state }] }
+          : { Items: [releaseItem, { ...taskItem, state }] },
+      );
+    ddb
+      .on(GetCommand)
+      .callsFake((input) =>
+        String(input.Key?.pk).startsWith('TS#') ? { Item: undefined } : { Item: { ...taskItem, state } },
+      );
     ddb.on(TransactWriteCommand).resolves({});
   };
 
@@ -363,12 +377,17 @@ describe('PATCH /tasks/<id>', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ state: 'staged', progress: 100 });
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
-    expect(items[0].Update).toMatchObject({
+    // The release must still be in a phase that allows staged (initializing or running).
+    expect(items[0].ConditionCheck).toMatchObject({
+      Key: { pk: 'RE#RE_AAAAAAAA', sk: 'RE' },
+      ExpressionAttributeValues: { ':e0': 'initializing', ':e1': 'running' },
+    });
+    expect(items[1].Update).toMatchObject({
       Key: { pk: 'RE#RE_AAAAAAAA', sk: 'TA#TA_AAAAAAAA' },
       ConditionExpression: 'attribute_exists(pk) AND #state IN (:e0)',
       ExpressionAttributeValues: { ':to': 'staged', ':progress': 100, ':e0': 'running' },
     });
-    expect(items[1].Put?.Item?.message).toBe('task TA_AAAAAAAA changed from running to staged');
+    expect(items[2].Put?.Item?.message).toBe('task TA_AAAAAAAA changed from running to staged');
   });
 
   it('answers 409 to a transition that is not allowed, writing nothing', async () => {

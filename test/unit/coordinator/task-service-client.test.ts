@@ -6,6 +6,8 @@ import {
 } from '../../../functions/adapters/task-service-client.js';
 
 const tokens = { token: async () => 'coord-token' };
+/** These tests exercise replies, not the URL policy: every URL may be called. */
+const OPEN = { allowPrivate: true, allowHttp: true };
 
 /** A fetch double that records the request and answers (or fails) as told: no network. */
 function fetchThat(answer: () => Promise<Response>) {
@@ -25,7 +27,9 @@ describe('task service client', () => {
     const f = fetchThat(
       async () => new Response(JSON.stringify({ name: 'svc', version: '1' }), { status: 200 }),
     );
-    const out = await createTaskServiceClient(tokens, f.impl).status('http://svc:1/');
+    const out = await createTaskServiceClient(tokens, { policy: OPEN, fetch: f.impl }).status(
+      'http://svc:1/',
+    );
     expect(out).toEqual({ ok: true, status: 200, body: { name: 'svc', version: '1' } });
     expect(f.calls[0].url).toBe('http://svc:1/status');
     expect((f.calls[0].init.headers as Record<string, string>).Authorization).toBe('Bearer coord-token');
@@ -34,7 +38,11 @@ describe('task service client', () => {
   it('POSTs actions to {url}/tasks as JSON', async () => {
     const f = fetchThat(async () => new Response(JSON.stringify({ state: 'pending' }), { status: 200 }));
     const body: ActionBody = { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1', studies: ['SD_1'] };
-    const out = await createTaskServiceClient(tokens, f.impl).action('http://svc:1', body, 1000);
+    const out = await createTaskServiceClient(tokens, { policy: OPEN, fetch: f.impl }).action(
+      'http://svc:1',
+      body,
+      1000,
+    );
     expect(out).toEqual({ ok: true, status: 200, body: { state: 'pending' } });
     expect(f.calls[0].url).toBe('http://svc:1/tasks');
     expect(f.calls[0].init.method).toBe('POST');
@@ -55,12 +63,13 @@ describe('task service client', () => {
     const f = fetchThat(async () => {
       throw error;
     });
-    const out = await createTaskServiceClient(tokens, f.impl).status('http://svc');
+    const out = await createTaskServiceClient(tokens, { policy: OPEN, fetch: f.impl }).status('http://svc');
     expect(out).toEqual({ ok: false, failure: { kind, message: expect.stringContaining(message) } });
   });
 
   it('classifies wrong status, non-JSON and bad bodies', async () => {
-    const client = (r: () => Response) => createTaskServiceClient(tokens, fetchThat(async () => r()).impl);
+    const client = (r: () => Response) =>
+      createTaskServiceClient(tokens, { policy: OPEN, fetch: fetchThat(async () => r()).impl });
     expect(await client(() => new Response('x', { status: 503 })).status('http://s')).toMatchObject({
       ok: false,
       failure: { kind: 'status', status: 503 },
@@ -89,7 +98,9 @@ describe('task service client', () => {
 
   it('sends no Authorization header when there is no token', async () => {
     const f = fetchThat(async () => new Response('{"name":"n"}', { status: 200 }));
-    await createTaskServiceClient({ token: async () => null }, f.impl).status('http://s');
+    await createTaskServiceClient({ token: async () => null }, { policy: OPEN, fetch: f.impl }).status(
+      'http://s',
+    );
     expect((f.calls[0].init.headers as Record<string, string>).Authorization).toBeUndefined();
   });
 

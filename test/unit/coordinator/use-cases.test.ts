@@ -4,13 +4,17 @@ import type { MirroredStudy, StudyRepository } from '../../../functions/coordina
 import { MAX_TASKS_PER_RELEASE, startRelease } from '../../../functions/coordinator/releases.js';
 import { normalizeTimestamp, syncStudies } from '../../../functions/coordinator/study-sync.js';
 import { parseProgress } from '../../../functions/coordinator/task-callback.js';
-import { normalizeServiceUrl } from '../../../functions/coordinator/task-services.js';
+import { checkServiceUrl } from '../../../functions/coordinator/url-policy.js';
+
 import {
   compareVersions,
   provisionalVersion,
   publishedVersion,
   versionSortKey,
 } from '../../../functions/coordinator/versions.js';
+
+const OPEN = { allowPrivate: true, allowHttp: true };
+const normalizeServiceUrl = (url: string) => checkServiceUrl(url, OPEN);
 
 describe('versions', () => {
   it('starts at 0.0.1 and gives the next patch after the highest published version', () => {
@@ -204,9 +208,13 @@ describe('event fan-out', () => {
     const deps = {
       events: { create: async () => event },
       releases: {},
+      taskServices: { get: async () => null },
       publisher: { publish: async (events: unknown[]) => void published.push(...events) },
     } as unknown as Parameters<typeof createEvent>[0];
-    await expect(createEvent(deps, { eventType: 'info', message: 'hello' } as never)).resolves.toBe(event);
+    const actor = { isAdmin: false, identity: 'client-a' };
+    await expect(createEvent(deps, { eventType: 'info', message: 'hello' } as never, actor)).resolves.toBe(
+      event,
+    );
     expect(published).toEqual([event]);
   });
 });

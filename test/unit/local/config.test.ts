@@ -21,11 +21,13 @@ describe('local stack settings', () => {
       HEALTH_INTERVAL_SECONDS: 60,
       STUDY_SYNC_SECONDS: 3600,
       AUTH_AUDIENCE: 'release-coordinator',
-      IDP_DEV_TOKENS: true,
+      TASK_SERVICE_AUDIENCE: 'task-services',
       COORDINATOR_CLIENT_ID: 'coordinator',
       ADMIN_TOKEN_TTL_SECONDS: 86_400,
     });
     expect(c.IDP_ISSUER).toBeUndefined();
+    // Unset: dev tokens only while the identity provider listens on loopback.
+    expect(c.IDP_DEV_TOKENS).toBeUndefined();
   });
 
   it('reads overrides, makes paths absolute and keeps URL sources as they are', () => {

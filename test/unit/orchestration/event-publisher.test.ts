@@ -18,6 +18,7 @@ const event = (i: number): CoordinatorEvent => ({
   id: `EV_${String(i).padStart(8, '0')}`,
   eventType: i === 0 ? 'error' : 'info',
   message: `event ${i}`,
+  source: 'coordinator',
   releaseId: 'RE_00000001',
   taskId: null,
   taskServiceId: null,

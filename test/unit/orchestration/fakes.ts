@@ -131,6 +131,7 @@ export class MemoryReleases
       taskId: null,
       taskServiceId: null,
       studyId: null,
+      source: 'coordinator' as const,
       ...e,
       id: `EV_${String(++this.seq).padStart(8, '0')}`,
       createdAt: '2026-01-01T00:00:00.000000Z',
@@ -193,6 +194,7 @@ export function services(n: number): TaskService[] {
   return Array.from({ length: n }, (_, i) => ({
     id: `TS_0000000${i}`,
     name: `svc${i}`,
+    clientId: null,
     description: '',
     author: '',
     url: `http://svc${i}`,

@@ -6,8 +6,8 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import * as z from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { transact } from '../../../functions/adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
 import { isTransient } from '../../../functions/orchestration/changes.js';
@@ -23,9 +23,13 @@ afterEach(() => ddb.reset());
 
 const throttled = () =>
   new TransactionCanceledException({
-    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]',
+    message:
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ThrottlingError]',
     $metadata: { httpStatusCode: 400 },
-    CancellationReasons: [{ Code: 'None' }, { Code: 'ThrottlingError', Message: 'Throughput exceeds the limit' }],
+    CancellationReasons: [
+      { Code: 'None' },
+      { Code: 'ThrottlingError', Message: 'Throughput exceeds the limit' },
+    ],
   });
 const item = { kind: 'x', id: '1', item: { Put: { TableName: 't', Item: { pk: 'a', sk: 'b' } } } };
 

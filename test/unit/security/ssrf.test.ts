@@ -9,7 +9,8 @@ const open = { allowPrivate: true, allowHttp: true };
 
 describe('task-service URL rules', () => {
   it('refuses the instance-metadata addresses and every link-local address, whatever the settings', () => {
-    for (const ip of ['169.254.169.254', 'fd00:ec2::254']) expect(addressRefusal(ip, open)).toMatch(/metadata/);
+    for (const ip of ['169.254.169.254', 'fd00:ec2::254'])
+      expect(addressRefusal(ip, open)).toMatch(/metadata/);
     for (const ip of ['169.254.0.1', '169.254.255.254', 'fe80::1', '::ffff:169.254.169.254'])
       expect(addressRefusal(ip, open)).toMatch(/link-local|metadata/);
   });
@@ -103,7 +104,11 @@ describe('the task-service client at call time', () => {
 
   it('refuses a literal address and a plain-http URL by the same rules', async () => {
     const client = createTaskServiceClient(tokens, { policy: { allowPrivate: false, allowHttp: false } });
-    const literal = await client.action(`https://127.0.0.1:${port}`, { action: 'get_status', task_id: 'TA_1', release_id: 'RE_1' }, 1000);
+    const literal = await client.action(
+      `https://127.0.0.1:${port}`,
+      { action: 'get_status', task_id: 'TA_1', release_id: 'RE_1' },
+      1000,
+    );
     expect(literal).toMatchObject({ ok: false, failure: { kind: 'refused' } });
     const plain = await client.status('http://svc.example.test', 1000);
     expect(plain).toMatchObject({ ok: false, failure: { kind: 'refused' } });

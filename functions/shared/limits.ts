@@ -1,0 +1,37 @@
+import * as z from 'zod';
+
+/**
+ * Every size limit of both APIs, in one place (docs/security.md lists them). Strings are measured in UTF-16 code
+ * units, as zod and JavaScript count them; a limit is never a truncation: anything over it is a 400 that names the
+ * field. Item sizes are guarded separately, in bytes, by the repositories (functions/adapters/dynamodb/item-size.ts).
+ */
+export const LIMITS = {
+  /** Request bodies of both APIs (before JSON parsing). */
+  bodyBytes: 256 * 1024,
+  /** Names: releases, task services. */
+  name: 200,
+  /** Free text: descriptions of releases, task services and release notes. */
+  description: 10_000,
+  /** Authors, OAuth client ids and subjects. */
+  author: 200,
+  clientId: 256,
+  /** URLs, including references given as absolute URLs. */
+  url: 2048,
+  tag: 100,
+  tags: 50,
+  /** Studies named by one release. */
+  studies: 1000,
+  /** Event messages written by clients. */
+  eventMessage: 10_000,
+  /** Any one query-string value. */
+  queryValue: 2048,
+  /** `offset` of list queries. */
+  offset: 1_000_000,
+} as const;
+
+/** A string of at most `max` code units, with the limit in the message so a 400 says what is allowed. */
+export const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+
+/** A list of at most `max` items. */
+export const list = <T extends z.ZodType>(item: T, max: number) =>
+  z.array(item).max(max, `must have at most ${max} items`);
