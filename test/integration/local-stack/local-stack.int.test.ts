@@ -209,7 +209,7 @@ describe('npm start (bin/local.ts)', () => {
     expect(studies.body.next).toMatch(new RegExp(`^${stack!.coordinator}/studies\\?`));
   });
 
-  it('runs the identity provider: discovery, client credentials for the coordinator, verify', async () => {
+  it('runs the identity provider: discovery, client credentials for the coordinator, verify; the coordinator token is refused by its own API', async () => {
     const discovery = await json(`${stack!.idp}/.well-known/openid-configuration`);
     expect(discovery.body.issuer).toBe(stack!.idp);
     const cc = await json(`${stack!.idp}/oauth/token`, {
@@ -224,10 +224,14 @@ describe('npm start (bin/local.ts)', () => {
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({
       sub: 'coordinator',
+      client_id: 'coordinator',
       roles: ['service'],
-      aud: 'release-coordinator',
+      aud: 'task-services',
     });
     expect((await json(`${stack!.idp}/oauth/token/verify`)).status).toBe(401);
+    // What a task service receives from the coordinator cannot be replayed against the coordinator.
+    const replay = await json(`${stack!.coordinator}/releases`, { headers: bearer(cc.body.access_token) });
+    expect(replay.status).toBe(401);
   });
 
   it('stores records in DynamoDB Local under DATA_DIR', async () => {

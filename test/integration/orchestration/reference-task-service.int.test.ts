@@ -36,7 +36,10 @@ describe('reference task service', () => {
     expect(res.status).toBe(200);
     return res.body.item_id as string;
   };
-  const post = (svc: RunningTaskService, body: unknown, token: string | null = h.api.idp.service()) =>
+  /** A token like the coordinator's own: the service role, for the task services' audience. */
+  const coordinatorToken = () =>
+    h.api.idp.mint({ sub: 'coordinator', roles: ['service'], audience: h.api.idp.taskServiceAudience });
+  const post = (svc: RunningTaskService, body: unknown, token: string | null = coordinatorToken()) =>
     fetch(`${svc.url}/tasks`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
@@ -83,8 +86,13 @@ describe('reference task service', () => {
       (await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, 'not.a.jwt')).status,
     ).toBe(401);
     expect(
-      (await post(svc, { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' }, h.api.idp.reader()))
-        .status,
+      (
+        await post(
+          svc,
+          { action: 'initialize', task_id: 'TA_1', release_id: 'RE_1' },
+          h.api.idp.mint({ sub: 'reader', roles: ['user'], audience: h.api.idp.taskServiceAudience }),
+        )
+      ).status,
     ).toBe(403);
     expect((await post(svc, '{not json')).status).toBe(400);
     expect((await post(svc, { action: 'initialize', task_id: 'TA_1' })).status).toBe(400);
@@ -100,12 +108,12 @@ describe('reference task service', () => {
     });
     expect((await post(svc, { action: 'publish', task_id: 'TA_1', release_id: 'RE_1' })).status).toBe(503);
     const status = await fetch(`${svc.url}/status`, {
-      headers: { Authorization: `Bearer ${h.api.idp.service()}` },
+      headers: { Authorization: `Bearer ${coordinatorToken()}` },
     });
     expect(await status.json()).toMatchObject({ name: 'reference-0', message: 'ready for work' });
     svc.ready = false;
     expect(
-      (await fetch(`${svc.url}/status`, { headers: { Authorization: `Bearer ${h.api.idp.service()}` } }))
+      (await fetch(`${svc.url}/status`, { headers: { Authorization: `Bearer ${coordinatorToken()}` } }))
         .status,
     ).toBe(503);
   });
