@@ -15,6 +15,8 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
           testTimeout: 60_000,
+          // CDK synths in beforeAll take seconds, more on a loaded 2-core machine.
+          hookTimeout: 60_000,
         },
       },
       {

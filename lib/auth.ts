@@ -27,6 +27,13 @@ import type { Settings } from './settings.js';
 export const ROLE_GROUPS = ['admin', 'service'] as const;
 /** Resource server identifier: client-credentials tokens carry `coordinator/admin` or `coordinator/service`. */
 export const RESOURCE_SERVER_ID = 'coordinator';
+/**
+ * The task services' resource server: the coordinator's own client gets only `task-services/invoke`, the scope
+ * task services check. Its tokens carry no coordinator role, and its client id is not an accepted audience of the
+ * APIs, so a task service that replays the token against the coordinator gets a 401.
+ */
+export const TASK_SERVICES_RESOURCE_SERVER_ID = 'task-services';
+export const TASK_SERVICE_SCOPE = `${TASK_SERVICES_RESOURCE_SERVER_ID}/invoke`;
 
 /**
  * How the functions verify tokens and how the coordinator gets its own. The same values serve the coordinator and
@@ -41,6 +48,8 @@ export interface AuthSettings {
   tokenUrl?: string;
   clientId?: string;
   clientSecret?: ISecret;
+  /** Scope the coordinator asks for with its client credentials (COORDINATOR_TOKEN_SCOPE). */
+  tokenScope?: string;
   /** Extra env for the verifier, e.g. where study groups live in Cognito tokens. */
   env: Record<string, string>;
 }
@@ -114,15 +123,24 @@ export class CognitoAuth extends Construct {
       scopes: [adminScope, serviceScope],
     });
 
+    const invokeScope = new ResourceServerScope({
+      scopeName: 'invoke',
+      scopeDescription: 'Calls from the coordinator to task services (their actions and GET /status)',
+    });
+    const taskServicesServer = this.userPool.addResourceServer('TaskServicesResourceServer', {
+      identifier: TASK_SERVICES_RESOURCE_SERVER_ID,
+      scopes: [invokeScope],
+    });
+
     const domain = this.userPool.addDomain('Domain', { cognitoDomain: { domainPrefix: props.domainPrefix } });
     this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
 
-    const machineClient = (clientId: string, scopes: ResourceServerScope[]) => {
+    const machineClient = (clientId: string, scopes: ResourceServerScope[], server = resourceServer) => {
       const client = this.userPool.addClient(clientId, {
         generateSecret: true,
         oAuth: {
           flows: { clientCredentials: true },
-          scopes: scopes.map((s) => OAuthScope.resourceServer(resourceServer, s)),
+          scopes: scopes.map((s) => OAuthScope.resourceServer(server, s)),
         },
         accessTokenValidity: Duration.hours(1),
         preventUserExistenceErrors: true,
@@ -131,8 +149,8 @@ export class CognitoAuth extends Construct {
       (client.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = ['ALLOW_REFRESH_TOKEN_AUTH'];
       return client;
     };
-    // The coordinator calls task services with this token; it needs no more than the service role.
-    this.coordinatorClient = machineClient('CoordinatorClient', [serviceScope]);
+    // The coordinator calls task services with this token: only the task services' scope, no coordinator role.
+    this.coordinatorClient = machineClient('CoordinatorClient', [invokeScope], taskServicesServer);
     this.taskServiceClient = machineClient('TaskServiceClient', [serviceScope]);
     // For automation that administers the registry; its secret is readable only with Cognito admin rights.
     this.adminClient = machineClient('AdminClient', [adminScope]);
@@ -165,6 +183,10 @@ export class CognitoAuth extends Construct {
     new CfnOutput(this, 'CoordinatorClientId', { value: this.coordinatorClient.userPoolClientId });
     new CfnOutput(this, 'CoordinatorClientSecretArn', { value: this.coordinatorClientSecret.secretArn });
     new CfnOutput(this, 'TaskServiceClientId', { value: this.taskServiceClient.userPoolClientId });
+    new CfnOutput(this, 'TaskServiceScope', {
+      value: TASK_SERVICE_SCOPE,
+      description: 'Scope of the token the coordinator sends to task services (check it with the client id)',
+    });
     new CfnOutput(this, 'AdminClientId', { value: this.adminClient.userPoolClientId });
     new CfnOutput(this, 'UserClientId', { value: this.userClient.userPoolClientId });
   }
@@ -218,22 +240,26 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
     const issuer = cognito.issuer;
     return {
       issuer,
-      audience: [
-        cognito.coordinatorClient,
-        cognito.taskServiceClient,
-        cognito.adminClient,
-        cognito.userClient,
-      ].map((c) => c.userPoolClientId),
+      // Every client but the coordinator's own: its token is for task services, never for these APIs.
+      audience: [cognito.taskServiceClient, cognito.adminClient, cognito.userClient].map(
+        (c) => c.userPoolClientId,
+      ),
       jwksUri: `${issuer}/.well-known/jwks.json`,
       tokenUrl: cognito.tokenUrl,
       clientId: cognito.coordinatorClient.userPoolClientId,
       clientSecret: cognito.coordinatorClientSecret,
+      tokenScope: TASK_SERVICE_SCOPE,
       // Cognito puts every group, role or study, in cognito:groups.
       env: { AUTH_GROUPS_CLAIMS: 'groups,cognito:groups' },
     };
   }
   if (!settings.oidcIssuer || !settings.oidcAudience)
     throw new Error('oidcIssuer and oidcAudience are required');
+  // The coordinator's outgoing token must not be accepted by its own APIs (a task service could replay it).
+  if (settings.clientId && settings.oidcAudience.includes(settings.clientId))
+    throw new Error(
+      `Invalid CDK context: clientId "${settings.clientId}" (the coordinator's own client) must not be one of oidcAudience`,
+    );
   const issuer = settings.oidcIssuer;
   const arn = settings.clientSecretArn;
   const clientSecret = arn

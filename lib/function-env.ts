@@ -47,5 +47,6 @@ export function coordinatorTokenEnvironment(auth: AuthSettings): Record<string, 
   if (auth.tokenUrl) env.COORDINATOR_TOKEN_URL = auth.tokenUrl;
   if (auth.clientId) env.COORDINATOR_CLIENT_ID = auth.clientId;
   if (auth.clientSecret) env.COORDINATOR_CLIENT_SECRET_ARN = auth.clientSecret.secretArn;
+  if (auth.tokenScope) env.COORDINATOR_TOKEN_SCOPE = auth.tokenScope;
   return env;
 }

@@ -242,14 +242,10 @@ describe('auth', () => {
     expect(JSON.stringify(env.AUTH_ISSUER)).toContain('https://cognito-idp.');
   });
 
-  it('accepts tokens of every app client, and scopes machine clients to service or admin', () => {
+  it('accepts tokens of every app client but the coordinator own, and scopes machine clients to service or admin', () => {
     const cognito = base.built.auth!.auth;
-    const clients = [
-      cognito.coordinatorClient,
-      cognito.taskServiceClient,
-      cognito.adminClient,
-      cognito.userClient,
-    ];
+    // The coordinator's client is left out: its token goes to task services and must be refused if replayed.
+    const clients = [cognito.taskServiceClient, cognito.adminClient, cognito.userClient];
     const fn = base.built.files.functions.Files;
     const env = base.files.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
     const audience = collectImports(env.AUTH_AUDIENCE);
@@ -259,7 +255,21 @@ describe('auth', () => {
     );
     const scopeOf = (c: IConstruct) =>
       base.auth!.toJSON().Resources[logicalId(c)].Properties.AllowedOAuthScopes[0]['Fn::Join'][1][1];
-    expect(scopeOf(cognito.coordinatorClient)).toBe('/service');
+    // Only the task services' resource-server scope: never a role the coordinator API knows.
+    expect(scopeOf(cognito.coordinatorClient)).toBe('/invoke');
+    const servers = Object.values(base.auth!.findResources('AWS::Cognito::UserPoolResourceServer'));
+    expect(servers.map((r) => r.Properties.Identifier).sort()).toEqual(['coordinator', 'task-services']);
+    const coordinatorScopes = base.auth!.toJSON().Resources[logicalId(cognito.coordinatorClient)].Properties
+      .AllowedOAuthScopes;
+    expect(coordinatorScopes).toHaveLength(1);
+    const releaseStep = base.built.coordinator.functions.ReleaseStep;
+    const stepEnv = base.coordinator.toJSON().Resources[logicalId(releaseStep.fn)].Properties.Environment.Variables;
+    expect(stepEnv.COORDINATOR_TOKEN_SCOPE).toBe('task-services/invoke');
+    for (const template of [base.coordinator, base.files])
+      for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+        const audiences = JSON.stringify(fn.Properties.Environment?.Variables?.AUTH_AUDIENCE ?? '');
+        expect(audiences).not.toContain(`Ref${logicalId(cognito.coordinatorClient)}`);
+      }
     expect(scopeOf(cognito.taskServiceClient)).toBe('/service');
     expect(scopeOf(cognito.adminClient)).toBe('/admin');
     expect(base.auth!.toJSON().Resources[logicalId(cognito.userClient)].Properties.GenerateSecret).toBe(
@@ -293,6 +303,19 @@ describe('auth', () => {
     expect(env.COORDINATOR_CLIENT_SECRET_ARN).toBe(
       'arn:aws:secretsmanager:us-east-1:123456789012:secret:coordinator-AbCdEf',
     );
+  });
+
+  it('refuses an external issuer whose accepted audiences include the coordinator own client', () => {
+    expect(() =>
+      buildApp(
+        newApp({
+          ...NO_BUNDLING,
+          oidcIssuer: 'https://idp.example.org/realms/kf',
+          oidcAudience: 'coordinator-api,release-coordinator',
+          clientId: 'release-coordinator',
+        }),
+      ),
+    ).toThrow(/clientId/);
   });
 
   it('rejects incomplete or unknown settings, naming the context key', () => {
