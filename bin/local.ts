@@ -24,12 +24,13 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
-import { WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
+import { FILES_WORKERS, WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
 import { type Component, entryExists, importOptional, loadHandler } from '../local/component.js';
 import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
 import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
+import { startLocalLambda } from '../local/lambda.js';
 import { Readiness } from '../local/readiness.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
 
@@ -340,6 +341,10 @@ async function main(): Promise<void> {
     });
     adopt('s3', started, { 'S3 (s3rver)': started.env.AWS_ENDPOINT_URL_S3 ?? '' });
   }
+
+  // The Lambda Invoke API for the asynchronously invoked workers (upload verification), run in this process. Only
+  // handlers call it, so it takes any free loopback port.
+  use(await startLocalLambda({ functions: FILES_WORKERS }));
 
   // The Step Functions endpoint (the orchestration part provides local/step-functions.ts). It runs worker handlers
   // in-process, so it comes after every component whose env they need.

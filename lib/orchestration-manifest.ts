@@ -41,3 +41,25 @@ export const WORKER_FUNCTIONS: WorkerFunction[] = [
     tables: { studies: 'rw' },
   },
 ];
+
+/**
+ * Workers of the file service, deployed with its stack. VerifyUpload is invoked asynchronously (a Lambda async
+ * invocation on AWS; the local stack's Lambda endpoint, local/lambda.ts, runs it in-process) when a multipart
+ * upload is confirmed; its function name reaches the Files function as `nameEnv`.
+ */
+export interface AsyncWorkerFunction extends WorkerFunction {
+  /** The env variable through which callers learn the function's name. */
+  nameEnv: string;
+  /** Lambda timeout in seconds (15 minutes is Lambda's maximum). */
+  timeoutSeconds: number;
+}
+
+export const FILES_WORKERS: AsyncWorkerFunction[] = [
+  {
+    name: 'VerifyUpload',
+    entry: 'functions/files/handlers/verify-upload.ts',
+    tables: { files: 'rw' },
+    nameEnv: 'VERIFY_UPLOAD_FUNCTION_NAME',
+    timeoutSeconds: 900,
+  },
+];

@@ -2,6 +2,7 @@ import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
@@ -10,7 +11,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 
 /**
  * SDK clients, created once per container. Endpoints and credentials come only from the SDK's own settings
- * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_SFN, AWS_REGION, ...), so the same code runs
+ * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA, AWS_REGION, ...), so the same code runs
  * against AWS, LocalStack or the local emulators. Adapters take a client argument; tests pass their own.
  */
 const requestHandler = () =>
@@ -55,4 +56,10 @@ let eventBridge: EventBridgeClient | undefined;
 export function eventBridgeClient(): EventBridgeClient {
   eventBridge ??= new EventBridgeClient({ requestHandler: requestHandler() });
   return eventBridge;
+}
+
+let lambda: LambdaClient | undefined;
+export function lambdaClient(): LambdaClient {
+  lambda ??= new LambdaClient({ requestHandler: requestHandler() });
+  return lambda;
 }

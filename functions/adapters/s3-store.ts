@@ -51,8 +51,16 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async startMultipart(key: string, contentType: string): Promise<string> {
+    // S3 keeps a CRC64NVME of the whole object and checks the assembled bytes against the parts it received
+    // (s3rver ignores checksums; the SHA-256 the worker computes is the check that runs everywhere).
     const out = await this.s3.send(
-      new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }),
+      new CreateMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ContentType: contentType,
+        ChecksumAlgorithm: 'CRC64NVME',
+        ChecksumType: 'FULL_OBJECT',
+      }),
     );
     if (!out.UploadId) throw new Error('S3 returned no UploadId');
     return out.UploadId;
@@ -70,6 +78,7 @@ export class S3ObjectStore implements ObjectStore {
     key: string,
     uploadId: string,
     parts: { partNumber: number; etag: string }[],
+    size: number,
   ): Promise<{ ok: true } | { ok: false; reason: string }> {
     try {
       await this.s3.send(
@@ -78,6 +87,9 @@ export class S3ObjectStore implements ObjectStore {
           Key: key,
           UploadId: uploadId,
           MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+          ChecksumType: 'FULL_OBJECT',
+          // S3 refuses to assemble an object of another size than declared.
+          MpuObjectSize: size,
         }),
       );
       return { ok: true };

@@ -35,15 +35,31 @@ export function requireAuthenticated(caller: Caller): void {
   if (caller.kind === 'anonymous') throw new UnauthorizedError();
 }
 
+/** Whether the caller may read a study's files: admins, members of the study, developer tokens. */
+export function canReadStudy(caller: Caller, studyId: string): boolean {
+  if (caller.kind === 'developer') return true;
+  return caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId));
+}
+
 /**
- * Read access to a study's files (list, download, mint a signed URL). It depends only on the caller and the study
- * id, so it runs before any lookup: a member of other studies gets 403 even for a file id that does not exist.
+ * Read access to a study's files (list, download, mint a signed URL) when the request names the study. It depends
+ * only on the caller and the study id, so it runs before any lookup: a member of other studies gets 403 even for a
+ * file id that does not exist, and learns nothing about file ids.
  */
 export function requireStudyRead(caller: Caller, studyId: string): void {
   requireAuthenticated(caller);
-  if (caller.kind === 'developer') return;
-  if (caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId))) return;
+  if (canReadStudy(caller, studyId)) return;
   throw new ForbiddenError(`You are not a member of study ${studyId}`);
+}
+
+/**
+ * Read access to a record found by its own id (GET /files/<fid>, a version): the study is only known after the
+ * lookup, so a caller who may not read it gets exactly the answer for an unknown id (`notFound`), never a 403 that
+ * would tell which ids exist. Shared by every route that reads records by id.
+ */
+export function requireVisible(caller: Caller, studyId: string, notFound: () => Error): void {
+  requireAuthenticated(caller);
+  if (!canReadStudy(caller, studyId)) throw notFound();
 }
 
 /** Uploading (new files, new versions, confirmations): admins and members of the study, never developer tokens. */
@@ -53,13 +69,6 @@ export function requireStudyWrite(caller: Caller, studyId: string): void {
   throw new ForbiddenError(
     `Uploading to study ${studyId} requires the admin role or membership of the study`,
   );
-}
-
-/** Reading records whose study is only known after the lookup (GET /files/<id>): a caller with no study at all is refused first. */
-export function requireAnyStudy(caller: Caller): void {
-  requireAuthenticated(caller);
-  if (caller.kind === 'user' && !caller.isAdmin && caller.groups.length === 0)
-    throw new ForbiddenError('You are not a member of any study');
 }
 
 export function requireAdmin(caller: Caller): void {

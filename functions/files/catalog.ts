@@ -1,7 +1,15 @@
 import { NotFoundError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
-import { actorOf, type Caller, methodOf, requireAdmin, requireAnyStudy, requireStudyRead } from './access.js';
+import {
+  actorOf,
+  type Caller,
+  methodOf,
+  requireAdmin,
+  requireAuthenticated,
+  requireStudyRead,
+  requireVisible,
+} from './access.js';
 import { newAudit } from './audit.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
 import type { FilesDeps, Listing } from './ports.js';
@@ -22,16 +30,20 @@ export async function listStudyFiles(
   return listing;
 }
 
-/** A file record; its study is only known after the lookup, so membership is checked after it. */
+/**
+ * A file record; its study is only known after the lookup. A caller who may not read that study gets exactly the
+ * 404 of an unknown id, so file ids of other studies cannot be probed.
+ */
 export async function getFile(
   deps: Pick<FilesDeps, 'files'>,
   caller: Caller,
   fileId: string,
 ): Promise<FileRecord> {
-  requireAnyStudy(caller);
+  requireAuthenticated(caller);
+  const notFound = () => new NotFoundError(`No file ${fileId}`);
   const file = await deps.files.getFile(fileId);
-  if (!file) throw new NotFoundError(`No file ${fileId}`);
-  requireStudyRead(caller, file.study_id);
+  if (!file) throw notFound();
+  requireVisible(caller, file.study_id, notFound);
   return file;
 }
 
@@ -51,10 +63,11 @@ export async function getVersion(
   fileId: string,
   versionId: string,
 ): Promise<VersionRecord> {
-  requireAnyStudy(caller);
+  requireAuthenticated(caller);
+  const notFound = () => new NotFoundError(`No version ${versionId} of file ${fileId}`);
   const version = await deps.files.getVersion(fileId, versionId);
-  if (!version) throw new NotFoundError(`No version ${versionId} of file ${fileId}`);
-  requireStudyRead(caller, version.study_id);
+  if (!version) throw notFound();
+  requireVisible(caller, version.study_id, notFound);
   return version;
 }
 

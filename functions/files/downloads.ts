@@ -29,6 +29,8 @@ interface Granted {
   method: AuditMethod;
   actor: string | null;
   devToken: string | null;
+  /** The hash of the developer token that authenticated, so a signed URL it mints dies with it. */
+  devTokenHash?: string | null;
   /** Undoes a signed-URL claim when the download fails before any byte left. */
   undo?: () => Promise<void>;
 }
@@ -36,9 +38,10 @@ interface Granted {
 const INVALID_LINK = 'This download link is invalid, has expired or has already been used';
 
 async function developer(deps: Pick<FilesDeps, 'devTokens'>, token: string): Promise<Granted> {
-  const record = await deps.devTokens.findByHash(hashToken(token));
+  const hash = hashToken(token);
+  const record = await deps.devTokens.findByHash(hash);
   if (!record) throw new UnauthorizedError('Unknown or revoked developer token');
-  return { method: 'developer_token', actor: null, devToken: record.name };
+  return { method: 'developer_token', actor: null, devToken: record.name, devTokenHash: hash };
 }
 
 /**
@@ -65,6 +68,9 @@ async function grant(deps: GrantDeps, presented: Presented, target: DownloadTarg
     claimId,
   );
   if (!claimed) throw new UnauthorizedError(INVALID_LINK);
+  // A link minted with a developer token works only while that token exists (the claim stays spent either way).
+  if (claimed.dev_token_hash && !(await deps.devTokens.findByHash(claimed.dev_token_hash)))
+    throw new UnauthorizedError(INVALID_LINK);
   return {
     method: 'signed_url',
     actor: claimed.created_by,
@@ -182,6 +188,7 @@ export async function mintSignedUrl(
       created_at: nowIso(deps.clock),
       created_by: granted.actor,
       dev_token: granted.devToken,
+      dev_token_hash: granted.devTokenHash ?? null,
       expires_at_ms: expiresMs,
       claimed: false,
     },

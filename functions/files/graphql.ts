@@ -69,8 +69,10 @@ export const typeDefs = /* GraphQL */ `
     versions(first: Int = 10, after: String): VersionConnection!
   }
 
+  "pending: not confirmed; verifying: a confirmed multipart upload being hashed; then available or failed."
   enum VersionState {
     PENDING
+    VERIFYING
     AVAILABLE
     FAILED
   }

@@ -19,7 +19,11 @@ export const DevTokenName = z
     'letters, digits, space, dot, underscore and dash; starts with a letter or digit',
   );
 
-export const VERSION_STATES = ['pending', 'available', 'failed'] as const;
+/**
+ * pending: created, bytes not confirmed yet; verifying: a confirmed multipart upload whose SHA-256 the verification
+ * worker is computing; available / failed: verified, or refused (its object deleted).
+ */
+export const VERSION_STATES = ['pending', 'verifying', 'available', 'failed'] as const;
 export type VersionState = (typeof VERSION_STATES)[number];
 
 export const fileRecord = z.object({
@@ -67,6 +71,8 @@ export const signedTokenRecord = z.object({
   created_by: z.string().nullable(),
   /** The developer token that minted it, if one did. */
   dev_token: z.string().nullable().default(null),
+  /** That developer token's hash: the link dies with the token (checked at every claim). */
+  dev_token_hash: z.string().nullable().default(null),
   expires_at_ms: z.number(),
   claimed: z.boolean(),
 });

@@ -29,13 +29,18 @@ export interface FileRepository {
   listFiles(studyId: string, page: Page): Promise<Listing<FileRecord>>;
   listVersions(fileId: string, page: Page): Promise<Listing<VersionRecord>>;
   /**
-   * Moves a pending version to `available` or `failed` with its audit record; false when the version is no longer
-   * pending (confirmed twice, or deleted meanwhile).
+   * Moves a version from `from` (pending, or verifying for the worker) to `available`, `failed` or `verifying`,
+   * with its audit record when given; false when the version is no longer in `from` (confirmed twice, finished by
+   * another run, or deleted meanwhile).
    */
   finishUpload(
     version: VersionRecord,
-    outcome: { state: 'available' | 'failed'; confirmedAt: string },
-    audit: AuditRecord,
+    outcome: {
+      state: 'available' | 'failed' | 'verifying';
+      confirmedAt: string;
+      from?: 'pending' | 'verifying';
+    },
+    audit: AuditRecord | null,
   ): Promise<boolean>;
   deleteVersion(version: VersionRecord, audit: AuditRecord): Promise<void>;
   /** Marks a file as being deleted so it takes no new versions; false when it does not exist. */
@@ -92,6 +97,7 @@ export interface UploadedObject {
 export interface ObjectStore {
   /** A presigned PUT; with the checksum signed in, S3 itself refuses a body that does not match. */
   presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<string>;
+  /** A multipart upload with S3's full-object CRC64NVME checksum, so S3 itself checks the bytes it assembles. */
   startMultipart(key: string, contentType: string): Promise<string>;
   presignPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string>;
   /** Refusals by the store (bad or missing parts, unknown upload) come back as data, with the store's reason. */
@@ -99,6 +105,7 @@ export interface ObjectStore {
     key: string,
     uploadId: string,
     parts: { partNumber: number; etag: string }[],
+    size: number,
   ): Promise<{ ok: true } | { ok: false; reason: string }>;
   abortMultipart(key: string, uploadId: string): Promise<void>;
   stat(key: string): Promise<UploadedObject | null>;
@@ -110,6 +117,11 @@ export interface ObjectStore {
     opts: { contentDisposition: string; contentType: string; expiresIn: number },
   ): Promise<string>;
   delete(keys: string[]): Promise<void>;
+}
+
+/** Hands a confirmed multipart upload to the verification worker (asynchronously: Lambda async invoke on AWS). */
+export interface UploadVerification {
+  request(target: { fileId: string; versionId: string }): Promise<void>;
 }
 
 export interface FilesDeps {

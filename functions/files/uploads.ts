@@ -6,13 +6,20 @@ import { newAudit } from './audit.js';
 import { abortQuietly } from './catalog.js';
 import type { FilesConfig } from './config.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
-import type { FilesDeps } from './ports.js';
+import type { FilesDeps, UploadVerification } from './ports.js';
 
 /** What uploads touch: the file records, the object store, the study directory, settings and the clock. */
 type UploadDeps = Pick<FilesDeps, 'config' | 'clock' | 'store' | 'studies' | 'files'>;
+/** Confirming also hands multipart uploads to the verification worker. */
+export type ConfirmDeps = UploadDeps & { verification: UploadVerification };
 
 const MiB = 1024 * 1024;
-const MAX_PARTS = 10_000;
+/**
+ * Parts of one multipart upload. S3 allows 10,000, but the confirmation lists every part with its ETag (about 60
+ * bytes each) and request bodies are capped at 256 KB, so plans stay at 4,000 parts (a 5 TiB file gets 1.25 GiB
+ * parts, well under S3's 5 GiB).
+ */
+export const MAX_PARTS = 4000;
 /** Part URLs handed out per response; more come from the upload-urls route, signed when they are needed. */
 export const PART_URLS_PER_RESPONSE = 100;
 const ID_ATTEMPTS = 5;
@@ -254,12 +261,15 @@ export async function refreshUploadUrls(
 }
 
 /**
- * Confirms an upload: completes a multipart upload, then checks the stored object's size and SHA-256 against what
- * the uploader declared. Only then does the version become available. A mismatch deletes the object and marks the
- * version failed; an object not uploaded yet leaves it pending.
+ * Confirms an upload. A single PUT is checked here and now: its size, and its SHA-256 (which S3 verified on the PUT
+ * and reports back), then the version is `available` (200). A multipart upload is completed (S3 checks the
+ * assembled size and its full-object CRC64NVME), moved to `verifying` and handed to the verification worker, which
+ * streams the object to compute its SHA-256 within its own 15-minute budget (verify-upload.ts): the answer is
+ * `verifying` (the handler's 202). A mismatch deletes the object and marks the version `failed`; an object not
+ * uploaded yet leaves it pending. Confirming a version that is already verifying asks for its verification again.
  */
 export async function confirmUpload(
-  deps: UploadDeps,
+  deps: ConfirmDeps,
   caller: Caller,
   fileId: string,
   versionId: string,
@@ -268,6 +278,10 @@ export async function confirmUpload(
 ): Promise<VersionRecord> {
   const v = await pendingVersion(deps, caller, fileId, versionId);
   if (v.state === 'available') return v;
+  if (v.state === 'verifying') {
+    await deps.verification.request({ fileId, versionId });
+    return v;
+  }
   if (v.state === 'failed')
     throw new ConflictError(`Version ${versionId} failed verification; upload a new version instead`);
 
@@ -278,6 +292,7 @@ export async function confirmUpload(
       v.key,
       v.multipart.upload_id,
       parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })),
+      v.size,
     );
     // A repeated confirmation finds the upload already completed: the object check below decides.
     if (!result.ok && !(await deps.store.stat(v.key)))
@@ -286,15 +301,6 @@ export async function confirmUpload(
 
   const stored = await deps.store.stat(v.key);
   if (!stored) throw new ConflictError(`Nothing has been uploaded for version ${versionId} yet`);
-  let problem: string | null = null;
-  if (stored.size !== v.size) problem = `size is ${stored.size} bytes, ${v.size} were declared`;
-  else {
-    const actual = stored.sha256Base64
-      ? Buffer.from(stored.sha256Base64, 'base64').toString('hex')
-      : await deps.store.hash(v.key);
-    if (actual !== v.sha256) problem = `SHA-256 is ${actual}, ${v.sha256} was declared`;
-  }
-
   const audit = newAudit(
     deps,
     {
@@ -308,6 +314,21 @@ export async function confirmUpload(
     info,
   );
   const confirmedAt = nowIso(deps.clock);
+  let problem: string | null =
+    stored.size !== v.size ? `size is ${stored.size} bytes, ${v.size} were declared` : null;
+
+  if (!problem && v.multipart) {
+    const handed = await deps.files.finishUpload(v, { state: 'verifying', confirmedAt }, audit);
+    if (!handed) return currentVersion(deps, fileId, versionId);
+    await deps.verification.request({ fileId, versionId });
+    return { ...v, state: 'verifying', confirmed_at: confirmedAt, multipart: null };
+  }
+  if (!problem) {
+    const actual = stored.sha256Base64
+      ? Buffer.from(stored.sha256Base64, 'base64').toString('hex')
+      : await deps.store.hash(v.key);
+    if (actual !== v.sha256) problem = `SHA-256 is ${actual}, ${v.sha256} was declared`;
+  }
   if (problem) {
     await deps.store.delete([v.key]);
     await deps.files.finishUpload(v, { state: 'failed', confirmedAt }, audit);
@@ -316,11 +337,50 @@ export async function confirmUpload(
     );
   }
   const done = await deps.files.finishUpload(v, { state: 'available', confirmedAt }, audit);
-  if (!done) {
-    // A concurrent confirmation or deletion got there first; answer with what is stored now.
-    const now = await deps.files.getVersion(fileId, versionId);
-    if (!now) throw new NotFoundError(`No version ${versionId} of file ${fileId}`);
-    return now;
-  }
+  // A concurrent confirmation or deletion got there first; answer with what is stored now.
+  if (!done) return currentVersion(deps, fileId, versionId);
   return { ...v, state: 'available', confirmed_at: confirmedAt, multipart: null };
+}
+
+async function currentVersion(deps: UploadDeps, fileId: string, versionId: string): Promise<VersionRecord> {
+  const now = await deps.files.getVersion(fileId, versionId);
+  if (!now) throw new NotFoundError(`No version ${versionId} of file ${fileId}`);
+  return now;
+}
+
+export type VerifyOutcome = 'available' | 'failed' | 'skipped';
+
+/**
+ * The verification worker's job: stream the object of a `verifying` version from the store to compute its SHA-256
+ * and compare size and hash with what the uploader declared; then `available`, or `failed` with the object deleted.
+ * A version in any other state (verified by an earlier run, deleted) is left alone, so a repeated or duplicate
+ * invocation is harmless. A store error is thrown, so the invocation is retried.
+ */
+export async function verifyUpload(
+  deps: Pick<FilesDeps, 'files' | 'store' | 'clock'>,
+  target: { fileId: string; versionId: string },
+): Promise<{ outcome: VerifyOutcome; reason?: string }> {
+  const v = await deps.files.getVersion(target.fileId, target.versionId);
+  if (!v || v.state !== 'verifying')
+    return { outcome: 'skipped', reason: v ? `version is ${v.state}` : 'no such version' };
+  const stored = await deps.store.stat(v.key);
+  let problem: string | null = null;
+  if (!stored) problem = 'the object is missing';
+  else if (stored.size !== v.size) problem = `size is ${stored.size} bytes, ${v.size} were declared`;
+  else {
+    const actual = await deps.store.hash(v.key);
+    if (actual !== v.sha256) problem = `SHA-256 is ${actual}, ${v.sha256} was declared`;
+  }
+  const at = nowIso(deps.clock);
+  if (problem) {
+    if (stored) await deps.store.delete([v.key]);
+    await deps.files.finishUpload(v, { state: 'failed', confirmedAt: at, from: 'verifying' }, null);
+    return { outcome: 'failed', reason: problem };
+  }
+  const done = await deps.files.finishUpload(
+    v,
+    { state: 'available', confirmedAt: at, from: 'verifying' },
+    null,
+  );
+  return done ? { outcome: 'available' } : { outcome: 'skipped', reason: 'finished concurrently' };
 }

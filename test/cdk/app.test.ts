@@ -259,11 +259,12 @@ describe('auth', () => {
     expect(scopeOf(cognito.coordinatorClient)).toBe('/invoke');
     const servers = Object.values(base.auth!.findResources('AWS::Cognito::UserPoolResourceServer'));
     expect(servers.map((r) => r.Properties.Identifier).sort()).toEqual(['coordinator', 'task-services']);
-    const coordinatorScopes = base.auth!.toJSON().Resources[logicalId(cognito.coordinatorClient)].Properties
-      .AllowedOAuthScopes;
+    const coordinatorScopes =
+      base.auth!.toJSON().Resources[logicalId(cognito.coordinatorClient)].Properties.AllowedOAuthScopes;
     expect(coordinatorScopes).toHaveLength(1);
     const releaseStep = base.built.coordinator.functions.ReleaseStep;
-    const stepEnv = base.coordinator.toJSON().Resources[logicalId(releaseStep.fn)].Properties.Environment.Variables;
+    const stepEnv =
+      base.coordinator.toJSON().Resources[logicalId(releaseStep.fn)].Properties.Environment.Variables;
     expect(stepEnv.COORDINATOR_TOKEN_SCOPE).toBe('task-services/invoke');
     for (const template of [base.coordinator, base.files])
       for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {

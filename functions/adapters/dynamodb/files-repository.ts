@@ -151,8 +151,12 @@ export class DynamoFileRepository implements FileRepository {
 
   async finishUpload(
     version: VersionRecord,
-    outcome: { state: 'available' | 'failed'; confirmedAt: string },
-    audit: AuditRecord,
+    outcome: {
+      state: 'available' | 'failed' | 'verifying';
+      confirmedAt: string;
+      from?: 'pending' | 'verifying';
+    },
+    audit: AuditRecord | null,
   ): Promise<boolean> {
     const out = await transact(this.doc, [
       {
@@ -163,18 +167,18 @@ export class DynamoFileRepository implements FileRepository {
             TableName: this.table,
             Key: FK.version(version.file_id, version.id),
             UpdateExpression: 'SET #state = :state, confirmed_at = :at, multipart = :null',
-            ConditionExpression: 'attribute_exists(pk) AND #state = :pending',
+            ConditionExpression: 'attribute_exists(pk) AND #state = :from',
             ExpressionAttributeNames: { '#state': 'state' },
             ExpressionAttributeValues: {
               ':state': outcome.state,
               ':at': outcome.confirmedAt,
               ':null': null,
-              ':pending': 'pending',
+              ':from': outcome.from ?? 'pending',
             },
           },
         },
       },
-      auditPut(this.table, audit),
+      ...(audit ? [auditPut(this.table, audit)] : []),
     ]);
     if (out.ok) return true;
     if (out.conditionFailed.length) return false;

@@ -3,6 +3,7 @@ import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';
+import { uploadVerificationFromEnv } from '../../adapters/upload-verification.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { empty, httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
@@ -13,7 +14,7 @@ import { callerOf } from '../access.js';
 import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVersions } from '../catalog.js';
 import { filesConfigFromEnv } from '../config.js';
 import { pageOf, requestInfo } from '../http.js';
-import type { FilesDeps } from '../ports.js';
+import type { FilesDeps, UploadVerification } from '../ports.js';
 import {
   confirmUpload,
   createFile,
@@ -83,7 +84,9 @@ function started(req: Request, s: UploadStarted) {
 }
 
 /** What these routes touch: file records, the object store, the study directory, settings and the clock. */
-type FilesRouteDeps = Pick<FilesDeps, 'config' | 'clock' | 'files' | 'store' | 'studies'>;
+type FilesRouteDeps = Pick<FilesDeps, 'config' | 'clock' | 'files' | 'store' | 'studies'> & {
+  verification: UploadVerification;
+};
 
 export function routes(deps: FilesRouteDeps): Route[] {
   return [
@@ -187,7 +190,8 @@ export function routes(deps: FilesRouteDeps): Route[] {
           body.parts,
           requestInfo(req),
         );
-        return ok(versionJson(req.baseUrl, v));
+        // 202: a multipart upload is being verified by the worker; GET the version to see it finish.
+        return { status: v.state === 'verifying' ? 202 : 200, body: versionJson(req.baseUrl, v) };
       },
     },
     {
@@ -215,6 +219,7 @@ export function createHandler(clock: Clock = systemClock) {
     files: new DynamoFileRepository(doc, config.FILES_TABLE),
     store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
     studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
+    verification: uploadVerificationFromEnv(),
   };
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });

@@ -18,9 +18,11 @@ import type { FilesDeps } from '../../../functions/files/ports.js';
 import { type Clock, FakeClock } from '../../../functions/shared/clock.js';
 import { newId } from '../../../functions/shared/ids.js';
 import { FILES_API } from '../../../lib/api-manifest.js';
+import { FILES_WORKERS } from '../../../lib/orchestration-manifest.js';
 import { localClient } from '../../../local/dynamodb-local.js';
 import { loadHandlerModule } from '../../../local/handlers.js';
 import { createLocalApi } from '../../../local/http-server.js';
+import { startLocalLambda } from '../../../local/lambda.js';
 import { startTestIdp, type TestIdp } from '../../helpers/auth.js';
 import { useLocalS3 } from '../../helpers/s3rver.js';
 import { useLocalTables } from '../../helpers/tables.js';
@@ -144,6 +146,9 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
     extraEnv,
   );
   delete process.env.PUBLIC_BASE_URL;
+  // The upload verification worker, invoked through the Lambda API and run in this process, as in the stack.
+  const lambda = await startLocalLambda({ functions: FILES_WORKERS, retryDelayMs: 50 });
+  Object.assign(process.env, lambda.env);
   const clock = new FakeClock(Date.now());
   const deps = filesDeps(clock);
 
@@ -253,6 +258,8 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
     async close() {
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));
+      await lambda.idle();
+      await lambda.stop();
       await idp.close();
       await s3.stop();
       raw.destroy();

@@ -95,8 +95,10 @@ describe('uploading a file', () => {
     expect(withoutParts.body.error.fields).toHaveProperty('parts');
 
     const confirmed = await api.call('POST', path, { body: { parts } });
-    expect(confirmed.status).toBe(200);
-    expect(confirmed.body.state).toBe('available');
+    expect(confirmed.status).toBe(202);
+    expect(confirmed.body.state).toBe('verifying');
+    const done = await api.waitForVersion(file.kf_id, version.kf_id, (v) => v.state !== 'verifying');
+    expect(done.state).toBe('available');
     const key = `studies/${api.studyA}/files/${file.kf_id}/versions/${version.kf_id}`;
     expect(sha256(await storedBytes(key))).toBe(sha256(bytes));
   });

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -88,14 +89,32 @@ describe('checking an uploaded object', () => {
 });
 
 describe('multipart uploads and deletes', () => {
+  it('creates multipart uploads with the full-object CRC64NVME checksum and completes them at the declared size', async () => {
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'up-1' });
+    s3.on(CompleteMultipartUploadCommand).resolves({});
+    expect(await store.startMultipart('k', 'text/csv')).toBe('up-1');
+    expect(s3.commandCalls(CreateMultipartUploadCommand)[0].args[0].input).toMatchObject({
+      ChecksumAlgorithm: 'CRC64NVME',
+      ChecksumType: 'FULL_OBJECT',
+      ContentType: 'text/csv',
+    });
+    expect(await store.completeMultipart('k', 'up-1', [{ partNumber: 1, etag: '"e"' }], 123)).toEqual({
+      ok: true,
+    });
+    expect(s3.commandCalls(CompleteMultipartUploadCommand)[0].args[0].input).toMatchObject({
+      ChecksumType: 'FULL_OBJECT',
+      MpuObjectSize: 123,
+    });
+  });
+
   it('turns S3 refusing the parts into a reason, and lets other failures through', async () => {
     s3.on(CompleteMultipartUploadCommand).rejects(err('InvalidPart'));
-    expect(await store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }])).toEqual({
+    expect(await store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).toEqual({
       ok: false,
       reason: 'InvalidPart',
     });
     s3.on(CompleteMultipartUploadCommand).rejects(err('InternalError', 500));
-    await expect(store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }])).rejects.toThrow(
+    await expect(store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).rejects.toThrow(
       'InternalError',
     );
   });

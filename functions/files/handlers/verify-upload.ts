@@ -1,0 +1,46 @@
+import type { Context } from 'aws-lambda';
+import * as z from 'zod';
+import { documentClient, s3Client } from '../../adapters/aws.js';
+import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { S3ObjectStore } from '../../adapters/s3-store.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
+import { log } from '../../shared/log.js';
+import { filesConfigFromEnv } from '../config.js';
+import { verifyUpload } from '../uploads.js';
+
+/**
+ * The upload verification worker (lib/orchestration-manifest.ts FILES_WORKERS): invoked asynchronously with
+ * {fileId, versionId} when a multipart upload is confirmed, it streams the object from S3 to compute its SHA-256
+ * and moves the version from `verifying` to `available` or `failed`. Its budget is Lambda's 15 minutes; a thrown
+ * error (S3 or DynamoDB trouble) makes Lambda retry the invocation. Not an HTTP handler.
+ */
+const eventSchema = z.object({ fileId: z.string().min(1), versionId: z.string().min(1) });
+
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  const deps = {
+    clock,
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+  };
+  return async (event: unknown, context?: Context) => {
+    const parsed = eventSchema.safeParse(event);
+    if (!parsed.success) {
+      // A malformed event is not worth retrying: log it and finish.
+      log.error('verify-upload: malformed event', { event: JSON.stringify(event)?.slice(0, 500) });
+      return { outcome: 'skipped' as const, reason: 'malformed event' };
+    }
+    const started = Date.now();
+    const result = await verifyUpload(deps, parsed.data);
+    log.info('upload verified', {
+      ...parsed.data,
+      ...result,
+      ms: Date.now() - started,
+      requestId: context?.awsRequestId,
+    });
+    return result;
+  };
+}
+
+export const handler = createHandler();
