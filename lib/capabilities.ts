@@ -15,7 +15,9 @@ export interface Capabilities {
    * Objects of the study files bucket: `read` serves and presigns downloads, `readwrite` also uploads (single and
    * multipart) and deletes. Presigned URLs act with the signing function's rights, so these bound them too.
    */
-  filesBucket?: 'read' | 'readwrite';
+  filesBucket?: 'read' | 'readwrite' | 'verify';
+  /** Workers of lib/orchestration-manifest.ts FILES_WORKERS this function invokes (asynchronously), by name. */
+  invokes?: string[];
 }
 
 export const CAPABILITIES: Record<string, Capabilities> = {
@@ -34,8 +36,11 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   ReleaseStep: { coordinatorToken: true, orchestration: true },
   // GET /download/...: small objects through the function, larger ones by a 302 to a presigned GET.
   FilesDownload: { filesBucket: 'read' },
-  // Uploads (presigned PUT, multipart), confirmation (HeadObject with checksums), deletion of files and versions.
-  Files: { filesBucket: 'readwrite' },
+  // Uploads (presigned PUT, multipart), confirmation (HeadObject with checksums), deletion of files and versions;
+  // a confirmed multipart upload is handed to the verification worker.
+  Files: { filesBucket: 'readwrite', invokes: ['VerifyUpload'] },
+  // Streams the object to hash it (GetObject) and deletes it when it does not match (DeleteObject).
+  VerifyUpload: { filesBucket: 'verify' },
 };
 
 export const capabilitiesOf = (name: string): Capabilities => CAPABILITIES[name] ?? {};
@@ -46,6 +51,8 @@ export const capabilitiesOf = (name: string): Capabilities => CAPABILITIES[name]
  */
 export function timeoutSecondsOf(name: string, kind: 'http' | 'worker', s: Settings): number {
   if (kind === 'http') return 29;
+  // Lambda's maximum: the budget for hashing one uploaded object (docs/files.md says how large that can be).
+  if (name === 'VerifyUpload') return 900;
   switch (name) {
     case 'ReleaseStep':
       // Never beyond 300 s: the ASL bounds each ReleaseStep state itself, and a longer run would be wasted.

@@ -87,18 +87,25 @@ export class FilesBucket extends Construct {
 
 /**
  * What the file service needs, and nothing else. `read`: GetObject (which also covers HeadObject and presigned
- * GETs). `readwrite`: also PutObject (which covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload),
+ * GETs). `verify`: GetObject and DeleteObject. `readwrite`: also PutObject (which covers CreateMultipartUpload, UploadPart and CompleteMultipartUpload),
  * AbortMultipartUpload and DeleteObject (DeleteObjects is authorized per key). Both get s3:ListBucket on the bucket
  * itself, so that a missing key answers 404 instead of 403 (the store treats 404 as "not uploaded").
  */
-export function grantFileAccess(bucket: IBucket, grantee: IGrantable, level: 'read' | 'readwrite'): void {
+export function grantFileAccess(
+  bucket: IBucket,
+  grantee: IGrantable,
+  level: 'read' | 'readwrite' | 'verify',
+): void {
+  const actions = {
+    read: ['s3:GetObject'],
+    // The verification worker reads the object to hash it and deletes it when it does not match.
+    verify: ['s3:GetObject', 's3:DeleteObject'],
+    readwrite: ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'],
+  }[level];
   grantee.grantPrincipal.addToPrincipalPolicy(
     new PolicyStatement({
       sid: 'StudyFileObjects',
-      actions:
-        level === 'read'
-          ? ['s3:GetObject']
-          : ['s3:GetObject', 's3:PutObject', 's3:AbortMultipartUpload', 's3:DeleteObject'],
+      actions,
       resources: [bucket.arnForObjects('*')],
     }),
   );

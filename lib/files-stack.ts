@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { FILES_API } from './api-manifest.js';
@@ -9,6 +10,7 @@ import { grantFileAccess } from './files-bucket.js';
 import { commonEnvironment } from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
 import { acknowledgeWildcardResource } from './nag.js';
+import { FILES_WORKERS } from './orchestration-manifest.js';
 import { ServiceFunction } from './service-function.js';
 import type { Settings } from './settings.js';
 import type { TableKey } from './table-definitions.js';
@@ -53,26 +55,61 @@ export class FilesStack extends Stack {
     };
 
     const functionsScope = new Construct(this, 'Functions');
+    const grantBucket = (name: string, fn: ServiceFunction) => {
+      const bucketAccess = capabilitiesOf(name).filesBucket;
+      if (!bucketAccess) return;
+      grantFileAccess(this.filesBucket, fn.fn, bucketAccess);
+      acknowledgeWildcardResource(
+        fn.role,
+        this.filesBucket.arnForObjects('*'),
+        'Object keys are created per file version at run time; the grant covers the objects of this one bucket.',
+      );
+    };
+    // The asynchronously invoked workers first: the API functions that invoke them get their names.
+    const workers: Record<string, ServiceFunction> = {};
+    for (const worker of FILES_WORKERS) {
+      const fn = new ServiceFunction(functionsScope, worker.name, {
+        entry: worker.entry,
+        description: `File service worker: ${worker.name} (${worker.entry})`,
+        environment: env,
+        timeout: Duration.seconds(timeoutSecondsOf(worker.name, 'worker', settings)),
+        // Hashing is CPU-bound and Lambda gives one full vCPU from 1,769 MB.
+        memorySize: Math.max(settings.functionMemoryMb, 1769),
+        logRetention: settings.logRetentionDays,
+        tableAccess: worker.tables,
+        tables: props.tables,
+      });
+      // Lambda queues the event and retries a failed run twice; a version left verifying is redriven by
+      // confirming it again.
+      fn.fn.configureAsyncInvoke({ retryAttempts: 2, maxEventAge: Duration.hours(6) });
+      grantBucket(worker.name, fn);
+      workers[worker.name] = fn;
+      this.functions[worker.name] = fn;
+    }
+    const workerEnv = Object.fromEntries(
+      FILES_WORKERS.map((w) => [w.nameEnv, workers[w.name].fn.functionName]),
+    );
     for (const entry of manifest) {
+      const invokes = capabilitiesOf(entry.name).invokes ?? [];
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
         description: `File service API: ${entry.name} (${entry.entry})`,
-        environment: env,
+        environment: invokes.length ? { ...env, ...workerEnv } : env,
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, 'http', settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,
         tableAccess: entry.tables,
         tables: props.tables,
       });
-      const bucketAccess = capabilitiesOf(entry.name).filesBucket;
-      if (bucketAccess) {
-        grantFileAccess(this.filesBucket, fn.fn, bucketAccess);
-        acknowledgeWildcardResource(
-          fn.role,
-          this.filesBucket.arnForObjects('*'),
-          'Object keys are created per file version at run time; the grant covers the objects of this one bucket.',
+      grantBucket(entry.name, fn);
+      // The function itself, not its versions (grantInvoke would add <arn>:*): nothing here publishes versions.
+      for (const name of invokes)
+        fn.fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['lambda:InvokeFunction'],
+            resources: [workers[name].fn.functionArn],
+          }),
         );
-      }
       this.functions[entry.name] = fn;
     }
 

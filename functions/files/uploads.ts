@@ -361,7 +361,7 @@ export async function verifyUpload(
   target: { fileId: string; versionId: string },
 ): Promise<{ outcome: VerifyOutcome; reason?: string }> {
   const v = await deps.files.getVersion(target.fileId, target.versionId);
-  if (!v || v.state !== 'verifying')
+  if (v?.state !== 'verifying')
     return { outcome: 'skipped', reason: v ? `version is ${v.state}` : 'no such version' };
   const stored = await deps.store.stat(v.key);
   let problem: string | null = null;

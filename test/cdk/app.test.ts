@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../../lib/api-manifest.js';
 import { buildApp, type ReleaseCoordinatorApp } from '../../lib/app.js';
 import { CAPABILITIES } from '../../lib/capabilities.js';
-import { WORKER_FUNCTIONS } from '../../lib/orchestration-manifest.js';
+import { FILES_WORKERS, WORKER_FUNCTIONS } from '../../lib/orchestration-manifest.js';
 import { ServiceFunction } from '../../lib/service-function.js';
 import { DEFAULT_STUDIES_SOURCE } from '../../lib/settings.js';
 import { TABLES, type TableKey } from '../../lib/table-definitions.js';
@@ -358,7 +358,10 @@ describe('HTTP APIs', () => {
         expected.set(`ANY ${path}`, logicalId(base.built.files.functions[entry.name].fn));
     expect(routes).toEqual(expected);
     base.files.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
-    expect(Object.keys(base.files.findResources('AWS::Lambda::Function'))).toHaveLength(FILES_API.length);
+    // One per API entry plus the asynchronously invoked workers (upload verification).
+    expect(Object.keys(base.files.findResources('AWS::Lambda::Function'))).toHaveLength(
+      FILES_API.length + FILES_WORKERS.length,
+    );
   });
 
   it('writes access logs from the $default stage of both APIs', () => {
@@ -595,9 +598,10 @@ describe('least privilege', () => {
     const bucketExport = base.built.stateful.filesBucketExportName;
     const expectedS3: Record<string, string[]> = {
       read: ['s3:GetObject'],
+      verify: ['s3:DeleteObject', 's3:GetObject'],
       readwrite: ['s3:AbortMultipartUpload', 's3:DeleteObject', 's3:GetObject', 's3:PutObject'],
     };
-    for (const entry of FILES_API) {
+    for (const entry of [...FILES_API, ...FILES_WORKERS]) {
       const fn = base.built.files.functions[entry.name];
       const statements = statementsOfRole(base.files, logicalId(fn.role));
       const s3 = statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
@@ -631,8 +635,31 @@ describe('least privilege', () => {
     }
   });
 
+  it('runs the upload verification worker for 15 minutes, invoked asynchronously by the Files function alone', () => {
+    const worker = base.built.files.functions.VerifyUpload;
+    const files = base.built.files.functions.Files;
+    const resources = base.files.toJSON().Resources;
+    const props = resources[logicalId(worker.fn)].Properties;
+    expect(props.Timeout).toBe(900);
+    expect(props.MemorySize).toBeGreaterThanOrEqual(1769);
+    base.files.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: logicalId(worker.fn) },
+      MaximumRetryAttempts: 2,
+    });
+    const filesEnv = resources[logicalId(files.fn)].Properties.Environment.Variables;
+    expect(filesEnv.VERIFY_UPLOAD_FUNCTION_NAME).toEqual({ Ref: logicalId(worker.fn) });
+    const invokers = Object.entries(base.built.files.functions).filter(([, fn]) =>
+      statementsOfRole(base.files, logicalId(fn.role)).some((st) =>
+        actionsOf(st).includes('lambda:InvokeFunction'),
+      ),
+    );
+    expect(invokers.map(([name]) => name)).toEqual(['Files']);
+  });
+
   it('every capability names a function of the manifests', () => {
-    const names = new Set([...COORDINATOR_API, ...WORKER_FUNCTIONS, ...FILES_API].map((e) => e.name));
+    const names = new Set(
+      [...COORDINATOR_API, ...WORKER_FUNCTIONS, ...FILES_API, ...FILES_WORKERS].map((e) => e.name),
+    );
     for (const name of Object.keys(CAPABILITIES)) expect(names, name).toContain(name);
   });
 
