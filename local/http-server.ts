@@ -109,7 +109,7 @@ export function createLocalApi(options: LocalApiOptions): Server {
     fn.paths.map((path) => ({ fn, path, regex: templateRegex(path), routeKey: `ANY ${path}` })),
   );
   const cache = new Map<string, Promise<LambdaHandler>>();
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
@@ -174,4 +174,21 @@ export function createLocalApi(options: LocalApiOptions): Server {
       }
     });
   });
+  // Requests Node refuses before any handler runs (headers over 16 KB, malformed HTTP) still get the JSON error body
+  // every other error has; API Gateway answers these itself.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? 431 : 400;
+    const body = JSON.stringify({
+      error: {
+        code: tooLarge ? 'headers_too_large' : 'bad_request',
+        message: tooLarge ? 'Request headers are too large' : 'Malformed HTTP request',
+      },
+    });
+    socket.end(
+      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+  return server;
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isoMicros, nowIso } from '../shared/clock.js';
 import { NotFoundError, UnauthorizedError } from '../shared/errors.js';
+import { isId } from '../shared/ids.js';
 import { actorOf, type Caller, methodOf, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
@@ -84,6 +85,9 @@ export async function resolveVersion(
   deps: Pick<FilesDeps, 'files'>,
   target: DownloadTarget,
 ): Promise<VersionRecord> {
+  // An id of the wrong shape names nothing (and must never reach a key lookup): the unknown-id 404.
+  if (!isId('SF', target.fileId) || (target.versionId !== undefined && !isId('FV', target.versionId)))
+    throw new NotFoundError(`No file ${target.fileId.slice(0, 64)} in study ${target.studyId.slice(0, 64)}`);
   if (target.versionId) {
     const v = await deps.files.getVersion(target.fileId, target.versionId);
     // A version of another file is simply not found under this file; a pending upload is not downloadable.

@@ -175,6 +175,8 @@ function pageOf(args: { first?: number | null; after?: string | null }): Page {
   if (!Number.isInteger(first) || first < 1 || first > 100)
     throw ValidationError.field('first', 'must be between 1 and 100');
   let offset = 0;
+  if (args.after != null && args.after.length > 100)
+    throw ValidationError.field('after', 'must be at most 100 characters');
   if (args.after) {
     const m = /^offset:(\d+)$/.exec(Buffer.from(args.after, 'base64url').toString('utf8'));
     if (!m) throw ValidationError.field('after', 'is not a cursor from this API');

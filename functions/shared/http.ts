@@ -123,13 +123,19 @@ function oversizeBody(text: string, parsed: unknown): ValidationError {
   return new ValidationError(`Invalid ${field}: too large (${rule})`, { [field]: [`is too large: ${rule}`] });
 }
 
-/** A path segment as sent; a malformed percent-escape names nothing, so it is a 404 like any unknown id. */
+/**
+ * A path segment as sent. A malformed percent-escape, or a segment longer than any id (LIMITS.pathSegmentBytes),
+ * names nothing: a 404 like any unknown id, before any lookup.
+ */
 function decodeSegment(raw: string): string {
+  let decoded: string;
   try {
-    return decodeURIComponent(raw);
+    decoded = decodeURIComponent(raw);
   } catch {
     throw new NotFoundError('No such resource');
   }
+  if (Buffer.byteLength(decoded) > LIMITS.pathSegmentBytes) throw new NotFoundError('No such resource');
+  return decoded;
 }
 
 function errorBody(err: AppError) {
@@ -155,9 +161,17 @@ export interface HttpAppOptions {
   baseUrl?: string;
 }
 
+/** What a handler module serves, readable from its `handler` (the route fuzzer derives its cases from it). */
+export interface RouteInfo {
+  method: Route['method'];
+  path: string;
+  access: Access;
+}
+
 /**
  * One Lambda entry point serving a group of routes. The chain is the same everywhere: route match (404/405 with
- * Allow), body parsing, authentication, authorization, the route's handler, and the error mapper last.
+ * Allow), body parsing, authentication, authorization, the route's handler, and the error mapper last. The
+ * returned handler carries its `routeTable`, so tests can enumerate every route of every manifest entry.
  */
 export function httpApp(options: HttpAppOptions) {
   const routes = options.routes.map(compile);
@@ -185,11 +199,15 @@ export function httpApp(options: HttpAppOptions) {
       });
       const headers = lowerHeaders(event.headers);
       const principal = await authenticate(hit.r.access, headers, options.verifier);
+      const query = Object.fromEntries(new URLSearchParams(event.rawQueryString ?? ''));
+      for (const [name, value] of Object.entries(query))
+        if (value.length > LIMITS.queryValue)
+          throw ValidationError.field(name, `must be at most ${LIMITS.queryValue} characters`);
       const req: Request = {
         method,
         path,
         params,
-        query: Object.fromEntries(new URLSearchParams(event.rawQueryString ?? '')),
+        query,
         rawQuery: event.rawQueryString ?? '',
         headers,
         body: ['POST', 'PATCH', 'PUT', 'DELETE'].includes(method) ? parseBody(event) : undefined,
@@ -203,7 +221,14 @@ export function httpApp(options: HttpAppOptions) {
     }
     return render(res, allow);
   };
-  return middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base);
+  const routeTable: RouteInfo[] = options.routes.map(({ method, path, access }) => ({
+    method,
+    path,
+    access,
+  }));
+  return Object.assign(middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base), {
+    routeTable,
+  });
 }
 
 async function authenticate(access: Access, headers: Record<string, string>, verifier: TokenVerifier) {

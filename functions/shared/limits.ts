@@ -27,6 +27,11 @@ export const LIMITS = {
   queryValue: 2048,
   /** `offset` of list queries. */
   offset: 1_000_000,
+  /**
+   * A path segment, in UTF-8 bytes once decoded. No id comes close; DynamoDB refuses keys over 1-2 KB, so a longer
+   * segment is answered as the unknown id it is (404) before any lookup.
+   */
+  pathSegmentBytes: 512,
 } as const;
 
 /** A string of at most `max` code units, with the limit in the message so a 400 says what is allowed. */

@@ -19,6 +19,7 @@ import {
   confirmUpload,
   createFile,
   createVersion,
+  MAX_PARTS,
   refreshUploadUrls,
   type UploadStarted,
 } from '../uploads.js';
@@ -54,13 +55,18 @@ const newFileBody = z.strictObject({
 const newVersionBody = z.strictObject(upload);
 const confirmBody = z.strictObject({
   parts: z
-    .array(z.strictObject({ part_number: z.number().int().min(1).max(10_000), etag: z.string().min(1) }))
+    .array(
+      z.strictObject({
+        part_number: z.number().int().min(1).max(MAX_PARTS),
+        etag: z.string().min(1).max(200, 'must be at most 200 characters'),
+      }),
+    )
     .min(1)
-    .max(10_000)
+    .max(MAX_PARTS, `must have at most ${MAX_PARTS} items`)
     .optional(),
 });
 const uploadUrlsBody = z.strictObject({
-  part_numbers: z.array(z.number().int().min(1).max(10_000)).min(1).max(100).optional(),
+  part_numbers: z.array(z.number().int().min(1).max(MAX_PARTS)).min(1).max(100).optional(),
 });
 
 /** A path id of the wrong shape names nothing: 404, after authentication like any other unknown id. */

@@ -184,6 +184,21 @@ describe('bounded input', () => {
     }
   });
 
+  it('answers a path segment longer than any id with a 404, never a 500 from the key lookup', async () => {
+    const long = 'x'.repeat(3000);
+    for (const path of [
+      `/events/${long}`,
+      `/task-services/${long}`,
+      `/studies/${long}`,
+      `/releases/${long}`,
+    ]) {
+      const res = await api.call('GET', path);
+      expect(res.status, path).toBe(404);
+      expect(res.body.error.code).toBe('not_found');
+    }
+    expect((await api.call('DELETE', `/events/${long}`)).status).toBe(404);
+  });
+
   it('answers a malformed percent-escape in a path with 400 or 404, never 500', async () => {
     for (const path of ['/releases/%E0%A4%A', '/tasks/%', '/task-services/%ZZ', '/events/%E0%A4%A/']) {
       const res = await api.call('GET', path);
