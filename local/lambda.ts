@@ -40,7 +40,12 @@ export async function startLocalLambda(opts: LocalLambdaOptions): Promise<LocalL
 
   const run = async (fn: AsyncWorkerFunction, event: unknown) => {
     const handler = await loadHandler<Worker>(fn.entry);
-    return handler(event, lambdaContext(`${fn.name}-${Date.now()}`));
+    // The function's own timeout, as Lambda reports it to the handler.
+    const deadline = Date.now() + fn.timeoutSeconds * 1000;
+    return handler(event, {
+      ...lambdaContext(`${fn.name}-${Date.now()}`),
+      getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    });
   };
 
   const enqueue = (fn: AsyncWorkerFunction, event: unknown) => {

@@ -126,10 +126,17 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async hash(key: string): Promise<string> {
+  async hash(key: string, opts: { deadlineMs?: number } = {}): Promise<string> {
     const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     const digest = createHash('sha256');
-    for await (const chunk of out.Body as Readable) digest.update(chunk as Buffer);
+    const body = out.Body as Readable;
+    for await (const chunk of body) {
+      if (opts.deadlineMs !== undefined && Date.now() > opts.deadlineMs) {
+        body.destroy();
+        throw Object.assign(new Error(`hashing ${key} ran past its deadline`), { code: 'deadline' });
+      }
+      digest.update(chunk as Buffer);
+    }
     return digest.digest('hex');
   }
 

@@ -109,8 +109,11 @@ export interface ObjectStore {
   ): Promise<{ ok: true } | { ok: false; reason: string }>;
   abortMultipart(key: string, uploadId: string): Promise<void>;
   stat(key: string): Promise<UploadedObject | null>;
-  /** Hex SHA-256 of the stored bytes, streamed. */
-  hash(key: string): Promise<string>;
+  /**
+   * Hex SHA-256 of the stored bytes, streamed. With `deadlineMs` (epoch ms) it gives up at that time with an error
+   * of code `deadline`.
+   */
+  hash(key: string, opts?: { deadlineMs?: number }): Promise<string>;
   read(key: string): Promise<Uint8Array>;
   presignGet(
     key: string,

@@ -1,5 +1,5 @@
 import { isoMicros, nowIso } from '../shared/clock.js';
-import { AppError, ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
+import { AppError, ConflictError, hasCode, NotFoundError, ValidationError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
 import { actorOf, type Caller, methodOf, requireAuthenticated, requireStudyWrite } from './access.js';
 import { newAudit } from './audit.js';
@@ -359,6 +359,7 @@ export type VerifyOutcome = 'available' | 'failed' | 'skipped';
 export async function verifyUpload(
   deps: Pick<FilesDeps, 'files' | 'store' | 'clock'>,
   target: { fileId: string; versionId: string },
+  opts: { deadlineMs?: number } = {},
 ): Promise<{ outcome: VerifyOutcome; reason?: string }> {
   const v = await deps.files.getVersion(target.fileId, target.versionId);
   if (v?.state !== 'verifying')
@@ -368,8 +369,15 @@ export async function verifyUpload(
   if (!stored) problem = 'the object is missing';
   else if (stored.size !== v.size) problem = `size is ${stored.size} bytes, ${v.size} were declared`;
   else {
-    const actual = await deps.store.hash(v.key);
-    if (actual !== v.sha256) problem = `SHA-256 is ${actual}, ${v.sha256} was declared`;
+    try {
+      const actual = await deps.store.hash(v.key, opts);
+      if (actual !== v.sha256) problem = `SHA-256 is ${actual}, ${v.sha256} was declared`;
+    } catch (err) {
+      // Too large to hash within the worker's budget: a retry would time out the same way, so the version fails
+      // now rather than stay verifying forever (docs/files.md gives the largest size that fits).
+      if (!hasCode(err, 'deadline')) throw err;
+      problem = 'it could not be hashed within the verification budget (15 minutes)';
+    }
   }
   const at = nowIso(deps.clock);
   if (problem) {

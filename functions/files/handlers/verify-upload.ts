@@ -32,7 +32,9 @@ export function createHandler(clock: Clock = systemClock) {
       return { outcome: 'skipped' as const, reason: 'malformed event' };
     }
     const started = Date.now();
-    const result = await verifyUpload(deps, parsed.data);
+    // Stop hashing a minute before Lambda would stop us, so the outcome is always recorded.
+    const remaining = context?.getRemainingTimeInMillis?.() ?? 900_000;
+    const result = await verifyUpload(deps, parsed.data, { deadlineMs: started + remaining - 60_000 });
     log.info('upload verified', {
       ...parsed.data,
       ...result,
