@@ -306,6 +306,15 @@ describe('auth', () => {
     );
   });
 
+  it('leaves the task-service URL policy at its strict defaults: no function may call private addresses or plain http', () => {
+    for (const template of [base.coordinator, base.files])
+      for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+        const env = fn.Properties.Environment?.Variables ?? {};
+        expect(env.TASK_SERVICE_ALLOW_PRIVATE).toBeUndefined();
+        expect(env.TASK_SERVICE_ALLOW_HTTP).toBeUndefined();
+      }
+  });
+
   it('refuses an external issuer whose accepted audiences include the coordinator own client', () => {
     expect(() =>
       buildApp(
