@@ -142,6 +142,8 @@ export interface ReleaseChange {
 export interface ReleaseRepository {
   /** The release with its tasks and notes: one strongly consistent Query of its item collection. */
   load(id: string): Promise<ReleaseAggregate | null>;
+  /** Just the release's state (one strongly consistent GetItem); null when there is no such release. */
+  stateOf(id: string): Promise<ReleaseState | null>;
   /**
    * Creates the release, one task per given service (state pending, progress 0, service name copied) and the
    * events built by `events` in one transaction. Throws ChangeConflictError with kind 'registry' when the guard no

@@ -46,12 +46,6 @@ export const CALLBACK_STATES_BY_PHASE: Record<ReleaseState, readonly TaskState[]
   failed: [],
 };
 
-/** The release phases in which a task may move to `to`: the condition its write carries. */
-const phasesAllowing = (to: TaskState): ReleaseState[] =>
-  (Object.keys(CALLBACK_STATES_BY_PHASE) as ReleaseState[]).filter((p) =>
-    CALLBACK_STATES_BY_PHASE[p].includes(to),
-  );
-
 /** States a task service reports that the release's poll loop should react to at once. */
 export const WAKING_STATES: readonly TaskState[] = ['staged', 'published', 'failed', 'canceled'];
 
@@ -112,10 +106,16 @@ export async function reportTask(
     const changes = to !== task.state;
     if (changes && !TASK_TRANSITIONS[task.state].includes(to))
       throw new ConflictError(`Task ${id} may not change from ${task.state} to ${to}`);
-    let phase: ReleaseState | undefined;
     if (changes) {
-      phase = (await deps.releases.load(task.releaseId))?.release.state;
+      // A read, not a condition in the write: a release only moves forward through its phases (or to canceling),
+      // and no phase can be reached while this task still has to report, so the phase read here cannot be
+      // overtaken by one that forbids `to`. A condition on the release item would make every callback of a release
+      // conflict with every other (DynamoDB cancels transactions that touch the same item concurrently).
+      const phase = await deps.releases.stateOf(task.releaseId);
       const allowed = phase ? CALLBACK_STATES_BY_PHASE[phase] : [];
+      // The task may have moved on between the two reads (the orchestration recorded the same news from a poll and
+      // moved the release with it): judge the report again against the task as it is now.
+      if ((!phase || !allowed.includes(to)) && (await getTask(deps, id)).state !== task.state) continue;
       if (!phase || !allowed.includes(to))
         throw new ConflictError(
           `Task ${id} may not become ${to} while its release is ${phase ?? 'missing'}; allowed states now: ${allowed.length ? allowed.join(', ') : 'none (the release is over)'}`,
@@ -144,8 +144,6 @@ export async function reportTask(
     try {
       const written = await deps.releases.applyChange({
         releaseId: task.releaseId,
-        // The phase seen above must still hold when the task moves (a release that moved on makes us judge again).
-        expectState: changes ? phasesAllowing(to) : undefined,
         tasks: [{ taskId: id, expectState: task.state, toState: changes ? to : undefined, progress }],
         events: changes ? [taskStateEvent(task, task.state, to)] : [],
       });

@@ -64,7 +64,7 @@ export interface FakeTaskService {
   received: ReceivedAction[];
   /** Where callbacks go and with which bearer token. */
   coordinator?: { baseUrl: string; token: () => string };
-  callbacks: { taskId: string; state: string; status: number }[];
+  callbacks: { taskId: string; state: string; status: number; error?: string }[];
   tasks: Map<string, FakeTask>;
   statusCode: number;
   /** Actions received for a task, in order. */
@@ -108,8 +108,13 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
         headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${svc.coordinator.token()}` },
         body: JSON.stringify({ state, progress }),
       });
-      await res.text();
-      svc.callbacks.push({ taskId, state, status: res.status });
+      const text = await res.text();
+      svc.callbacks.push({
+        taskId,
+        state,
+        status: res.status,
+        ...(res.status === 200 ? {} : { error: text.slice(0, 300) }),
+      });
     } catch {
       svc.callbacks.push({ taskId, state, status: 0 });
     }

@@ -149,6 +149,19 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return this.aggregate(items);
   }
 
+  async stateOf(id: string): Promise<ReleaseState | null> {
+    const got = await this.doc.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: K.release(id),
+        ConsistentRead: true,
+        ProjectionExpression: '#state',
+        ExpressionAttributeNames: { '#state': 'state' },
+      }),
+    );
+    return got.Item ? releaseSchema.shape.state.parse(got.Item.state) : null;
+  }
+
   async create(
     input: NewRelease,
     services: Pick<TaskService, 'id' | 'name'>[],
