@@ -34,6 +34,8 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   ReleaseStep: { coordinatorToken: true, orchestration: true },
   // GET /download/...: small objects through the function, larger ones by a 302 to a presigned GET.
   FilesDownload: { filesBucket: 'read' },
+  // GA4GH DRS access URLs: presigned GETs, signed with this function's rights.
+  FilesDrs: { filesBucket: 'read' },
   // Uploads (presigned PUT, multipart), confirmation (HeadObject with checksums), deletion of files and versions.
   Files: { filesBucket: 'readwrite' },
 };

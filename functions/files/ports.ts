@@ -26,17 +26,25 @@ export interface FileRepository {
   /** The file and all its versions in one read. */
   getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null>;
   getVersion(fileId: string, versionId: string): Promise<VersionRecord | null>;
+  /** The file a version id was issued under (version ids are unique across files), or null for an unknown id. */
+  fileIdOfVersion(versionId: string): Promise<string | null>;
+  /**
+   * How many versions are available, and their total size. Kept as counters, changed in the same transaction that
+   * makes a version available or deletes one, so reading them costs the same whatever the number of files.
+   */
+  availableTotals(): Promise<{ versions: number; bytes: number }>;
   listFiles(studyId: string, page: Page): Promise<Listing<FileRecord>>;
   listVersions(fileId: string, page: Page): Promise<Listing<VersionRecord>>;
   /**
-   * Moves a pending version to `available` or `failed` with its audit record; false when the version is no longer
-   * pending (confirmed twice, or deleted meanwhile).
+   * Moves a pending version to `available` or `failed` with its audit record (and, when available, the totals);
+   * false when the version is no longer pending (confirmed twice, or deleted meanwhile).
    */
   finishUpload(
     version: VersionRecord,
     outcome: { state: 'available' | 'failed'; confirmedAt: string },
     audit: AuditRecord,
   ): Promise<boolean>;
+  /** Deletes a version (and takes it off the totals if it was available); nothing happens if it is already gone. */
   deleteVersion(version: VersionRecord, audit: AuditRecord): Promise<void>;
   /** Marks a file as being deleted so it takes no new versions; false when it does not exist. */
   beginDelete(fileId: string): Promise<boolean>;
@@ -105,9 +113,10 @@ export interface ObjectStore {
   /** Hex SHA-256 of the stored bytes, streamed. */
   hash(key: string): Promise<string>;
   read(key: string): Promise<Uint8Array>;
+  /** A presigned GET; `signedAtMs` (default now) lets a service clock decide when its lifetime starts. */
   presignGet(
     key: string,
-    opts: { contentDisposition: string; contentType: string; expiresIn: number },
+    opts: { contentDisposition: string; contentType: string; expiresIn: number; signedAtMs?: number },
   ): Promise<string>;
   delete(keys: string[]): Promise<void>;
 }
