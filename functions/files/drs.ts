@@ -8,8 +8,9 @@ import { latestAvailable } from './catalog.js';
 import type { FilesConfig } from './config.js';
 import type { Presented } from './downloads.js';
 import type { DrsConfig } from './drs-config.js';
+import { authorizations, type DrsObjectJson, drsObjectJson, HTTPS_ACCESS_ID } from './drs-views.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
-import type { FilesDeps } from './ports.js';
+import type { DevTokenRepository, FilesDeps } from './ports.js';
 import { hashToken, tokenKind } from './tokens.js';
 import { contentDisposition } from './views.js';
 
@@ -23,9 +24,6 @@ import { contentDisposition } from './views.js';
  * does not name its study, membership can only be checked after the lookup, and a caller who may not read an object
  * gets exactly the answer an unknown id gets (404), so nobody learns which ids exist outside their studies.
  */
-
-/** The one access method of every object: a presigned HTTPS GET, minted by /objects/{id}/access/{access_id}. */
-export const HTTPS_ACCESS_ID = 'https';
 
 /** Lookups a bulk request runs at the same time. */
 const BULK_CONCURRENCY = 16;
@@ -50,6 +48,7 @@ export class BulkRequestTooLargeError extends AppError {
   }
 }
 
+/** An object: the available version, and its file (for the description). */
 export interface Resolved {
   version: VersionRecord;
   file: FileRecord;
@@ -64,7 +63,7 @@ const notFound = (objectId: string) => new NotFoundError(`No DRS object ${object
  * nothing here. Passports are not supported: a request that carries only passports is anonymous, so 401.
  */
 export async function authenticate(
-  deps: Pick<DrsDeps, 'devTokens'>,
+  deps: { devTokens: Pick<DevTokenRepository, 'findByHash'> },
   presented: Presented,
   opts: { passports?: boolean } = {},
 ): Promise<Caller> {
@@ -140,34 +139,6 @@ export async function resolveObject(
     throw notFound(objectId);
   return { file: found.file, version };
 }
-
-/** Authorizations: the same for every object, so they are answered without looking anything up. */
-export function authorizations(ctx: DrsContext) {
-  return { supported_types: ['BearerAuth'], bearer_auth_issuers: [ctx.issuer] };
-}
-
-/** The DrsObject JSON of an available version. */
-export function drsObjectJson({ file, version: v }: Resolved, ctx: DrsContext) {
-  return {
-    id: v.id,
-    name: v.file_name,
-    self_uri: `drs://${ctx.host}/${v.id}`,
-    size: v.size,
-    created_time: v.created_at,
-    // A version's bytes never change; the last thing that happened to them is the confirmation that verified them.
-    updated_time: v.confirmed_at ?? v.created_at,
-    version: v.id,
-    mime_type: v.content_type,
-    checksums: [{ type: 'sha-256', checksum: v.sha256 }],
-    access_methods: [
-      { type: 'https', access_id: HTTPS_ACCESS_ID, available: true, authorizations: authorizations(ctx) },
-    ],
-    ...(file.description !== null ? { description: file.description } : {}),
-    aliases: [v.file_id],
-  };
-}
-
-export type DrsObjectJson = ReturnType<typeof drsObjectJson>;
 
 /** GET/POST /objects/{object_id}. */
 export async function getObject(

@@ -7,15 +7,13 @@ import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { bearerToken, type TokenVerifier } from '../../shared/auth.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { NotFoundError } from '../../shared/errors.js';
-import { type ErrorFacts, httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
+import { httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
 import type { Presented } from '../downloads.js';
 import {
   authenticate,
-  authorizations,
-  type BulkOutcome,
   bulkAccessUrls,
   bulkAuthorizations,
   bulkObjects,
@@ -27,6 +25,7 @@ import {
   serviceInfo,
 } from '../drs.js';
 import { drsConfigFromEnv } from '../drs-config.js';
+import { authorizations, bulkJson, drsErrorBody } from '../drs-views.js';
 import { presented, requestInfo } from '../http.js';
 import { tokenKind } from '../tokens.js';
 
@@ -59,16 +58,6 @@ const bulkOptionsBody = z.strictObject({ bulk_object_ids: z.array(z.string().min
 /** `?expand` is accepted (and has no bundle to expand: every object is a single blob). */
 const expandQuery = z.object({ expand: z.enum(['true', 'false']).optional() });
 
-/** DRS's error body. A validation error's field messages go into `msg`, which is all the body has. */
-export function drsErrorBody(e: ErrorFacts) {
-  const details = e.fields
-    ? Object.entries(e.fields)
-        .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
-        .join(', ')
-    : '';
-  return { msg: details ? `${e.message} (${details})` : e.message, status_code: e.status };
-}
-
 /** The credential presented: `?token=` or `Authorization: Token` as on downloads, `Bearer sfdt_…`, or a JWT. */
 async function credentialOf(req: Request, verifier: TokenVerifier): Promise<Presented> {
   const given = presented(req);
@@ -77,16 +66,6 @@ async function credentialOf(req: Request, verifier: TokenVerifier): Promise<Pres
   if (!bearer) return given;
   if (tokenKind(bearer) === 'developer') return { kind: 'token', token: bearer };
   return { kind: 'caller', caller: callerOf(await verifier.verify(bearer)) };
-}
-
-function bulkJson<T>(outcome: BulkOutcome<T>, resolvedField: string) {
-  return {
-    summary: outcome.summary,
-    [resolvedField]: outcome.resolved,
-    unresolved_drs_objects: outcome.unresolved,
-    // The same list under its schema's own name, for clients that read `unresolved`.
-    unresolved: outcome.unresolved,
-  };
 }
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
