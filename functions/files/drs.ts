@@ -124,20 +124,22 @@ export async function resolveObject(
   ctx: DrsContext,
 ): Promise<Resolved> {
   const id = localObjectId(objectId, ctx.host);
-  let found: { file: FileRecord; versions: VersionRecord[] } | null = null;
-  let version: VersionRecord | null | undefined = null;
+  let file: FileRecord | null = null;
+  let version: VersionRecord | null = null;
   if (id !== null && isId('FV', id)) {
+    // Two reads of constant size, whatever the number of versions the file has.
     const fileId = await deps.files.fileIdOfVersion(id);
-    found = fileId ? await deps.files.getFileWithVersions(fileId) : null;
-    version = found?.versions.find((v) => v.id === id);
+    if (fileId)
+      [file, version] = await Promise.all([deps.files.getFile(fileId), deps.files.getVersion(fileId, id)]);
   } else if (id !== null && isId('SF', id)) {
-    found = await deps.files.getFileWithVersions(id);
+    const found = await deps.files.getFileWithVersions(id);
+    file = found?.file ?? null;
     version = found ? latestAvailable(found.versions) : null;
   }
   // Only an available version is an object: pending, verifying or failed uploads have no bytes to serve.
-  if (!found || !version || version.state !== 'available' || !mayRead(caller, version.study_id))
+  if (!file || !version || version.state !== 'available' || !mayRead(caller, version.study_id))
     throw notFound(objectId);
-  return { file: found.file, version };
+  return { file, version };
 }
 
 /** GET/POST /objects/{object_id}. */

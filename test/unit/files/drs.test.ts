@@ -77,10 +77,14 @@ const versions = [
   // Newer, but not an object: not available.
   version('FV_00000003', 'pending', '2026-01-01T00:00:03.000000Z'),
 ];
-function files(): Pick<FileRepository, 'fileIdOfVersion' | 'getFileWithVersions'> {
+function files(): Pick<FileRepository, 'fileIdOfVersion' | 'getFileWithVersions' | 'getFile' | 'getVersion'> {
   return {
     fileIdOfVersion: vi.fn(async (id: string) => (versions.some((v) => v.id === id) ? file.id : null)),
     getFileWithVersions: vi.fn(async (id: string) => (id === file.id ? { file, versions } : null)),
+    getFile: vi.fn(async (id: string) => (id === file.id ? file : null)),
+    getVersion: vi.fn(async (fileId: string, id: string) =>
+      fileId === file.id ? (versions.find((v) => v.id === id) ?? null) : null,
+    ),
   };
 }
 const member: Caller = { kind: 'user', sub: 'm', isAdmin: false, groups: [file.study_id] };
