@@ -15,6 +15,9 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
           testTimeout: 60_000,
+          // The CDK tests synthesize the whole app (cdk-nag included) in beforeAll: seconds of CPU that a busy
+          // 2-core machine can stretch past the default 10 s.
+          hookTimeout: 60_000,
         },
       },
       {
