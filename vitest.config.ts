@@ -15,7 +15,8 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
           testTimeout: 60_000,
-          // CDK synths in beforeAll take seconds, more on a loaded 2-core machine.
+          // The CDK tests synthesize the whole app (cdk-nag included) in beforeAll: seconds of CPU that a busy
+          // 2-core machine can stretch past the default 10 s.
           hookTimeout: 60_000,
         },
       },

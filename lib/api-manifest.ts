@@ -119,4 +119,18 @@ export const FILES_API: ApiFunction[] = [
     paths: ['/graphql'],
     tables: { files: 'rw', studies: 'r' },
   },
+  {
+    // GA4GH DRS 1.5 (docs/drs.md). API Gateway prefers the static /objects/access over /objects/{object_id}.
+    name: 'FilesDrs',
+    entry: 'functions/files/handlers/drs.ts',
+    paths: [
+      '/ga4gh/drs/v1/service-info',
+      '/ga4gh/drs/v1/objects',
+      '/ga4gh/drs/v1/objects/access',
+      '/ga4gh/drs/v1/objects/{object_id}',
+      '/ga4gh/drs/v1/objects/{object_id}/access/{access_id}',
+    ],
+    // Reads files, versions, totals and developer tokens; writes audit records.
+    tables: { files: 'rw' },
+  },
 ];

@@ -41,6 +41,8 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   Files: { filesBucket: 'readwrite', invokes: ['VerifyUpload'] },
   // Streams the object to hash it (GetObject) and deletes it when it does not match (DeleteObject).
   VerifyUpload: { filesBucket: 'verify' },
+  // GA4GH DRS access URLs: presigned GETs, signed with this function's rights.
+  FilesDrs: { filesBucket: 'read' },
 };
 
 export const capabilitiesOf = (name: string): Capabilities => CAPABILITIES[name] ?? {};

@@ -18,8 +18,14 @@ type Worker = (event: unknown, context: Context) => Promise<unknown>;
  * retries asynchronous invocations.
  */
 export interface LocalLambda extends Component {
-  /** Invocations still queued or running (tests wait for them). */
+  /** Invocations still queued or running (tests wait for them). Never settles while paused with work queued. */
   idle(): Promise<void>;
+  /**
+   * Holds asynchronous runs (they are accepted and queued, not started) until `resume()`, so a test can look at
+   * what the system answers before a worker has done its job. A run already started goes on.
+   */
+  pause(): void;
+  resume(): void;
 }
 
 export interface LocalLambdaOptions {
@@ -37,6 +43,7 @@ export async function startLocalLambda(opts: LocalLambdaOptions): Promise<LocalL
   const queues = new Map<string, Promise<void>>();
   const pending = new Set<Promise<void>>();
   const retryDelayMs = opts.retryDelayMs ?? 1000;
+  let gate: { held: Promise<void>; release: () => void } | null = null;
 
   const run = async (fn: AsyncWorkerFunction, event: unknown) => {
     const handler = await loadHandler<Worker>(fn.entry);
@@ -51,6 +58,7 @@ export async function startLocalLambda(opts: LocalLambdaOptions): Promise<LocalL
   const enqueue = (fn: AsyncWorkerFunction, event: unknown) => {
     const previous = queues.get(fn.name) ?? Promise.resolve();
     const next = previous.then(async () => {
+      while (gate) await gate.held;
       for (let attempt = 1; attempt <= 3; attempt++) {
         try {
           await run(fn, event);
@@ -134,6 +142,19 @@ export async function startLocalLambda(opts: LocalLambdaOptions): Promise<LocalL
     urls: { 'Lambda (async workers)': endpoint },
     idle: async () => {
       while (pending.size) await Promise.allSettled([...pending]);
+    },
+    pause: () => {
+      if (gate) return;
+      let release = () => {};
+      const held = new Promise<void>((r) => {
+        release = r;
+      });
+      gate = { held, release };
+    },
+    resume: () => {
+      const g = gate;
+      gate = null;
+      g?.release();
     },
     stop: () =>
       new Promise<void>((resolve) => {

@@ -148,7 +148,7 @@ export class S3ObjectStore implements ObjectStore {
 
   presignGet(
     key: string,
-    opts: { contentDisposition: string; contentType: string; expiresIn: number },
+    opts: { contentDisposition: string; contentType: string; expiresIn: number; signedAtMs?: number },
   ): Promise<string> {
     return getSignedUrl(
       this.s3,
@@ -159,7 +159,10 @@ export class S3ObjectStore implements ObjectStore {
         ResponseContentType: opts.contentType,
         ResponseCacheControl: 'no-store',
       }),
-      { expiresIn: opts.expiresIn },
+      {
+        expiresIn: opts.expiresIn,
+        ...(opts.signedAtMs === undefined ? {} : { signingDate: new Date(opts.signedAtMs) }),
+      },
     );
   }
 

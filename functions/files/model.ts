@@ -99,8 +99,11 @@ export const AUDIT_ACTIONS = [
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** How the caller proved who they are. */
-export const AUDIT_METHODS = ['bearer', 'signed_url', 'developer_token'] as const;
+/**
+ * How the file was reached: the credential of a REST download (bearer JWT, signed URL, developer token), or `drs`
+ * for an access URL handed out by the GA4GH DRS API (whichever credential; `dev_token` names a developer token).
+ */
+export const AUDIT_METHODS = ['bearer', 'signed_url', 'developer_token', 'drs'] as const;
 export type AuditMethod = (typeof AUDIT_METHODS)[number];
 
 export const auditRecord = z.object({

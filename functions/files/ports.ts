@@ -26,12 +26,19 @@ export interface FileRepository {
   /** The file and all its versions in one read. */
   getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null>;
   getVersion(fileId: string, versionId: string): Promise<VersionRecord | null>;
+  /** The file a version id was issued under (version ids are unique across files), or null for an unknown id. */
+  fileIdOfVersion(versionId: string): Promise<string | null>;
+  /**
+   * How many versions are available, and their total size. Kept as counters, changed in the same transaction that
+   * makes a version available or deletes one, so reading them costs the same whatever the number of files.
+   */
+  availableTotals(): Promise<{ versions: number; bytes: number }>;
   listFiles(studyId: string, page: Page): Promise<Listing<FileRecord>>;
   listVersions(fileId: string, page: Page): Promise<Listing<VersionRecord>>;
   /**
    * Moves a version from `from` (pending, or verifying for the worker) to `available`, `failed` or `verifying`,
-   * with its audit record when given; false when the version is no longer in `from` (confirmed twice, finished by
-   * another run, or deleted meanwhile).
+   * with its audit record when given (and, when it becomes available, the available totals); false when the version
+   * is no longer in `from` (confirmed twice, finished by another run, or deleted meanwhile).
    */
   finishUpload(
     version: VersionRecord,
@@ -42,6 +49,7 @@ export interface FileRepository {
     },
     audit: AuditRecord | null,
   ): Promise<boolean>;
+  /** Deletes a version (and takes it off the totals if it was available); nothing happens if it is already gone. */
   deleteVersion(version: VersionRecord, audit: AuditRecord): Promise<void>;
   /** Marks a file as being deleted so it takes no new versions; false when it does not exist. */
   beginDelete(fileId: string): Promise<boolean>;
@@ -115,9 +123,10 @@ export interface ObjectStore {
    */
   hash(key: string, opts?: { deadlineMs?: number }): Promise<string>;
   read(key: string): Promise<Uint8Array>;
+  /** A presigned GET; `signedAtMs` (default now) lets a service clock decide when its lifetime starts. */
   presignGet(
     key: string,
-    opts: { contentDisposition: string; contentType: string; expiresIn: number },
+    opts: { contentDisposition: string; contentType: string; expiresIn: number; signedAtMs?: number },
   ): Promise<string>;
   delete(keys: string[]): Promise<void>;
 }

@@ -3,7 +3,6 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import type * as z from 'zod';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import {
-  type AppError,
   BadRequestError,
   ForbiddenError,
   isAppError,
@@ -48,7 +47,11 @@ export interface Response {
 }
 
 export interface Route {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /**
+   * OPTIONS routes are for APIs that give OPTIONS a meaning of their own (GA4GH DRS answers its authorizations).
+   * A CORS preflight is an OPTIONS too; it carries `Origin` and `Access-Control-Request-Method`.
+   */
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS';
   /** Path template with {name} parameters, e.g. /releases/{id}/publish */
   path: string;
   access: Access;
@@ -138,20 +141,36 @@ function decodeSegment(raw: string): string {
   return decoded;
 }
 
-function errorBody(err: AppError) {
-  return { error: { code: err.code, message: err.message, ...(err.fields ? { fields: err.fields } : {}) } };
+/** What an error body is made of, whatever shape an API renders it in. */
+export interface ErrorFacts {
+  status: number;
+  code: string;
+  message: string;
+  fields?: Record<string, string[]>;
 }
 
+/** The project's error body: `{"error": {"code", "message", "fields"?}}`. */
+export const standardErrorBody = (e: ErrorFacts) => ({
+  error: { code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) },
+});
+
 /** Maps anything thrown to an HTTP response. Only AppErrors (4xx) expose their message. */
-export function toErrorResponse(err: unknown, requestId: string): Response {
+export function toErrorResponse(
+  err: unknown,
+  requestId: string,
+  renderBody: (e: ErrorFacts) => unknown = standardErrorBody,
+): Response {
   if (isAppError(err)) {
-    return { status: err.status, body: errorBody(err), headers: err.headers };
+    const facts = { status: err.status, code: err.code, message: err.message, fields: err.fields };
+    return { status: err.status, body: renderBody(facts), headers: err.headers };
   }
   log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });
-  return {
+  const facts = {
     status: 500,
-    body: { error: { code: 'internal_error', message: `Internal server error (request ${requestId})` } },
+    code: 'internal_error',
+    message: `Internal server error (request ${requestId})`,
   };
+  return { status: 500, body: renderBody(facts) };
 }
 
 export interface HttpAppOptions {
@@ -159,6 +178,11 @@ export interface HttpAppOptions {
   verifier: TokenVerifier;
   /** Fixed public base URL (e.g. a custom domain); otherwise derived from the request. */
   baseUrl?: string;
+  /**
+   * The error body, for an API whose standard prescribes its own (GA4GH DRS: `{msg, status_code}`). Every error of
+   * this app goes through it: no route, wrong method, bad JSON, authentication, the routes' own errors and 500s.
+   */
+  errorBody?: (e: ErrorFacts) => unknown;
 }
 
 /** What a handler module serves, readable from its `handler` (the route fuzzer derives its cases from it). */
@@ -210,14 +234,14 @@ export function httpApp(options: HttpAppOptions) {
         query,
         rawQuery: event.rawQueryString ?? '',
         headers,
-        body: ['POST', 'PATCH', 'PUT', 'DELETE'].includes(method) ? parseBody(event) : undefined,
+        body: ['POST', 'PATCH', 'PUT', 'DELETE', 'OPTIONS'].includes(method) ? parseBody(event) : undefined,
         principal,
         baseUrl: baseUrlOf(event, options.baseUrl),
         requestId,
       };
       res = await hit.r.handle(req);
     } catch (err) {
-      res = toErrorResponse(err, requestId);
+      res = toErrorResponse(err, requestId, options.errorBody);
     }
     return render(res, allow);
   };

@@ -32,6 +32,16 @@ export const LIMITS = {
    * segment is answered as the unknown id it is (404) before any lookup.
    */
   pathSegmentBytes: 512,
+  /**
+   * GA4GH DRS bodies. An object id in a bulk request (an id or a `drs://<host>/<id>` URI) is held to the length of a
+   * path segment; access ids (there is one, `https`) to a tag's. The number of ids is DRS_MAX_BULK_REQUEST_LENGTH's
+   * (a 413, as DRS prescribes), within the body limit above. Passports are not supported, but a request may carry
+   * them: at most 10 of at most 16,384 characters each.
+   */
+  drsObjectId: 512,
+  drsAccessId: 100,
+  drsPassports: 10,
+  drsPassport: 16_384,
 } as const;
 
 /** A string of at most `max` code units, with the limit in the message so a 400 says what is allowed. */

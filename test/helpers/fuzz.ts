@@ -242,6 +242,28 @@ export function expectErrorBody(res: { status: number; body: any }, what: string
     }
 }
 
+/**
+ * The GA4GH DRS error body, which the DRS routes answer instead of the project's (DRS 1.5's `Error` schema): exactly
+ * {msg, status_code}, with `status_code` the response's own status.
+ */
+export function expectDrsErrorBody(res: { status: number; body: any }, what: string): void {
+  expect(res.body, what).toBeTypeOf('object');
+  expect(Object.keys(res.body).sort(), what).toEqual(['msg', 'status_code']);
+  expect(typeof res.body.msg === 'string' && res.body.msg.length > 0, `${what}: msg`).toBe(true);
+  expect(res.body.status_code, `${what}: status_code`).toBe(res.status);
+}
+
+/**
+ * The manifest function a request path is routed to, matched as the gateway (and local/http-server.ts) matches
+ * templates: each `{param}` is one segment. Undefined when no function serves it (the gateway's own 404).
+ */
+export function routedTo(manifest: ApiFunction[], path: string): ApiFunction | undefined {
+  const pathname = new URL(path, 'http://fuzz').pathname;
+  return manifest.find((fn) =>
+    fn.paths.some((p) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}/?$`).test(pathname)),
+  );
+}
+
 /** A fingerprint of every item of the tables: equal before and after a refused request, or something was written. */
 export async function snapshot(doc: DynamoDBDocumentClient, tables: string[]): Promise<string> {
   const hash = createHash('sha256');

@@ -1,11 +1,8 @@
-import {
-  BatchWriteCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
 import {
   type AuditRecord,
+  FileId,
   type FileRecord,
   fileRecord,
   type VersionRecord,
@@ -15,9 +12,21 @@ import type { AddVersionOutcome, CreateFileOutcome, FileRepository, Listing } fr
 import type { Page } from '../../shared/list.js';
 import { decode, type LabelledItem, pagedQuery, putNew, queryAll, transact } from './common.js';
 import { auditPut } from './files-audit.js';
-import { FK } from './files-table.js';
+import { FK, TOTALS_SHARDS } from './files-table.js';
 
-/** Files and their versions. A file and its versions share one partition of the files table. */
+const idClaim = z.object({ file_id: FileId });
+const totalsShard = z.object({ versions: z.number().default(0), bytes: z.number().default(0) });
+
+/** Version deletions per transaction: DynamoDB's 100 items, less one for the totals. */
+const VERSIONS_PER_TRANSACTION = 99;
+/** Re-reads after a version changed under a deletion (an upload confirmed meanwhile) before giving up. */
+const DELETE_ROUNDS = 5;
+
+/**
+ * Files and their versions. A file and its versions share one partition of the files table. The totals of available
+ * versions (count and bytes) change only inside the transactions that make a version available or delete one, and
+ * every version deletion is conditioned on the state it was read in, so the totals never drift.
+ */
 export class DynamoFileRepository implements FileRepository {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -55,6 +64,45 @@ export class DynamoFileRepository implements FileRepository {
         kind: 'version',
         file_id: version.file_id,
       }),
+    ];
+  }
+
+  /** Deletes a version only if it is still in the state it was read in, so the totals move with what is deleted. */
+  private versionDelete(version: VersionRecord): LabelledItem {
+    return {
+      kind: 'version',
+      id: version.id,
+      item: {
+        Delete: {
+          TableName: this.table,
+          Key: FK.version(version.file_id, version.id),
+          ConditionExpression: '#state = :state',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':state': version.state },
+        },
+      },
+    };
+  }
+
+  /** Adds to (or, with sign -1, takes off) the totals the available ones among `versions`; nothing if none is. */
+  private totalsChange(versions: VersionRecord[], sign: 1 | -1): LabelledItem[] {
+    const available = versions.filter((v) => v.state === 'available');
+    if (available.length === 0) return [];
+    const bytes = available.reduce((sum, v) => sum + v.size, 0);
+    return [
+      {
+        kind: 'totals',
+        id: 'available',
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: FK.totalsShard(Math.floor(Math.random() * TOTALS_SHARDS)),
+            UpdateExpression: 'ADD versions :n, #bytes :b',
+            ExpressionAttributeNames: { '#bytes': 'bytes' },
+            ExpressionAttributeValues: { ':n': sign * available.length, ':b': sign * bytes },
+          },
+        },
+      },
     ];
   }
 
@@ -121,6 +169,30 @@ export class DynamoFileRepository implements FileRepository {
     return out.Item ? decode(versionRecord, out.Item) : null;
   }
 
+  async fileIdOfVersion(versionId: string): Promise<string | null> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: FK.idClaim(versionId), ConsistentRead: true }),
+    );
+    return out.Item ? decode(idClaim, out.Item).file_id : null;
+  }
+
+  async availableTotals(): Promise<{ versions: number; bytes: number }> {
+    const shards = await queryAll(this.doc, {
+      TableName: this.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': FK.totalsPk() },
+      ConsistentRead: true,
+    });
+    let versions = 0;
+    let bytes = 0;
+    for (const item of shards) {
+      const shard = decode(totalsShard, item);
+      versions += shard.versions;
+      bytes += shard.bytes;
+    }
+    return { versions, bytes };
+  }
+
   async listFiles(studyId: string, page: Page): Promise<Listing<FileRecord>> {
     const { count, items } = await pagedQuery(
       this.doc,
@@ -178,10 +250,12 @@ export class DynamoFileRepository implements FileRepository {
           },
         },
       },
+      // Only the move into `available` counts: from pending (single PUT) or from verifying (the worker).
+      ...(outcome.state === 'available' ? this.totalsChange([{ ...version, state: 'available' }], 1) : []),
       ...(audit ? [auditPut(this.table, audit)] : []),
     ]);
     if (out.ok) return true;
-    if (out.conditionFailed.length) return false;
+    if (out.conditionFailed.some((c) => c.kind === 'version')) return false;
     throw new Error('Confirming an upload kept conflicting with concurrent writers');
   }
 
@@ -204,30 +278,44 @@ export class DynamoFileRepository implements FileRepository {
   }
 
   async deleteVersion(version: VersionRecord, audit: AuditRecord): Promise<void> {
-    const out = await transact(this.doc, [
-      {
-        kind: 'version',
-        id: version.id,
-        item: { Delete: { TableName: this.table, Key: FK.version(version.file_id, version.id) } },
-      },
-      auditPut(this.table, audit),
-    ]);
-    if (!out.ok) throw new Error('Deleting a version kept conflicting with concurrent writers');
+    let current: VersionRecord | null = version;
+    for (let round = 0; current && round < DELETE_ROUNDS; round++) {
+      const out = await transact(this.doc, [
+        this.versionDelete(current),
+        ...this.totalsChange([current], -1),
+        auditPut(this.table, audit),
+      ]);
+      if (out.ok) return;
+      if (!out.conditionFailed.some((c) => c.kind === 'version'))
+        throw new Error('Deleting a version kept conflicting with concurrent writers');
+      // Its state changed since it was read (an upload was confirmed meanwhile), or it is gone: look again.
+      current = await this.getVersion(version.file_id, version.id);
+    }
+    if (current) throw new Error('A version kept changing while it was being deleted');
   }
 
   async deleteFile(file: FileRecord, versions: VersionRecord[], audit: AuditRecord): Promise<void> {
-    // Versions go first, in batches, so that the final transaction (file + audit) stays small whatever the count.
-    const keys = versions.map((v) => FK.version(v.file_id, v.id));
-    for (let i = 0; i < keys.length; i += 25) {
-      let requests: Record<string, unknown>[] = keys
-        .slice(i, i + 25)
-        .map((Key) => ({ DeleteRequest: { Key } }));
-      for (let attempt = 0; requests.length && attempt < 8; attempt++) {
-        const out = await this.doc.send(new BatchWriteCommand({ RequestItems: { [this.table]: requests } }));
-        requests = (out.UnprocessedItems?.[this.table] ?? []) as Record<string, unknown>[];
-        if (requests.length) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+    // Versions go first, in transactions that also update the totals, so that the final transaction (file + audit)
+    // stays small whatever the count. A version whose state changed since it was read fails its transaction's
+    // condition; the file's versions are then read again and the rest deleted as they are now.
+    let remaining = versions;
+    for (let round = 0; remaining.length; round++) {
+      if (round === DELETE_ROUNDS)
+        throw new Error('Versions kept changing while their file was being deleted');
+      let changed = false;
+      for (let i = 0; i < remaining.length; i += VERSIONS_PER_TRANSACTION) {
+        const chunk = remaining.slice(i, i + VERSIONS_PER_TRANSACTION);
+        const out = await transact(this.doc, [
+          ...chunk.map((v) => this.versionDelete(v)),
+          ...this.totalsChange(chunk, -1),
+        ]);
+        if (out.ok) continue;
+        if (!out.conditionFailed.some((c) => c.kind === 'version'))
+          throw new Error("Deleting a file's versions kept conflicting with concurrent writers");
+        changed = true;
       }
-      if (requests.length) throw new Error('DynamoDB left version deletions unprocessed');
+      if (!changed) break;
+      remaining = (await this.getFileWithVersions(file.id))?.versions ?? [];
     }
     const out = await transact(this.doc, [
       { kind: 'file', id: file.id, item: { Delete: { TableName: this.table, Key: FK.file(file.id) } } },

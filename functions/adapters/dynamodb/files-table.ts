@@ -9,9 +9,15 @@
  *   dev token      DEVTOKEN#<name>    / TOKEN           gsi1 DEVTOKENS / <created>#<name>      (the name is unique)
  *   dev hash       DEVHASH#<sha256>   / TOKEN           (looks a presented secret up)
  *   audit          AUDIT#<study|->    / <at>#<id>       gsi1 AUDIT / <at>#<id>   gsi2 AUDIT#FILE#<file|-> / <at>#<id>
+ *   totals shard   TOTALS#AVAILABLE   / SHARD#<nn>      versions, bytes: ADDed in the transaction that makes a version
+ *                                                       available or deletes it (DRS objectCount without a scan)
  *
- * A file and its versions share one partition, so "the latest available version" is one Query.
+ * A file and its versions share one partition, so "the latest available version" is one Query. The totals are
+ * spread over TOTALS_SHARDS items so that concurrent confirmations rarely touch the same item (a transaction that
+ * meets another one on an item is cancelled and retried); reading them is one Query of that many small items.
  */
+export const TOTALS_SHARDS = 16;
+
 export const FK = {
   file: (id: string) => ({ pk: `FILE#${id}`, sk: 'FILE' }),
   filePk: (id: string) => `FILE#${id}`,
@@ -27,4 +33,6 @@ export const FK = {
   auditAll: () => 'AUDIT',
   auditOfFile: (fileId: string | null) => `AUDIT#FILE#${fileId ?? '-'}`,
   listSk: (createdAt: string, id: string) => `${createdAt}#${id}`,
+  totalsPk: () => 'TOTALS#AVAILABLE',
+  totalsShard: (n: number) => ({ pk: 'TOTALS#AVAILABLE', sk: `SHARD#${String(n).padStart(2, '0')}` }),
 };

@@ -22,7 +22,7 @@ import { FILES_WORKERS } from '../../../lib/orchestration-manifest.js';
 import { localClient } from '../../../local/dynamodb-local.js';
 import { loadHandlerModule } from '../../../local/handlers.js';
 import { createLocalApi } from '../../../local/http-server.js';
-import { startLocalLambda } from '../../../local/lambda.js';
+import { type LocalLambda, startLocalLambda } from '../../../local/lambda.js';
 import { startTestIdp, type TestIdp } from '../../helpers/auth.js';
 import { useLocalS3 } from '../../helpers/s3rver.js';
 import { useLocalTables } from '../../helpers/tables.js';
@@ -45,6 +45,8 @@ export interface FilesApi {
   deps: FilesDeps;
   s3: Awaited<ReturnType<typeof useLocalS3>>;
   doc: DynamoDBDocumentClient;
+  /** The local Lambda endpoint running the upload verification worker (pause it to see `verifying` last). */
+  lambda: LocalLambda;
   /** Two studies that exist in the studies table. */
   studyA: string;
   studyB: string;
@@ -246,6 +248,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
     deps,
     s3,
     doc,
+    lambda,
     studyA,
     studyB,
     admin,
@@ -258,6 +261,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
     async close() {
       server.closeAllConnections?.();
       await new Promise<void>((r) => server.close(() => r()));
+      lambda.resume();
       await lambda.idle();
       await lambda.stop();
       await idp.close();

@@ -138,3 +138,80 @@ describe('httpApp', () => {
     expect(JSON.parse(res.body)).toEqual({ query: { a: '1' }, base: 'https://api.example.com' });
   });
 });
+
+describe('httpApp options for APIs with their own conventions', () => {
+  const drsLike = httpApp({
+    verifier,
+    errorBody: (e) => ({ msg: e.message, status_code: e.status }),
+    routes: [
+      {
+        method: 'GET',
+        path: '/objects/{id}',
+        access: 'read',
+        handle: async (req) => ok({ id: req.params.id }),
+      },
+      {
+        method: 'OPTIONS',
+        path: '/objects/{id}',
+        access: 'public',
+        handle: async (req) => ok({ body: req.body }),
+      },
+      {
+        method: 'POST',
+        path: '/objects/{id}',
+        access: 'public',
+        handle: async () => {
+          throw new Error('secret detail');
+        },
+      },
+    ],
+  });
+  const send = (method: string, path: string, opts: { token?: string; body?: string } = {}) =>
+    drsLike(
+      {
+        rawPath: path,
+        rawQueryString: '',
+        headers: opts.token ? { authorization: `Bearer ${opts.token}` } : {},
+        requestContext: { http: { method }, domainName: 'api.example.com', requestId: 'r1' },
+        body: opts.body,
+        isBase64Encoded: false,
+      } as unknown as APIGatewayProxyEventV2,
+      { awsRequestId: 'req-2' } as Context,
+    ) as Promise<{ statusCode: number; headers: Record<string, string>; body: string }>;
+
+  it('renders every error, from routing to a 500, in the body the app asks for', async () => {
+    expect(JSON.parse((await send('GET', '/nope', { token: 'reader' })).body)).toEqual({
+      msg: 'No such resource',
+      status_code: 404,
+    });
+    const unauthorized = await send('GET', '/objects/a');
+    expect(JSON.parse(unauthorized.body)).toEqual({
+      msg: 'Authentication credentials were not provided or are invalid',
+      status_code: 401,
+    });
+    expect(unauthorized.headers['WWW-Authenticate']).toBe('Bearer');
+    expect(JSON.parse((await send('DELETE', '/objects/a')).body).status_code).toBe(405);
+    const crash = await send('POST', '/objects/a');
+    expect(crash.statusCode).toBe(500);
+    expect(JSON.parse(crash.body)).toEqual({
+      msg: 'Internal server error (request req-2)',
+      status_code: 500,
+    });
+  });
+
+  it('routes OPTIONS like any method, with its JSON body parsed, and lists it in Allow', async () => {
+    const res = await send('OPTIONS', '/objects/a', { body: '{"ids":["x"]}' });
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ body: { ids: ['x'] } });
+    expect(res.headers.Allow).toBe('GET, OPTIONS, POST');
+  });
+
+  it('answers a malformed percent-encoding in a path parameter as an unknown id (404, in the app’s body)', async () => {
+    const res = await send('GET', '/objects/%E0%A4%A', { token: 'reader' });
+    expect(res.statusCode).toBe(404);
+    expect(JSON.parse(res.body)).toEqual({ msg: 'No such resource', status_code: 404 });
+    expect(JSON.parse((await send('GET', '/objects/drs%3A%2F%2Fh%2Fx', { token: 'reader' })).body)).toEqual({
+      id: 'drs://h/x',
+    });
+  });
+});

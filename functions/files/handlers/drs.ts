@@ -1,0 +1,175 @@
+import * as z from 'zod';
+import { documentClient, s3Client } from '../../adapters/aws.js';
+import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
+import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { DynamoDevTokenRepository } from '../../adapters/dynamodb/files-tokens.js';
+import { S3ObjectStore } from '../../adapters/s3-store.js';
+import { bearerToken, type TokenVerifier } from '../../shared/auth.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
+import { NotFoundError } from '../../shared/errors.js';
+import { httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
+import { LIMITS, list, text } from '../../shared/limits.js';
+import { httpRuntime } from '../../shared/runtime.js';
+import { callerOf } from '../access.js';
+import { filesConfigFromEnv } from '../config.js';
+import type { Presented } from '../downloads.js';
+import {
+  authenticate,
+  bulkAccessUrls,
+  bulkAuthorizations,
+  bulkObjects,
+  type DrsContext,
+  type DrsDeps,
+  getAccessUrl,
+  getObject,
+  isObjectIdShape,
+  serviceInfo,
+} from '../drs.js';
+import { drsConfigFromEnv } from '../drs-config.js';
+import { authorizations, bulkJson, drsErrorBody } from '../drs-views.js';
+import { presented, requestInfo } from '../http.js';
+import { tokenKind } from '../tokens.js';
+
+/**
+ * GA4GH DRS 1.5 under /ga4gh/drs/v1 (docs/drs.md). Errors on these routes have DRS's body, `{msg, status_code}`,
+ * instead of the project's. The routes are `public` for httpApp because they authenticate themselves: a DRS client
+ * only knows `Authorization: Bearer`, so a developer token sent that way (`Bearer sfdt_…`) is taken as one instead
+ * of failing JWT verification.
+ *
+ * OPTIONS is a route of its own here (DRS answers it with the authorizations). A CORS preflight (an OPTIONS with
+ * `Origin` and `Access-Control-Request-Method`) is a different request: where the HTTP layer answers preflights, it
+ * does so before routing, and only a plain OPTIONS reaches these routes.
+ */
+export const DRS_PREFIX = '/ga4gh/drs/v1';
+
+// Every string and list is bounded (functions/shared/limits.ts). The number of ids of a bulk request is not a zod
+// maximum: DRS answers more than maxBulkRequestLength with a 413, which the use case decides (drs.ts).
+const passports = list(text(LIMITS.drsPassport), LIMITS.drsPassports).optional();
+const objectId = text(LIMITS.drsObjectId).min(1);
+const accessId = text(LIMITS.drsAccessId).min(1);
+const objectBody = z.strictObject({ expand: z.boolean().optional(), passports });
+const accessBody = z.strictObject({ passports });
+const bulkObjectsBody = z.strictObject({ bulk_object_ids: z.array(objectId), passports });
+const bulkAccessBody = z.strictObject({
+  bulk_object_access_ids: z.array(
+    z.strictObject({ bulk_object_id: objectId, bulk_access_ids: z.array(accessId).optional() }),
+  ),
+  passports,
+});
+const bulkOptionsBody = z.strictObject({ bulk_object_ids: z.array(objectId).optional() });
+/** `?expand` is accepted (and has no bundle to expand: every object is a single blob). */
+const expandQuery = z.object({ expand: z.enum(['true', 'false']).optional() });
+
+/** The credential presented: `?token=` or `Authorization: Token` as on downloads, `Bearer sfdt_…`, or a JWT. */
+async function credentialOf(req: Request, verifier: TokenVerifier): Promise<Presented> {
+  const given = presented(req);
+  if (given.kind === 'token') return given;
+  const bearer = bearerToken(req.headers.authorization);
+  if (!bearer) return given;
+  if (tokenKind(bearer) === 'developer') return { kind: 'token', token: bearer };
+  return { kind: 'caller', caller: callerOf(await verifier.verify(bearer)) };
+}
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+export function routes(deps: DrsDeps, verifier: TokenVerifier, issuer: string): Route[] {
+  const context = (req: Request): DrsContext => ({ host: new URL(req.baseUrl).host, issuer });
+  // Authentication comes first on every route (401 before any 400), so the passports hint is read from the raw body.
+  const caller = async (req: Request) => {
+    const body = req.body;
+    const passportsGiven = typeof body === 'object' && body !== null && 'passports' in body;
+    return authenticate(deps, await credentialOf(req, verifier), { passports: passportsGiven });
+  };
+  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({
+    method,
+    path: `${DRS_PREFIX}${path}`,
+    access: 'public',
+    handle,
+  });
+
+  const object = async (req: Request) => {
+    const who = await caller(req);
+    parse(expandQuery, req.query, 'query');
+    if (req.method === 'POST') parse(objectBody, req.body);
+    return ok(await getObject(deps, who, req.params.object_id, context(req)));
+  };
+  const access = async (req: Request) => {
+    const who = await caller(req);
+    if (req.method === 'POST') parse(accessBody, req.body);
+    const url = await getAccessUrl(
+      deps,
+      who,
+      req.params.object_id,
+      req.params.access_id,
+      context(req),
+      requestInfo(req),
+    );
+    return ok(url, NO_STORE);
+  };
+
+  return [
+    route('GET', '/service-info', async () => ok(await serviceInfo(deps))),
+    // Listed before /objects/{object_id}, which would otherwise take "access" for an object id.
+    route('POST', '/objects/access', async (req) => {
+      const who = await caller(req);
+      const body = parse(bulkAccessBody, req.body);
+      const out = await bulkAccessUrls(
+        deps,
+        who,
+        body.bulk_object_access_ids,
+        context(req),
+        requestInfo(req),
+      );
+      return ok(bulkJson(out, 'resolved_drs_object_access_urls'), NO_STORE);
+    }),
+    route('POST', '/objects', async (req) => {
+      const who = await caller(req);
+      parse(expandQuery, req.query, 'query');
+      const body = parse(bulkObjectsBody, req.body);
+      return ok(
+        bulkJson(await bulkObjects(deps, who, body.bulk_object_ids, context(req)), 'resolved_drs_object'),
+      );
+    }),
+    route('OPTIONS', '/objects', async (req) => {
+      const ctx = context(req);
+      const body = parse(bulkOptionsBody, req.body);
+      if (!body.bulk_object_ids) return ok(authorizations(ctx));
+      const out = bulkAuthorizations(deps, body.bulk_object_ids, ctx);
+      return ok({ ...authorizations(ctx), ...bulkJson(out, 'resolved_drs_object') });
+    }),
+    route('GET', '/objects/{object_id}', object),
+    route('POST', '/objects/{object_id}', object),
+    route('OPTIONS', '/objects/{object_id}', async (req) => {
+      const ctx = context(req);
+      const id = req.params.object_id;
+      if (!isObjectIdShape(id, ctx.host)) throw new NotFoundError(`No DRS object ${id}`);
+      return ok({ drs_object_id: id, ...authorizations(ctx) });
+    }),
+    route('GET', '/objects/{object_id}/access/{access_id}', access),
+    route('POST', '/objects/{object_id}/access/{access_id}', access),
+  ];
+}
+
+/** Wires this function's adapters: file records and totals, developer tokens, the object store, the audit log. */
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  const deps: DrsDeps = {
+    config,
+    drs: drsConfigFromEnv(),
+    clock,
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+    devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
+    audit: new DynamoAuditLog(doc, config.FILES_TABLE),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+  };
+  const { env, verifier } = httpRuntime();
+  return httpApp({
+    verifier,
+    baseUrl: env.PUBLIC_BASE_URL,
+    routes: routes(deps, verifier, env.AUTH_ISSUER),
+    errorBody: drsErrorBody,
+  });
+}
+
+export const handler = createHandler();
