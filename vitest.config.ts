@@ -27,6 +27,16 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        // README.md and docs/files.md, block by block, against a fresh `npm start` (test/walkthroughs).
+        test: {
+          name: 'walkthroughs',
+          include: ['test/walkthroughs/**/*.walk.test.ts'],
+          env,
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+        },
+      },
     ],
   },
 });
