@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+/** Holds what tests write to stdout/stderr (expected error logs) and shows it only for a failing test. */
+const setupFiles = ['test/setup/quiet-output.ts'];
+
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   AWS_REGION: 'us-east-1',
@@ -14,6 +17,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
+          setupFiles,
           testTimeout: 60_000,
         },
       },
@@ -23,6 +27,7 @@ export default defineConfig({
           include: ['test/integration/**/*.int.test.ts'],
           globalSetup: ['test/global-setup.ts'],
           env,
+          setupFiles,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -33,6 +38,7 @@ export default defineConfig({
           name: 'walkthroughs',
           include: ['test/walkthroughs/**/*.walk.test.ts'],
           env,
+          setupFiles,
           testTimeout: 300_000,
           hookTimeout: 180_000,
         },
