@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../local/dynamodb-local.js';
-import { blockName, extractShellBlocks } from './markdown.js';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
+import { blockName, extractShellBlocks } from './markdown.js';
 import { ShellSession } from './shell-session.js';
 
 /**
