@@ -19,6 +19,8 @@ export default defineConfig({
           env,
           setupFiles,
           testTimeout: 60_000,
+          // The CDK tests synthesize (and bundle) in beforeAll: seconds, more on a busy machine.
+          hookTimeout: 60_000,
         },
       },
       {
@@ -37,6 +39,9 @@ export default defineConfig({
         test: {
           name: 'walkthroughs',
           include: ['test/walkthroughs/**/*.walk.test.ts'],
+          // After the other projects: its own npm start (a JVM included) would otherwise compete with the
+          // integration tests for the machine's cores.
+          sequence: { groupOrder: 1 },
           env,
           setupFiles,
           testTimeout: 300_000,
