@@ -25,7 +25,8 @@ const useRunning = process.env.WALKTHROUGH_STACK === 'running';
 const verbose = process.env.WALKTHROUGH_VERBOSE === '1';
 
 let stack: NpmStart | undefined;
-const scratch = mkdtempSync(join(tmpdir(), 'walkthroughs-'));
+/** The sessions' TMPDIR (the blocks' mktemp -d lands here) and block files; made when the run starts. */
+let scratch = '';
 const urls = { C: '', FILES: '', IDP: '', TS_PORT: '' };
 
 /** A reader's terminal: no node_modules/.bin on PATH (only npm scripts and npx put it there). */
@@ -64,6 +65,7 @@ function snapshot(dir = ROOT, into = new Map<string, string>()): Map<string, str
 }
 
 beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'walkthroughs-'));
   if (useRunning) {
     urls.C = process.env.C ?? 'http://127.0.0.1:3000';
     urls.FILES = process.env.FILES ?? 'http://127.0.0.1:3001';
@@ -79,7 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (stack) await killGroup(stack);
-  rmSync(scratch, { recursive: true, force: true });
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 for (const doc of DOCUMENTS) {
