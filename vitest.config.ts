@@ -1,5 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
+/** Holds what tests write to stdout/stderr (expected error logs) and shows it only for a failing test. */
+const setupFiles = ['test/setup/quiet-output.ts'];
+
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   AWS_REGION: 'us-east-1',
@@ -14,7 +17,10 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
+          setupFiles,
           testTimeout: 60_000,
+          // The CDK tests synthesize (and bundle) in beforeAll: seconds, more on a busy machine.
+          hookTimeout: 60_000,
         },
       },
       {
@@ -23,8 +29,23 @@ export default defineConfig({
           include: ['test/integration/**/*.int.test.ts'],
           globalSetup: ['test/global-setup.ts'],
           env,
+          setupFiles,
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        // README.md and docs/files.md, block by block, against a fresh `npm start` (test/walkthroughs).
+        test: {
+          name: 'walkthroughs',
+          include: ['test/walkthroughs/**/*.walk.test.ts'],
+          // After the other projects: its own npm start (a JVM included) would otherwise compete with the
+          // integration tests for the machine's cores.
+          sequence: { groupOrder: 1 },
+          env,
+          setupFiles,
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTokenVerifier } from '../../../functions/shared/auth.js';
 import {
   isTerminal,
@@ -56,6 +56,8 @@ describe('release orchestration', () => {
       ]);
       expect(fake.received[0].studies).toEqual(STUDIES);
       expect(fake.received[0].releaseId).toBe(rel.item_id);
+      // A poll round may see `published` before this service's own callback has its answer: wait for it.
+      await vi.waitFor(() => expect(fake.callbacks).toHaveLength(2), { timeout: 10_000 });
       expect(fake.callbacks.map((c) => [c.state, c.status])).toEqual([
         ['staged', 200],
         ['published', 200],
