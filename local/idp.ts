@@ -341,7 +341,10 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
   /** Errors the client hears about at its redirect URI; null when the request may go on. */
   const checkRequest = (p: AuthorizeParams): Record<string, string> | null => {
     if (p.response_type !== 'code')
-      return { error: 'unsupported_response_type', error_description: 'Only response_type=code is supported' };
+      return {
+        error: 'unsupported_response_type',
+        error_description: 'Only response_type=code is supported',
+      };
     if (!p.code_challenge || p.code_challenge_method !== 'S256')
       return {
         error: 'invalid_request',
@@ -536,7 +539,11 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
         if (error) return redirectWith(p.redirect_uri, { ...error, state: p.state });
         return {
           status: 200,
-          html: signInPage({ hidden: authorizeHidden(p), clientId: p.client_id, redirectUri: p.redirect_uri }),
+          html: signInPage({
+            hidden: authorizeHidden(p),
+            clientId: p.client_id,
+            redirectUri: p.redirect_uri,
+          }),
         };
       },
       POST: async (req) => {

@@ -264,7 +264,8 @@ describe('sign-in and the code exchange', () => {
     expect((await exchange({ ...base, code: other, redirect_uri: `${DASHBOARD}/x` })).status).toBe(400);
     const otherClient = await codeFor(verifier);
     expect(
-      (await exchange({ ...base, client_id: 'someone-else', code: otherClient, redirect_uri: REDIRECT })).status,
+      (await exchange({ ...base, client_id: 'someone-else', code: otherClient, redirect_uri: REDIRECT }))
+        .status,
     ).toBe(400);
 
     const late = await codeFor(verifier);
@@ -284,7 +285,9 @@ describe('sign-in and the code exchange', () => {
 
 describe('CORS for the dashboard', () => {
   it('lets the dashboard origin read discovery and the token endpoint, and no other origin', async () => {
-    const allowed = await fetch(`${idp.url}/.well-known/openid-configuration`, { headers: { Origin: DASHBOARD } });
+    const allowed = await fetch(`${idp.url}/.well-known/openid-configuration`, {
+      headers: { Origin: DASHBOARD },
+    });
     expect(allowed.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
     const preflight = await fetch(`${idp.url}/oauth/token`, {
       method: 'OPTIONS',
@@ -298,7 +301,9 @@ describe('CORS for the dashboard', () => {
       body: 'grant_type=authorization_code',
     });
     expect(token.headers.get('access-control-allow-origin')).toBe(DASHBOARD);
-    const other = await fetch(`${idp.url}/.well-known/jwks.json`, { headers: { Origin: 'https://evil.example' } });
+    const other = await fetch(`${idp.url}/.well-known/jwks.json`, {
+      headers: { Origin: 'https://evil.example' },
+    });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

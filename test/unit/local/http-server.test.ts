@@ -63,7 +63,11 @@ describe('local API server', () => {
     const url = await serve(
       async () => async () => {
         calls++;
-        return { statusCode: 200, headers: { 'Content-Type': 'application/json', Vary: 'Accept' }, body: '{}' };
+        return {
+          statusCode: 200,
+          headers: { 'Content-Type': 'application/json', Vary: 'Accept' },
+          body: '{}',
+        };
       },
       undefined,
       [dashboard],

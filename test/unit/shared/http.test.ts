@@ -174,7 +174,10 @@ describe('conditional reads (ETag / If-None-Match)', () => {
 
   it('answers 200 with the new body when the tag is stale, and also for a weak or listed match', async () => {
     const current = (await call('GET', '/things/abc', { token: 'reader' })).headers.ETag;
-    const stale = await call('GET', '/things/abc', { token: 'reader', headers: { 'if-none-match': '"old"' } });
+    const stale = await call('GET', '/things/abc', {
+      token: 'reader',
+      headers: { 'if-none-match': '"old"' },
+    });
     expect(stale.statusCode).toBe(200);
     expect(JSON.parse(stale.body)).toEqual({ id: 'abc' });
     for (const header of [`W/${current}`, `"old", ${current}`, '*']) {
