@@ -27,6 +27,16 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        test: {
+          // The dashboard in headless Chromium (Debian's package) against a whole local stack of its own.
+          name: 'browser',
+          include: ['test/browser/**/*.browser.test.ts'],
+          env,
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
     ],
   },
 });

@@ -72,6 +72,8 @@ export function ReleasePage({ id }: { id: string }) {
     } finally {
       setBusy(false);
       setConfirming(null);
+      // The button that opened the dialog is disabled now (publishing, canceling): keep the focus on the page.
+      requestAnimationFrame(() => document.querySelector<HTMLElement>('main h1')?.focus());
     }
   };
 

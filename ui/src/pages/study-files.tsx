@@ -180,9 +180,9 @@ function FileCard({
               type="button"
               class="button button-small"
               onClick={() => input.current?.click()}
-              aria-label={`Upload a new version of ${file.name}`}
+              aria-label={`New version of ${file.name}`}
             >
-              New version…
+              New version
             </button>
             <input
               ref={input}
@@ -309,7 +309,7 @@ function VersionRow({ version: v, api }: { version: FileVersion; api: ReturnType
                 type="button"
                 class="button button-small button-ghost"
                 onClick={copy}
-                aria-label={`Copy a signed URL of ${v.file_name} (${v.kf_id})`}
+                aria-label={`Copy signed URL of ${v.file_name} (${v.kf_id})`}
               >
                 Copy signed URL
               </button>

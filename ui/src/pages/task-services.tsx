@@ -14,6 +14,8 @@ export function TaskServicesPage() {
   const [error, setError] = useState<string | null>(null);
 
   const toggle = async (s: TaskService) => {
+    // One change at a time per service; the switch stays enabled (and focused) meanwhile.
+    if (pending === s.kf_id) return;
     setPending(s.kf_id);
     setError(null);
     try {
@@ -83,7 +85,7 @@ export function TaskServicesPage() {
                         role="switch"
                         checked={s.enabled}
                         aria-checked={s.enabled}
-                        disabled={pending === s.kf_id}
+                        aria-busy={pending === s.kf_id}
                         onChange={() => toggle(s)}
                         aria-label={`${s.name} enabled`}
                       />
