@@ -75,7 +75,7 @@ export async function tabTo(page: Page, target: Locator, max = 60): Promise<void
 }
 
 /** `npm run screenshots` sets SCREENSHOTS_DIR (docs/screenshots); other runs take none. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, fullPage = true): Promise<void> {
   const dir = process.env.SCREENSHOTS_DIR;
   if (!dir) return;
   mkdirSync(dir, { recursive: true });

@@ -236,7 +236,7 @@ describe('the dashboard, end to end', () => {
     const dialog = page.getByRole('dialog', { name: 'Publish Spring release?' });
     await dialog.waitFor();
     await expectAccessible(page, 'publish confirmation');
-    await screenshot(page, '07-publish-confirmation');
+    await screenshot(page, '07-publish-confirmation', false);
     // Escape backs out; nothing is published.
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });

@@ -89,8 +89,15 @@ export function ReleasePage({ id }: { id: string }) {
             <StateBadge state={r.state} />{' '}
             <span class="version">
               Version <strong>{r.version}</strong>
+              {r.state !== 'published' && <span class="hint"> (provisional until published)</span>}
             </span>
             {r.is_major && <span class="tag">major</span>}
+            {!terminal && (
+              <span class="live" title={`Re-read every ${config.pollMs / 1000} s`}>
+                <span class="live-dot" aria-hidden="true" />
+                Live
+              </span>
+            )}
           </p>
         </div>
         {session.isAdmin && (
