@@ -83,7 +83,7 @@ export async function screenshot(page: Page, name: string, fullPage = true): Pro
   await page.waitForTimeout(400);
   await page.screenshot({
     path: join(dir, `${name}.png`),
-    fullPage: true,
+    fullPage,
     caret: 'hide',
     animations: 'disabled',
   });
