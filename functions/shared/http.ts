@@ -136,6 +136,11 @@ export function httpApp(options: HttpAppOptions) {
     const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
     const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
     const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
+    // A CORS preflight of the dashboard. Routes are `ANY <path>`, so API Gateway hands preflights to the function;
+    // a bare 2xx is enough: the API's corsPreflight settings add the Access-Control-* headers for allowed origins
+    // (and the local server answers preflights itself, as API Gateway would).
+    if (method === 'OPTIONS' && lowerHeaders(event.headers)['access-control-request-method'])
+      return { statusCode: 204, headers: { Vary: 'Origin' }, body: '' };
     let allow: string[] = [];
     let res: Response;
     try {

@@ -206,3 +206,15 @@ describe('conditional reads (ETag / If-None-Match)', () => {
     expect(etagMatches('"a"', '"b"')).toBe(false);
   });
 });
+
+describe('CORS preflights', () => {
+  it('answers a CORS preflight with a bare 204 before routing or authentication (API Gateway adds the headers)', async () => {
+    const res = await call('OPTIONS', '/things/abc', {
+      headers: { origin: 'https://dashboard.example', 'access-control-request-method': 'PATCH' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    // Without the preflight header, OPTIONS is just a method the path does not support.
+    expect((await call('OPTIONS', '/things/abc', { token: 'reader' })).statusCode).toBe(405);
+  });
+});
