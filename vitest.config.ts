@@ -15,6 +15,8 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
           testTimeout: 60_000,
+          // A whole-app synth with cdk-nag runs in beforeAll; on a busy 2-core machine it can take over 10 s.
+          hookTimeout: 60_000,
         },
       },
       {
