@@ -37,7 +37,15 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-stack-'));
   const ports: Record<string, string> = {};
-  for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
+  for (const name of [
+    'COORDINATOR_PORT',
+    'FILES_PORT',
+    'IDP_PORT',
+    'S3_PORT',
+    'SFN_PORT',
+    'UI_PORT',
+    'DYNAMODB_PORT',
+  ])
     ports[name] = String(await freePort());
   const logFile = join(dataDir, 'stack.log');
   const log = createWriteStream(logFile);
