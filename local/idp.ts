@@ -547,8 +547,12 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
         };
       },
       POST: async (req) => {
-        const form = decodeBody(req, await readBody(req), true) as Record<string, string> | undefined;
-        const parsed = authorizeParams.safeParse(form ?? {});
+        // The form posts the request's parameters as hidden fields; a client that posts only what the user typed
+        // and keeps the parameters in the URL is served too (the body wins).
+        const query = Object.fromEntries(new URL(req.url ?? '/', 'http://local').searchParams);
+        const body = decodeBody(req, await readBody(req), true) as Record<string, string> | undefined;
+        const form: Record<string, string> = { ...query, ...body };
+        const parsed = authorizeParams.safeParse(form);
         if (!parsed.success)
           return { status: 400, html: errorPage('client_id and redirect_uri are required') };
         const p = parsed.data;
@@ -556,8 +560,8 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
         if (refused) return { status: 400, html: errorPage(refused) };
         const error = checkRequest(p);
         if (error) return redirectWith(p.redirect_uri, { ...error, state: p.state });
-        const sub = (form?.sub ?? '').trim();
-        const values = { sub, roles: form?.roles ?? '', groups: form?.groups ?? '' };
+        const sub = (form.sub ?? '').trim();
+        const values = { sub, roles: form.roles ?? '', groups: form.groups ?? '' };
         if (!sub)
           return {
             status: 400,

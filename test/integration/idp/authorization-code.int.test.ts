@@ -218,6 +218,27 @@ describe('sign-in and the code exchange', () => {
     });
   });
 
+  it('also takes the request parameters from the URL when the form posts only what was typed', async () => {
+    const verifier = verifierOf();
+    const res = await fetch(`${idp.url}/authorize?${query(authorizeRequest(verifier))}`, {
+      method: 'POST',
+      headers: FORM,
+      body: query({ sub: 'carl', roles: 'admin', groups: '' }),
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(302);
+    const back = new URL(res.headers.get('location') as string);
+    expect(back.searchParams.get('state')).toBe('st-123');
+    const tokens = await exchange({
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code') as string,
+      redirect_uri: REDIRECT,
+      client_id: 'dashboard',
+      code_verifier: verifier,
+    });
+    expect(claimsOf(tokens.body.access_token)).toMatchObject({ sub: 'carl', roles: ['admin'] });
+  });
+
   it('a reader gets exactly what was typed: no roles, no groups', async () => {
     const verifier = verifierOf();
     const code = await codeFor(verifier, { sub: 'rita', roles: '', groups: '' });
