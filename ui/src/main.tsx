@@ -11,8 +11,9 @@ import { Shell } from './shell';
 import './styles.css';
 
 /** Signed out: one button that starts the authorization-code sign-in. */
-function SignIn({ auth, error }: { auth: Auth; error: string | null }) {
+function SignIn({ auth, error: initial }: { auth: Auth; error: string | null }) {
   const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(initial);
   const { path, query } = useLocation();
   useEffect(() => {
     document.title = 'Sign in · Release coordinator';
@@ -20,9 +21,10 @@ function SignIn({ auth, error }: { auth: Auth; error: string | null }) {
   const start = () => {
     setBusy(true);
     const returnTo = `${path}${query.toString() ? `?${query}` : ''}`;
+    setError(null);
     auth.signIn(returnTo).catch((err) => {
       setBusy(false);
-      alert(messageOf(err));
+      setError(`Could not reach the identity provider: ${messageOf(err)}`);
     });
   };
   return (

@@ -35,7 +35,11 @@ export function ReleasePage({ id }: { id: string }) {
   // Say state changes out loud (a polite live region), not every poll.
   useEffect(() => {
     if (!r) return;
-    if (lastState.current && lastState.current !== r.state) setAnnounce(`Release is now ${r.state}`);
+    if (lastState.current && lastState.current !== r.state) {
+      setAnnounce(`Release is now ${r.state}`);
+      // "Publishing started" has served its purpose once the state moves on.
+      setMessage((m) => (m?.kind === 'success' ? null : m));
+    }
     lastState.current = r.state;
   }, [r?.state]);
 
