@@ -35,13 +35,26 @@ export default defineConfig({
         },
       },
       {
+        test: {
+          // The dashboard in headless Chromium (Debian's package) against a whole local stack of its own.
+          name: 'browser',
+          include: ['test/browser/**/*.browser.test.ts'],
+          // After the integration tests, and before the walkthroughs: each starts a whole stack of its own.
+          sequence: { groupOrder: 1 },
+          env,
+          setupFiles,
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
         // README.md and docs/files.md, block by block, against a fresh `npm start` (test/walkthroughs).
         test: {
           name: 'walkthroughs',
           include: ['test/walkthroughs/**/*.walk.test.ts'],
           // After the other projects: its own npm start (a JVM included) would otherwise compete with the
           // integration tests for the machine's cores.
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           env,
           setupFiles,
           testTimeout: 300_000,

@@ -37,6 +37,7 @@ async function main() {
     IDP_PORT: await freePort(),
     S3_PORT: await freePort(),
     SFN_PORT: await freePort(),
+    UI_PORT: await freePort(),
     DYNAMODB_PORT: await freePort(),
   };
   const api = `http://127.0.0.1:${ports.COORDINATOR_PORT}`;

@@ -4,6 +4,7 @@
  *   DynamoDB Local (Java)  ->  the identity provider  ->  s3rver*  ->  Step Functions endpoint*
  *   ->  the coordinator API and the files API (local/http-server.ts calling the Lambda handler modules)
  *   ->  the first study sync  ->  ready: GET /health answers 200, URLs and an admin token are printed.
+ *   The dashboard (ui/) is built meanwhile if its sources changed, and served on UI_PORT from the start.
  *   (* when local/s3.ts / local/step-functions.ts exist)
  *
  * The stack is a composition of components. A component (local/component.ts) is
@@ -32,6 +33,8 @@ import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
 import { Readiness } from '../local/readiness.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
+import { ensureUiBuilt } from '../local/ui-build.js';
+import { createUiServer, DASHBOARD_CLIENT_ID, type DashboardConfig } from '../local/ui-server.js';
 
 type WorkerHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
 
@@ -94,8 +97,8 @@ async function listen(name: string, server: Server, port: number, host: string):
   return `http://${publicHost(host)}:${(server.address() as { port: number }).port}`;
 }
 
-function serveApi(functions: ApiFunction[], readiness?: Readiness): Server {
-  return createLocalApi({ functions, load: loadHandler, intercept: readiness?.intercept });
+function serveApi(functions: ApiFunction[], corsOrigins: string[], readiness?: Readiness): Server {
+  return createLocalApi({ functions, load: loadHandler, intercept: readiness?.intercept, corsOrigins });
 }
 
 function invokeWorker(entry: string, ruleName: string): Promise<unknown> {
@@ -243,6 +246,31 @@ async function main(): Promise<void> {
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
+
+  // The dashboard: rebuilt (only if its sources changed) while DynamoDB Local starts, and served from the start so
+  // its port, and so the origin the APIs and the identity provider must allow, is known before they start.
+  const uiBuild = ensureUiBuilt();
+  const uiDist = uiBuild.then((b) => b.dir);
+  // A failed build is reported below, and by the UI server to whoever asks for a page.
+  uiDist.catch(() => {});
+  let dashboardConfig: DashboardConfig | null = null;
+  await assertPortFree(config.UI_PORT, 'UI_PORT');
+  const uiUrl = await listen(
+    'UI_PORT',
+    createUiServer({
+      dist: uiDist,
+      config: () => dashboardConfig,
+      connect: () => (process.env.AWS_ENDPOINT_URL_S3 ? [process.env.AWS_ENDPOINT_URL_S3] : []),
+    }),
+    config.UI_PORT,
+    config.HOST,
+  );
+  const uiPort = new URL(uiUrl).port;
+  const dashboardUrl = (config.UI_PUBLIC_URL ?? uiUrl).replace(/\/$/, '');
+  // The dashboard may be opened as 127.0.0.1 or localhost; both origins are its own.
+  const corsOrigins = [
+    ...new Set([new URL(dashboardUrl).origin, `http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`]),
+  ];
   const readiness = new Readiness();
   readiness.waitFor('identity provider');
   readiness.waitFor('first study sync');
@@ -298,6 +326,8 @@ async function main(): Promise<void> {
     clients,
     tokenTtlSeconds: config.IDP_TOKEN_TTL_SECONDS,
     devTokens: config.IDP_DEV_TOKENS,
+    corsOrigins,
+    redirectUris: [`${dashboardUrl}/`],
   });
   use({
     name: 'identity provider',
@@ -343,11 +373,25 @@ async function main(): Promise<void> {
   // The APIs. Handler modules are imported on their first request, with the environment above in place.
   const coordinatorUrl = await listen(
     'COORDINATOR_PORT',
-    serveApi(COORDINATOR_API, readiness),
+    serveApi(COORDINATOR_API, corsOrigins, readiness),
     config.COORDINATOR_PORT,
     config.HOST,
   );
-  const filesUrl = await listen('FILES_PORT', serveApi(FILES_API), config.FILES_PORT, config.HOST);
+  const filesUrl = await listen(
+    'FILES_PORT',
+    serveApi(FILES_API, corsOrigins),
+    config.FILES_PORT,
+    config.HOST,
+  );
+  dashboardConfig = {
+    coordinatorUrl,
+    filesUrl,
+    authority: idp.issuer,
+    clientId: DASHBOARD_CLIENT_ID,
+    scope: 'openid',
+    logoutUrl: null,
+    pollMs: 1000,
+  };
 
   await firstStudySync(config, readiness);
   if (stopping) return;
@@ -361,7 +405,20 @@ async function main(): Promise<void> {
   const tokenFile = join(config.DATA_DIR, 'admin-token');
   writeFileSync(tokenFile, `${adminToken}\n`, { mode: 0o600 });
   chmodSync(tokenFile, 0o600);
-  banner(config, { 'Coordinator API': coordinatorUrl, 'Files API': filesUrl }, adminToken, tokenFile);
+  try {
+    const built = await uiBuild;
+    if (built.built) log.info('dashboard built', { dir: shown(built.dir), ms: built.ms });
+  } catch (err) {
+    log.error('the dashboard could not be built; the APIs run without it', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+  banner(
+    config,
+    { Dashboard: dashboardUrl, 'Coordinator API': coordinatorUrl, 'Files API': filesUrl },
+    adminToken,
+    tokenFile,
+  );
 }
 
 function banner(config: LocalConfig, apis: Record<string, string>, token: string, tokenFile: string): void {
@@ -377,6 +434,7 @@ function banner(config: LocalConfig, apis: Record<string, string>, token: string
     `Admin token (valid ${hours} h, also in ${shown(tokenFile)}):`,
     token,
     '',
+    `Open ${apis.Dashboard} and sign in (roles "admin" to steer releases).`,
     `Try: curl -H "Authorization: Bearer $(cat ${shown(tokenFile)})" ${apis['Coordinator API']}/studies`,
     '',
   ];

@@ -23,6 +23,8 @@ export interface CoordinatorStackProps extends StackProps {
   filesBucketExportName: string;
   /** The Cognito construct of the auth stack; absent with an external OIDC issuer. */
   cognito?: CognitoAuth;
+  /** Browser origins the API allows by CORS: the dashboard's URL. */
+  corsOrigins?: string[];
 }
 
 /**
@@ -116,6 +118,7 @@ export class CoordinatorStack extends Stack {
       manifest: apiManifest,
       functions: Object.fromEntries(apiManifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
+      corsOrigins: props.corsOrigins,
     });
 
     new CfnOutput(this, 'CoordinatorApiUrl', { value: this.api.url });

@@ -1,11 +1,18 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  CorsHttpMethod,
+  HttpApi,
+  HttpMethod,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ApiFunction } from './api-manifest.js';
+import { API_CORS } from './cors.js';
 
 export interface ManifestHttpApiProps {
   apiName: string;
@@ -14,6 +21,8 @@ export interface ManifestHttpApiProps {
   manifest: ApiFunction[];
   functions: Record<string, IFunction>;
   logRetention: RetentionDays;
+  /** Browser origins allowed by CORS (the dashboard's URL); none: no CORS at all. */
+  corsOrigins?: string[];
 }
 
 /**
@@ -33,6 +42,18 @@ export class ManifestHttpApi extends Construct {
       apiName: props.apiName,
       description: props.description,
       createDefaultStage: false,
+      // The dashboard calls the API from its own origin; lib/cors.ts is shared with the local server.
+      ...(props.corsOrigins?.length
+        ? {
+            corsPreflight: {
+              allowOrigins: props.corsOrigins,
+              allowMethods: API_CORS.allowMethods.map((m) => CorsHttpMethod[m]),
+              allowHeaders: [...API_CORS.allowHeaders],
+              exposeHeaders: [...API_CORS.exposeHeaders],
+              maxAge: Duration.seconds(API_CORS.maxAgeSeconds),
+            },
+          }
+        : {}),
     });
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {

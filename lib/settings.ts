@@ -68,6 +68,15 @@ const contextShape = z.object({
   /** Fixed public base URLs for absolute links (custom domains); default: taken from each request. */
   coordinatorBaseUrl: optionalText.pipe(z.string().url().optional()),
   filesBaseUrl: optionalText.pipe(z.string().url().optional()),
+  /** Deploy the operator dashboard (CloudFront + S3); with an external issuer it also needs dashboardClientId. */
+  dashboard: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((v) => v === true || v === 'true')
+    .default(true),
+  /** The dashboard's public client (authorization code + PKCE) at the external OIDC issuer. */
+  dashboardClientId: optionalText,
+  /** Scopes the dashboard asks for; default `openid email profile` (Cognito) or `openid` (external issuer). */
+  dashboardScope: optionalText,
   /** Extra environment variables for every function (e.g. AUTH_ROLES_CLAIMS for an external issuer). */
   functionEnv: z.record(z.string(), z.coerce.string()).default({}),
 });
@@ -76,7 +85,14 @@ export const contextSchema = contextShape.superRefine((s, ctx) => {
   if (s.oidcIssuer && !s.oidcAudience?.length)
     ctx.addIssue({ code: 'custom', path: ['oidcAudience'], message: 'required when oidcIssuer is set' });
   if (!s.oidcIssuer) {
-    for (const key of ['oidcAudience', 'oidcJwksUri', 'tokenUrl', 'clientId', 'clientSecretArn'] as const) {
+    for (const key of [
+      'oidcAudience',
+      'oidcJwksUri',
+      'tokenUrl',
+      'clientId',
+      'clientSecretArn',
+      'dashboardClientId',
+    ] as const) {
       if (s[key] !== undefined && !(Array.isArray(s[key]) && s[key].length === 0))
         ctx.addIssue({ code: 'custom', path: [key], message: 'only used with oidcIssuer (external OIDC)' });
     }
@@ -85,7 +101,14 @@ export const contextSchema = contextShape.superRefine((s, ctx) => {
 
 export type Settings = z.infer<typeof contextSchema> & {
   /** Names of the stacks, derived from the prefix. */
-  stackNames: { stateful: string; auth: string; coordinator: string; files: string };
+  stackNames: {
+    stateful: string;
+    auth: string;
+    coordinator: string;
+    files: string;
+    dashboard: string;
+    dashboardSite: string;
+  };
 };
 
 /** Reads every key of the schema from the construct tree's context. */
@@ -108,6 +131,8 @@ export function readSettings(node: Node): Settings {
       auth: `${s.prefix}-Auth`,
       coordinator: `${s.prefix}-Coordinator`,
       files: `${s.prefix}-Files`,
+      dashboard: `${s.prefix}-Dashboard`,
+      dashboardSite: `${s.prefix}-DashboardSite`,
     },
   };
 }

@@ -22,6 +22,13 @@ export const localEnv = z.object({
   IDP_PORT: port(3002),
   S3_PORT: port(3003),
   SFN_PORT: port(3004),
+  /** The dashboard (ui/, built by Vite and served by local/ui-server.ts). */
+  UI_PORT: port(3005),
+  /**
+   * The dashboard's URL as browsers reach it, when that is not http://<HOST>:<UI_PORT> (a proxy, another name).
+   * Its origin is allowed by CORS and as a sign-in redirect.
+   */
+  UI_PUBLIC_URL: z.string().url().optional(),
   DYNAMODB_PORT: port(8000),
   DATA_DIR: z.string().min(1).default('.local'),
   /** JVM heap of DynamoDB Local: 256m held it near 350 MB RSS at full throughput (ceilings.md). */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { ApiFunction } from '../lib/api-manifest.js';
+import { corsHeaders, preflightHeaders } from '../lib/cors.js';
 
 type LambdaHandler = (
   event: APIGatewayProxyEventV2,
@@ -19,6 +20,11 @@ export interface LocalApiOptions {
   load: (entry: string) => Promise<LambdaHandler>;
   /** Answers before routing, e.g. /health while the stack is still starting. Return null to go on. */
   intercept?: (req: IncomingMessage) => { status: number; body: unknown } | null;
+  /**
+   * Browser origins allowed by CORS (the dashboard's), applied like API Gateway's corsPreflight: preflights are
+   * answered here and every answer to an allowed origin gets the Access-Control-* headers (lib/cors.ts).
+   */
+  corsOrigins?: readonly string[];
 }
 
 function templateRegex(path: string): RegExp {
@@ -98,19 +104,42 @@ function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
   res.end(body);
 }
 
+/** Adds the CORS headers for an allowed origin, merging Vary as API Gateway does. */
+function withCors(
+  result: APIGatewayProxyStructuredResultV2,
+  origin: string | undefined,
+  allowOrigins: readonly string[],
+): APIGatewayProxyStructuredResultV2 {
+  const cors = corsHeaders(origin, allowOrigins);
+  if (!cors) return result;
+  const headers = { ...(result.headers ?? {}) } as Record<string, string>;
+  const vary = headers.Vary ? `${headers.Vary}, ${cors.Vary}` : cors.Vary;
+  return { ...result, headers: { ...headers, ...cors, Vary: vary } };
+}
+
 export function createLocalApi(options: LocalApiOptions): Server {
   const table = options.functions.flatMap((fn) =>
     fn.paths.map((path) => ({ fn, path, regex: templateRegex(path), routeKey: `ANY ${path}` })),
   );
   const cache = new Map<string, Promise<LambdaHandler>>();
+  const allowOrigins = options.corsOrigins ?? [];
   return createServer((req, res) => {
+    const origin = req.headers.origin;
+    const reply = (result: APIGatewayProxyStructuredResultV2) =>
+      send(res, withCors(result, origin, allowOrigins));
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       try {
+        if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+          // A preflight is API Gateway's to answer (corsPreflight); it never reaches a handler.
+          const allowed = corsHeaders(origin, allowOrigins) !== null;
+          reply({ statusCode: 204, headers: allowed ? preflightHeaders() : {} });
+          return;
+        }
         const early = options.intercept?.(req);
         if (early) {
-          send(res, {
+          reply({
             statusCode: early.status,
             headers: { 'Content-Type': 'application/json' },
             body: JSON.stringify(early.body),
@@ -121,7 +150,7 @@ export function createLocalApi(options: LocalApiOptions): Server {
         const hit = table.find((r) => r.regex.test(pathname));
         if (!hit) {
           // API Gateway's own answer for an unknown route, in our JSON error shape.
-          send(res, {
+          reply({
             statusCode: 404,
             headers: { 'Content-Type': 'application/json', Vary: 'Accept' },
             body: JSON.stringify({ error: { code: 'not_found', message: 'No such resource' } }),
@@ -137,10 +166,10 @@ export function createLocalApi(options: LocalApiOptions): Server {
         }
         const handler = await load;
         const event = toEvent(req, Buffer.concat(chunks), hit.routeKey);
-        send(res, await handler(event, lambdaContext(event.requestContext.requestId)));
+        reply(await handler(event, lambdaContext(event.requestContext.requestId)));
       } catch (err) {
         process.stderr.write(`local api error: ${err instanceof Error ? err.stack : String(err)}\n`);
-        send(res, {
+        reply({
           statusCode: 500,
           headers: { 'Content-Type': 'application/json' },
           body: JSON.stringify({ error: { code: 'internal_error', message: 'Internal server error' } }),

@@ -249,6 +249,7 @@ describe('auth', () => {
       cognito.taskServiceClient,
       cognito.adminClient,
       cognito.userClient,
+      cognito.dashboardClient!,
     ];
     const fn = base.built.files.functions.Files;
     const env = base.files.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;

@@ -40,7 +40,15 @@ let stack: Stack | undefined;
 async function startStack(reuse?: Record<string, number>): Promise<Stack> {
   const ports: Record<string, number> = { ...reuse };
   if (!reuse)
-    for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
+    for (const name of [
+      'COORDINATOR_PORT',
+      'FILES_PORT',
+      'IDP_PORT',
+      'S3_PORT',
+      'SFN_PORT',
+      'UI_PORT',
+      'DYNAMODB_PORT',
+    ])
       ports[name] = await freePort();
   const child = spawn('npx', ['tsx', 'bin/local.ts'], {
     cwd: ROOT,
@@ -186,15 +194,44 @@ describe('npm start (bin/local.ts)', () => {
     const printed = await eventually(
       async () => (stack!.output().includes('Admin token') ? stack!.output() : undefined),
       'the banner',
-      10_000,
+      // The banner also waits for the dashboard build, which runs alongside the start-up.
+      60_000,
     );
-    for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`])
+    const ui = `http://127.0.0.1:${stack!.ports.UI_PORT}`;
+    for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`, ui])
       expect(printed).toContain(url);
     expect(printed).toContain(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`);
     firstAdminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     expect(printed).toContain(firstAdminToken);
     const claims = await json(`${stack!.idp}/oauth/token/verify`, { headers: bearer(firstAdminToken) });
     expect(claims.body).toMatchObject({ sub: 'local-admin', roles: ['admin'] });
+  });
+
+  it('serves the dashboard on UI_PORT with its runtime config, and lets its origin call the APIs (CORS)', async () => {
+    const ui = `http://127.0.0.1:${stack!.ports.UI_PORT}`;
+    const page = await fetch(`${ui}/releases/RE_AAAAAAAA`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="app">');
+    const config = await json(`${ui}/config.json`);
+    expect(config.body).toEqual({
+      coordinatorUrl: stack!.coordinator,
+      filesUrl: `http://127.0.0.1:${stack!.ports.FILES_PORT}`,
+      authority: stack!.idp,
+      clientId: 'dashboard',
+      scope: 'openid',
+      logoutUrl: null,
+      pollMs: 1000,
+    });
+    const preflight = await fetch(`${stack!.coordinator}/releases`, {
+      method: 'OPTIONS',
+      headers: { Origin: ui, 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(ui);
+    const discovery = await fetch(`${stack!.idp}/.well-known/openid-configuration`, {
+      headers: { Origin: ui },
+    });
+    expect(discovery.headers.get('access-control-allow-origin')).toBe(ui);
   });
 
   it('serves GET /studies with a minted token (the synced sample) and 401 without one', async () => {
