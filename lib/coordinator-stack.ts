@@ -104,7 +104,11 @@ export class CoordinatorStack extends Stack {
     }
 
     new WorkerSchedules(this, 'Schedules', {
-      minutes: { healthCheck: settings.healthIntervalMinutes, studySync: settings.studySyncMinutes },
+      minutes: {
+        healthCheck: settings.healthIntervalMinutes,
+        studySync: settings.studySyncMinutes,
+        reconcile: settings.reconcileMinutes,
+      },
       targets: workers
         .filter((w) => w.schedule)
         .map((worker) => ({ worker, fn: this.functions[worker.name].fn })),

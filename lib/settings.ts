@@ -43,6 +43,8 @@ const contextShape = z.object({
   pollSeconds: int(30, 1, 3600),
   actionTimeoutSeconds: int(15, 1, 240),
   healthIntervalMinutes: int(1, 1, 1440),
+  /** How often the reconciler redrives releases that have no running execution (EventBridge rule). */
+  reconcileMinutes: int(1, 1, 1440),
   healthFailures: int(3, 1, 100),
   studySyncMinutes: int(60, 1, 10080),
   eventSink: z.enum(['sns', 'eventbridge']).default('sns'),

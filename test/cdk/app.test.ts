@@ -629,16 +629,27 @@ describe('schedules', () => {
     return rules[0].Properties.ScheduleExpression;
   }
 
-  it('runs the health check every minute and the study sync hourly by default, and nothing else', () => {
+  it('runs the health check and the reconciler every minute and the study sync hourly by default, and nothing else', () => {
     expect(rateOf(base, 'HealthCheck')).toBe('rate(1 minute)');
+    expect(rateOf(base, 'Reconciler')).toBe('rate(1 minute)');
     expect(rateOf(base, 'StudySync')).toBe('rate(1 hour)');
     base.coordinator.resourceCountIs('AWS::Events::Rule', WORKER_FUNCTIONS.filter((w) => w.schedule).length);
   });
 
-  it('takes both intervals from context', () => {
-    const s = synth({ healthIntervalMinutes: 5, studySyncMinutes: 30 });
+  it('takes every interval from context', () => {
+    const s = synth({ healthIntervalMinutes: 5, studySyncMinutes: 30, reconcileMinutes: 2 });
     expect(rateOf(s, 'HealthCheck')).toBe('rate(5 minutes)');
     expect(rateOf(s, 'StudySync')).toBe('rate(30 minutes)');
+    expect(rateOf(s, 'Reconciler')).toBe('rate(2 minutes)');
+  });
+
+  it('lets the reconciler start, describe and wake executions of the release machine, and use the coordinator table', () => {
+    const fn = base.built.coordinator.functions.Reconciler;
+    const actions = statementsOfRole(base.coordinator, logicalId(fn.role)).flatMap(actionsOf);
+    expect(actions).toEqual(
+      expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution', 'states:SendTaskSuccess']),
+    );
+    expect(actions.some((a) => a.startsWith('dynamodb:'))).toBe(true);
   });
 });
 
