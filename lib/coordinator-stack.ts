@@ -98,6 +98,7 @@ export class CoordinatorStack extends Stack {
       stateMachineName,
       tasks,
       logRetention: settings.logRetentionDays,
+      logExecutionData: settings.logExecutionData,
     });
     for (const [name, fn] of Object.entries(this.functions)) {
       if (capabilitiesOf(name).orchestration) this.stateMachine.grantOrchestration(fn.fn);
@@ -120,6 +121,8 @@ export class CoordinatorStack extends Stack {
       manifest: apiManifest,
       functions: Object.fromEntries(apiManifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
+      auth: this.auth,
+      throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
     });
 
     new CfnOutput(this, 'CoordinatorApiUrl', { value: this.api.url });

@@ -82,6 +82,8 @@ export class FilesStack extends Stack {
       manifest,
       functions: Object.fromEntries(manifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
+      auth: this.auth,
+      throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
     });
     new CfnOutput(this, 'FilesApiUrl', { value: this.api.url });
   }

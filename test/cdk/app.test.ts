@@ -337,6 +337,99 @@ describe('HTTP APIs', () => {
     expect(Object.keys(base.files.findResources('AWS::Lambda::Function'))).toHaveLength(FILES_API.length);
   });
 
+  /** Per route key: the authorization type and the authorizer it points to. */
+  function authOf(template: Template): Map<string, { type: string; authorizer?: string }> {
+    const out = new Map<string, { type: string; authorizer?: string }>();
+    for (const route of Object.values(template.findResources('AWS::ApiGatewayV2::Route')))
+      out.set(route.Properties.RouteKey, {
+        type: route.Properties.AuthorizationType,
+        authorizer: route.Properties.AuthorizerId?.Ref,
+      });
+    return out;
+  }
+  const jwtAuthorizer = (template: Template) => {
+    const all = Object.entries(template.findResources('AWS::ApiGatewayV2::Authorizer'));
+    expect(all).toHaveLength(1);
+    const [id, a] = all[0];
+    return { id, ...a.Properties };
+  };
+  const apis = () =>
+    [
+      [base.coordinator, COORDINATOR_API, base.built.coordinator.functions.Releases.fn],
+      [base.files, FILES_API, base.built.files.functions.Files.fn],
+    ] as const;
+
+  it('guards every bearer-only route with a JWT authorizer, and leaves public and token-taking routes open', () => {
+    for (const [template, manifest] of apis()) {
+      const authorizer = jwtAuthorizer(template);
+      expect(authorizer).toMatchObject({
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+      });
+      const routes = authOf(template);
+      for (const entry of manifest)
+        for (const path of entry.paths)
+          expect(routes.get(`ANY ${path}`), `${entry.name} ${path}`).toEqual(
+            entry.bearerOnly
+              ? { type: 'JWT', authorizer: authorizer.id }
+              : { type: 'NONE', authorizer: undefined },
+          );
+    }
+    // The open ones, by name: what takes no credential or a non-JWT one.
+    const open = [...COORDINATOR_API, ...FILES_API].filter((e) => !e.bearerOnly).map((e) => e.name);
+    expect(open.sort()).toEqual(['FilesDownload', 'FilesGraphql', 'FilesHealth', 'FilesSignedUrl', 'Health']);
+  });
+
+  it('checks the same issuer and audiences at the gateway as in the functions (Cognito)', () => {
+    for (const [template, , fn] of apis()) {
+      const { JwtConfiguration } = jwtAuthorizer(template);
+      const env = template.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables;
+      expect(JwtConfiguration.Issuer).toEqual(env.AUTH_ISSUER);
+      expect(JSON.stringify(JwtConfiguration.Issuer)).toContain('https://cognito-idp.');
+      // The functions get the same list joined with commas.
+      expect(collectImports(JwtConfiguration.Audience)).toEqual(collectImports(env.AUTH_AUDIENCE));
+      expect(JwtConfiguration.Audience).toHaveLength(4);
+    }
+  });
+
+  it('checks the same issuer and audiences at the gateway as in the functions (external OIDC)', () => {
+    const s = synth({
+      oidcIssuer: 'https://idp.example.org/realms/kf',
+      oidcAudience: 'coordinator-api,files-api',
+    });
+    for (const template of [s.coordinator, s.files]) {
+      const { JwtConfiguration } = jwtAuthorizer(template);
+      expect(JwtConfiguration).toEqual({
+        Issuer: 'https://idp.example.org/realms/kf',
+        Audience: ['coordinator-api', 'files-api'],
+      });
+    }
+  });
+
+  it('every manifest entry says truthfully whether its routes take only bearer tokens', () => {
+    // An entry open at the gateway must have a route that takes no bearer (public, or optional with ?token=); a
+    // bearer-only entry must have none, or the authorizer would refuse requests its function accepts.
+    for (const entry of [...COORDINATOR_API, ...FILES_API]) {
+      const source = readFileSync(entry.entry, 'utf8');
+      const takesOtherCredentials = /access: '(public|optional)'/.test(source);
+      expect(takesOtherCredentials, entry.name).toBe(!entry.bearerOnly);
+    }
+  });
+
+  it('throttles both stages, 100 requests/s with bursts of 200 unless context says otherwise', () => {
+    for (const template of [base.coordinator, base.files])
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      });
+    const s = synth({ apiThrottleRate: '25', apiThrottleBurst: '50' });
+    for (const template of [s.coordinator, s.files])
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        DefaultRouteSettings: { ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 },
+      });
+    expect(() => synth({ apiThrottleRate: 0 })).toThrow(/apiThrottleRate/);
+  });
+
   it('writes access logs from the $default stage of both APIs', () => {
     for (const template of [base.coordinator, base.files]) {
       template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
@@ -670,8 +763,21 @@ describe('release state machine', () => {
         ]),
       ),
     );
-    expect(p.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });
+    expect(p.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
     expect(p.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('logs execution data (and with it task tokens) only when context logExecutionData asks for it', () => {
+    const props = (s: Synth) =>
+      s.coordinator.toJSON().Resources[logicalId(s.built.coordinator.stateMachine.stateMachine)].Properties;
+    expect(props(base).LoggingConfiguration.IncludeExecutionData).toBe(false);
+    for (const value of [true, 'true'])
+      expect(props(synth({ logExecutionData: value })).LoggingConfiguration).toMatchObject({
+        Level: 'ALL',
+        IncludeExecutionData: true,
+      });
+    expect(props(synth({ logExecutionData: 'false' })).LoggingConfiguration.IncludeExecutionData).toBe(false);
+    expect(() => synth({ logExecutionData: 'yes' })).toThrow(/logExecutionData/);
   });
 
   it('may invoke exactly the substituted functions and nothing else', () => {

@@ -13,7 +13,15 @@ async function serve(
   intercept?: () => null | { status: number; body: unknown },
 ) {
   server = createLocalApi({
-    functions: [{ name: 'Things', entry: 'things.ts', paths: ['/things', '/things/{id}'], tables: {} }],
+    functions: [
+      {
+        name: 'Things',
+        entry: 'things.ts',
+        paths: ['/things', '/things/{id}'],
+        tables: {},
+        bearerOnly: true,
+      },
+    ],
     load,
     intercept,
   });
