@@ -98,9 +98,10 @@ const WRITE_ACTIONS = [
 ];
 
 let base: Synth;
+// A synth takes seconds, more on a busy machine: far beyond vitest's default hook timeout.
 beforeAll(() => {
   base = synth();
-});
+}, 120_000);
 
 describe('stateful stack', () => {
   it('creates every declared table with its keys, GSIs, on-demand billing, PITR, KMS encryption and TTL', () => {
