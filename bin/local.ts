@@ -22,10 +22,13 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import type { Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { isAbsolute, join, relative } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
-import { WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
+import { WORKER_FUNCTIONS, type WorkerFunction } from '../lib/orchestration-manifest.js';
 import { type Component, entryExists, importOptional, loadHandler } from '../local/component.js';
 import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
@@ -55,7 +58,7 @@ interface ComponentOptions {
 
 const components: Component[] = [];
 const servers: Server[] = [];
-let schedules: Schedules | undefined;
+const schedules: Schedules[] = [];
 let stopping = false;
 
 function use(component: Component): Component {
@@ -109,6 +112,18 @@ function invokeWorker(entry: string, ruleName: string): Promise<unknown> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Releases kept in DATA_DIR from before the active index existed join it once, so the reconciler sees them. */
+async function indexActiveReleases(client: DynamoDBClient, prefix: string): Promise<void> {
+  const doc = DynamoDBDocumentClient.from(client);
+  const tables = tableEnv(prefix);
+  const releases = new DynamoReleaseRepository(doc, {
+    coordinator: tables.COORDINATOR_TABLE,
+    studies: tables.STUDIES_TABLE,
+  });
+  const added = await releases.indexActiveReleases();
+  if (added.length) log.info('releases added to the active index', { releases: added });
+}
+
 /**
  * The first study sync gates readiness: it is retried until it succeeds (a wrong STUDIES_SOURCE keeps /health at
  * 503 and says so in the log) or the stack stops.
@@ -138,10 +153,22 @@ async function firstStudySync(config: LocalConfig, readiness: Readiness): Promis
   }
 }
 
-function startWorkerSchedules(config: LocalConfig): Schedules {
-  const every = { healthCheck: config.HEALTH_INTERVAL_SECONDS, studySync: config.STUDY_SYNC_SECONDS };
+/**
+ * The scheduled workers, as EventBridge runs them on AWS. `which` picks the kinds: the reconciler starts as soon as
+ * the APIs listen (its first run resumes whatever a previous stack left in flight), the others after the first
+ * study sync.
+ */
+function startWorkerSchedules(
+  config: LocalConfig,
+  which: readonly NonNullable<WorkerFunction['schedule']>[],
+): Schedules {
+  const every = {
+    healthCheck: config.HEALTH_INTERVAL_SECONDS,
+    studySync: config.STUDY_SYNC_SECONDS,
+    reconcile: config.RECONCILE_SECONDS,
+  };
   const list = WORKER_FUNCTIONS.flatMap((w) => {
-    if (!w.schedule) return [];
+    if (!w.schedule || !which.includes(w.schedule)) return [];
     if (!entryExists(w.entry)) {
       log.warn('scheduled function not written yet: not scheduled', { name: w.name, entry: w.entry });
       return [];
@@ -150,6 +177,7 @@ function startWorkerSchedules(config: LocalConfig): Schedules {
       {
         name: w.name,
         everyMs: every[w.schedule] * 1000,
+        runNow: w.schedule === 'reconcile',
         run: async () => {
           await invokeWorker(w.entry, `local-${w.name}`);
         },
@@ -161,7 +189,7 @@ function startWorkerSchedules(config: LocalConfig): Schedules {
 
 async function stopAll(): Promise<void> {
   stopping = true;
-  await schedules?.stop();
+  await Promise.all(schedules.map((s) => s.stop()));
   await Promise.all(
     servers.map(
       (s) =>
@@ -314,6 +342,7 @@ async function main(): Promise<void> {
   });
   const ddbClient = localClient(ddb.endpoint);
   await createTables(ddbClient, config.TABLE_PREFIX);
+  await indexActiveReleases(ddbClient, config.TABLE_PREFIX);
   ddbClient.destroy();
 
   // The identity provider: the coordinator verifies its tokens and uses its client credentials.
@@ -393,9 +422,10 @@ async function main(): Promise<void> {
     pollMs: 1000,
   };
 
+  schedules.push(startWorkerSchedules(config, ['reconcile']));
   await firstStudySync(config, readiness);
   if (stopping) return;
-  schedules = startWorkerSchedules(config);
+  schedules.push(startWorkerSchedules(config, ['healthCheck', 'studySync']));
 
   const adminToken = idp.mint({
     sub: 'local-admin',

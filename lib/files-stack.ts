@@ -85,6 +85,8 @@ export class FilesStack extends Stack {
       functions: Object.fromEntries(manifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
       corsOrigins: props.corsOrigins,
+      auth: this.auth,
+      throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
     });
     new CfnOutput(this, 'FilesApiUrl', { value: this.api.url });
   }

@@ -43,11 +43,24 @@ const contextShape = z.object({
   pollSeconds: int(30, 1, 3600),
   actionTimeoutSeconds: int(15, 1, 240),
   healthIntervalMinutes: int(1, 1, 1440),
+  /** How often the reconciler redrives releases that have no running execution (EventBridge rule). */
+  reconcileMinutes: int(1, 1, 1440),
   healthFailures: int(3, 1, 100),
   studySyncMinutes: int(60, 1, 10080),
   eventSink: z.enum(['sns', 'eventbridge']).default('sns'),
   studiesSource: z.string().min(1).default(DEFAULT_STUDIES_SOURCE),
   functionMemoryMb: int(1024, 128, 10240),
+  /** Stage throttling of both HTTP APIs: steady requests per second and burst (API Gateway's token bucket). */
+  apiThrottleRate: int(100, 1, 10_000),
+  apiThrottleBurst: int(200, 1, 5_000),
+  /**
+   * Log the state machine's execution data (inputs, outputs, task tokens) to CloudWatch. Off by default: task
+   * tokens let anyone who reads the log answer a waiting state.
+   */
+  logExecutionData: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((v) => v === true || v === 'true')
+    .default(false),
   /** External OIDC issuer instead of Cognito; needs oidcAudience too. */
   oidcIssuer: optionalText.pipe(z.string().url().optional()),
   oidcAudience: list.optional(),

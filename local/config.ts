@@ -43,6 +43,8 @@ export const localEnv = z.object({
     .default('local'),
   STUDIES_SOURCE: z.string().min(1).default(resolve(ROOT, 'local/studies.sample.json')),
   HEALTH_INTERVAL_SECONDS: seconds(60),
+  /** Interval of the reconciler, which also runs once right after start-up (functions/orchestration/reconcile.ts). */
+  RECONCILE_SECONDS: seconds(60),
   STUDY_SYNC_SECONDS: seconds(3600),
   /** Until the first study sync succeeds, it is retried this often (and /health answers 503). */
   STUDY_SYNC_RETRY_SECONDS: seconds(5),

@@ -18,12 +18,12 @@ export const noopOrchestrator: ReleaseOrchestrator = {
     });
   },
   async wake() {},
-  async cancel() {},
+  async drive() {},
 };
 
 /**
- * The Step Functions adapter (functions/adapters/sfn-orchestrator.ts): StartExecution named after the release id,
- * wake/cancel through the task-token latch.
+ * The Step Functions adapter (functions/adapters/sfn-orchestrator.ts): StartExecution named after the release id and
+ * its generation, wake/drive through the task-token latch.
  */
 export function createSfnReleaseOrchestrator(stateMachineArn: string): ReleaseOrchestrator {
   return sfnOrchestration(stateMachineArn).orchestrator;

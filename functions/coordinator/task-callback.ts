@@ -93,7 +93,7 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
         ],
       );
       if (outcome === 'unchanged') continue; // reported concurrently: judge against the new state
-      if (outcome === 'canceling') await deps.orchestrator.cancel(task.releaseId);
+      if (outcome === 'canceling') await deps.orchestrator.drive(task.releaseId);
       return getTask(deps, id);
     }
     try {

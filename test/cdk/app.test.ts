@@ -98,9 +98,10 @@ const WRITE_ACTIONS = [
 ];
 
 let base: Synth;
+// A synth takes seconds, more on a busy machine: far beyond vitest's default hook timeout.
 beforeAll(() => {
   base = synth();
-});
+}, 120_000);
 
 describe('stateful stack', () => {
   it('creates every declared table with its keys, GSIs, on-demand billing, PITR, KMS encryption and TTL', () => {
@@ -321,8 +322,12 @@ describe('HTTP APIs', () => {
     const routes = routesOf(base.coordinator);
     const expected = new Map<string, string>();
     for (const entry of COORDINATOR_API)
-      for (const path of entry.paths)
+      for (const path of entry.paths) {
         expected.set(`ANY ${path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
+        // CORS preflights of bearer-only paths (the dashboard's origin is allowed by default) skip the authorizer.
+        if (entry.bearerOnly)
+          expected.set(`OPTIONS ${path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
+      }
     expect(routes).toEqual(expected);
     expect(routes.has('$default')).toBe(false);
   });
@@ -331,11 +336,115 @@ describe('HTTP APIs', () => {
     const routes = routesOf(base.files);
     const expected = new Map<string, string>();
     for (const entry of FILES_API)
-      for (const path of entry.paths)
+      for (const path of entry.paths) {
         expected.set(`ANY ${path}`, logicalId(base.built.files.functions[entry.name].fn));
+        if (entry.bearerOnly)
+          expected.set(`OPTIONS ${path}`, logicalId(base.built.files.functions[entry.name].fn));
+      }
     expect(routes).toEqual(expected);
     base.files.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
     expect(Object.keys(base.files.findResources('AWS::Lambda::Function'))).toHaveLength(FILES_API.length);
+  });
+
+  /** Per route key: the authorization type and the authorizer it points to. */
+  function authOf(template: Template): Map<string, { type: string; authorizer?: string }> {
+    const out = new Map<string, { type: string; authorizer?: string }>();
+    for (const route of Object.values(template.findResources('AWS::ApiGatewayV2::Route')))
+      out.set(route.Properties.RouteKey, {
+        type: route.Properties.AuthorizationType,
+        authorizer: route.Properties.AuthorizerId?.Ref,
+      });
+    return out;
+  }
+  const jwtAuthorizer = (template: Template) => {
+    const all = Object.entries(template.findResources('AWS::ApiGatewayV2::Authorizer'));
+    expect(all).toHaveLength(1);
+    const [id, a] = all[0];
+    return { id, ...a.Properties };
+  };
+  const apis = () =>
+    [
+      [base.coordinator, COORDINATOR_API, base.built.coordinator.functions.Releases.fn],
+      [base.files, FILES_API, base.built.files.functions.Files.fn],
+    ] as const;
+
+  it('guards every bearer-only route with a JWT authorizer, and leaves public and token-taking routes open', () => {
+    for (const [template, manifest] of apis()) {
+      const authorizer = jwtAuthorizer(template);
+      expect(authorizer).toMatchObject({
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+      });
+      const routes = authOf(template);
+      for (const entry of manifest)
+        for (const path of entry.paths) {
+          expect(routes.get(`ANY ${path}`), `${entry.name} ${path}`).toEqual(
+            entry.bearerOnly
+              ? { type: 'JWT', authorizer: authorizer.id }
+              : { type: 'NONE', authorizer: undefined },
+          );
+          // A preflight carries no token: it must never meet the authorizer.
+          if (entry.bearerOnly)
+            expect(routes.get(`OPTIONS ${path}`), `${entry.name} ${path}`).toEqual({
+              type: 'NONE',
+              authorizer: undefined,
+            });
+        }
+    }
+    // The open ones, by name: what takes no credential or a non-JWT one.
+    const open = [...COORDINATOR_API, ...FILES_API].filter((e) => !e.bearerOnly).map((e) => e.name);
+    expect(open.sort()).toEqual(['FilesDownload', 'FilesGraphql', 'FilesHealth', 'FilesSignedUrl', 'Health']);
+  });
+
+  it('checks the same issuer and audiences at the gateway as in the functions (Cognito)', () => {
+    for (const [template, , fn] of apis()) {
+      const { JwtConfiguration } = jwtAuthorizer(template);
+      const env = template.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables;
+      expect(JwtConfiguration.Issuer).toEqual(env.AUTH_ISSUER);
+      expect(JSON.stringify(JwtConfiguration.Issuer)).toContain('https://cognito-idp.');
+      // The functions get the same list joined with commas.
+      expect(collectImports(JwtConfiguration.Audience)).toEqual(collectImports(env.AUTH_AUDIENCE));
+      // The app clients: admin, coordinator, task service, scripts, and the dashboard's public client.
+      expect(JwtConfiguration.Audience).toHaveLength(5);
+    }
+  });
+
+  it('checks the same issuer and audiences at the gateway as in the functions (external OIDC)', () => {
+    const s = synth({
+      oidcIssuer: 'https://idp.example.org/realms/kf',
+      oidcAudience: 'coordinator-api,files-api',
+    });
+    for (const template of [s.coordinator, s.files]) {
+      const { JwtConfiguration } = jwtAuthorizer(template);
+      expect(JwtConfiguration).toEqual({
+        Issuer: 'https://idp.example.org/realms/kf',
+        Audience: ['coordinator-api', 'files-api'],
+      });
+    }
+  });
+
+  it('every manifest entry says truthfully whether its routes take only bearer tokens', () => {
+    // An entry open at the gateway must have a route that takes no bearer (public, or optional with ?token=); a
+    // bearer-only entry must have none, or the authorizer would refuse requests its function accepts.
+    for (const entry of [...COORDINATOR_API, ...FILES_API]) {
+      const source = readFileSync(entry.entry, 'utf8');
+      const takesOtherCredentials = /access: '(public|optional)'/.test(source);
+      expect(takesOtherCredentials, entry.name).toBe(!entry.bearerOnly);
+    }
+  });
+
+  it('throttles both stages, 100 requests/s with bursts of 200 unless context says otherwise', () => {
+    for (const template of [base.coordinator, base.files])
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      });
+    const s = synth({ apiThrottleRate: '25', apiThrottleBurst: '50' });
+    for (const template of [s.coordinator, s.files])
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        DefaultRouteSettings: { ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 },
+      });
+    expect(() => synth({ apiThrottleRate: 0 })).toThrow(/apiThrottleRate/);
   });
 
   it('writes access logs from the $default stage of both APIs', () => {
@@ -630,16 +739,27 @@ describe('schedules', () => {
     return rules[0].Properties.ScheduleExpression;
   }
 
-  it('runs the health check every minute and the study sync hourly by default, and nothing else', () => {
+  it('runs the health check and the reconciler every minute and the study sync hourly by default, and nothing else', () => {
     expect(rateOf(base, 'HealthCheck')).toBe('rate(1 minute)');
+    expect(rateOf(base, 'Reconciler')).toBe('rate(1 minute)');
     expect(rateOf(base, 'StudySync')).toBe('rate(1 hour)');
     base.coordinator.resourceCountIs('AWS::Events::Rule', WORKER_FUNCTIONS.filter((w) => w.schedule).length);
   });
 
-  it('takes both intervals from context', () => {
-    const s = synth({ healthIntervalMinutes: 5, studySyncMinutes: 30 });
+  it('takes every interval from context', () => {
+    const s = synth({ healthIntervalMinutes: 5, studySyncMinutes: 30, reconcileMinutes: 2 });
     expect(rateOf(s, 'HealthCheck')).toBe('rate(5 minutes)');
     expect(rateOf(s, 'StudySync')).toBe('rate(30 minutes)');
+    expect(rateOf(s, 'Reconciler')).toBe('rate(2 minutes)');
+  });
+
+  it('lets the reconciler start, describe and wake executions of the release machine, and use the coordinator table', () => {
+    const fn = base.built.coordinator.functions.Reconciler;
+    const actions = statementsOfRole(base.coordinator, logicalId(fn.role)).flatMap(actionsOf);
+    expect(actions).toEqual(
+      expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution', 'states:SendTaskSuccess']),
+    );
+    expect(actions.some((a) => a.startsWith('dynamodb:'))).toBe(true);
   });
 });
 
@@ -660,8 +780,21 @@ describe('release state machine', () => {
         ]),
       ),
     );
-    expect(p.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });
+    expect(p.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
     expect(p.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('logs execution data (and with it task tokens) only when context logExecutionData asks for it', () => {
+    const props = (s: Synth) =>
+      s.coordinator.toJSON().Resources[logicalId(s.built.coordinator.stateMachine.stateMachine)].Properties;
+    expect(props(base).LoggingConfiguration.IncludeExecutionData).toBe(false);
+    for (const value of [true, 'true'])
+      expect(props(synth({ logExecutionData: value })).LoggingConfiguration).toMatchObject({
+        Level: 'ALL',
+        IncludeExecutionData: true,
+      });
+    expect(props(synth({ logExecutionData: 'false' })).LoggingConfiguration.IncludeExecutionData).toBe(false);
+    expect(() => synth({ logExecutionData: 'yes' })).toThrow(/logExecutionData/);
   });
 
   it('may invoke exactly the substituted functions and nothing else', () => {

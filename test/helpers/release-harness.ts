@@ -1,4 +1,5 @@
 import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
+import type { ReconcileReport } from '../../functions/orchestration/reconcile.js';
 import { type LocalStepFunctions, startStepFunctions } from '../../local/step-functions.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
 import {
@@ -34,8 +35,10 @@ export interface ReleaseHarness {
   /** Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs` with the last state). */
   waitFor(id: string, pred: (release: any) => boolean, timeoutMs?: number): Promise<any>;
   waitForState(id: string, state: string | string[], timeoutMs?: number): Promise<any>;
-  /** Status of the execution driving the release (by its name = the release id). */
-  execution(name: string): Promise<string | undefined>;
+  /** Status of the release's execution of that generation (named <releaseId>-g<generation>). */
+  execution(releaseId: string, generation?: number): Promise<string | undefined>;
+  /** One run of the reconciler (the scheduled function, in-process), as the local stack's timer runs it. */
+  reconcile(): Promise<ReconcileReport>;
   /** Disables every registered service and stops the fakes (between scenarios). */
   reset(): Promise<void>;
   close(): Promise<void>;
@@ -121,13 +124,17 @@ export async function startReleaseHarness(env: Record<string, string> = {}): Pro
       const wanted = Array.isArray(state) ? state : [state];
       return h.waitFor(id, (r) => wanted.includes(r.state), timeoutMs);
     },
-    async execution(name) {
-      const arn = `${sfn.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+    async execution(releaseId, generation = 0) {
+      const arn = `${h.sfn.stateMachineArn.replace(':stateMachine:', ':execution:')}:${releaseId}-g${generation}`;
       try {
         return (await sfnClient.send(new DescribeExecutionCommand({ executionArn: arn }))).status;
       } catch {
         return undefined;
       }
+    },
+    async reconcile() {
+      const { handler } = await import('../../functions/orchestration/handlers/reconcile.js');
+      return handler();
     },
     async reset() {
       for (const id of registered.splice(0)) {

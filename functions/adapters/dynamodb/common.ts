@@ -17,6 +17,7 @@ import type { Page } from '../../shared/list.js';
  * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id)
  *   task service   TS#<id>        / TS        gsi1 TS / <created>#<id>
  *   release        RE#<id>        / RE        gsi1 RE / <created>#<id>
+ *                                            gsi2 ACTIVE#RE / <created>#<id>   only while not terminal (below)
  *   task           RE#<release>   / TA#<id>   gsi1 TA / <created>#<id>   gsi2 <id> / TA
  *   release note   RE#<release>   / RN#<id>   gsi1 RN / <created>#<id>   gsi2 <id> / RN
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
@@ -27,6 +28,14 @@ import type { Page } from '../../shared/list.js';
  *   study          SD#<id>        / SD        gsi1 SD / <created>#<id>
  *
  * A release, its tasks and its notes share one partition (item collection), so GET /releases/<id> is one Query.
+ *
+ * The active index: a release item carries gsi2 keys (gsi2pk ACTIVE#RE) from its creation until the change that
+ * makes it terminal (published, canceled, failed), which removes them in the same transaction. gsi2 is therefore a
+ * sparse index of exactly the releases that still need driving, and the reconciler (every minute) and the health
+ * check read that one partition instead of every release ever made: their cost follows active work, not history.
+ * Its projection is the whole item, so the orchestration extras (generation, waitToken, wakePending) come with it.
+ * One partition key is fine for the few hundred releases that can be in flight at once; shard the key
+ * (ACTIVE#RE#<n>) if that ever grows past a partition's write rate.
  * Every id is written with attribute_not_exists and redrawn on collision. Task ids are checked within their (new)
  * release only: a per-task id claim would double the items of the creating transaction (capped at 100).
  */
@@ -69,6 +78,9 @@ export const K = {
   eventsOfRelease: (releaseId: string) => `EVR#${releaseId}`,
   version: (v: string) => ({ pk: `VERSION#${v}`, sk: 'VERSION' }),
   registry: () => ({ pk: 'REGISTRY', sk: 'SERVICES' }),
+  /** gsi2 partition of the releases that are not terminal (see above). */
+  ACTIVE_RELEASES: 'ACTIVE#RE',
+  activeRelease: (createdAt: string, id: string) => ({ gsi2pk: 'ACTIVE#RE', gsi2sk: `${createdAt}#${id}` }),
   study: (id: string) => ({ pk: `SD#${id}`, sk: 'SD' }),
   /** Newest-first listing key: timestamps sort lexically; the id breaks ties. */
   listSk: (createdAt: string | null, id: string) => `${createdAt ?? ''}#${id}`,

@@ -8,6 +8,7 @@ import {
 import type { z } from 'zod';
 import {
   type CoordinatorEvent,
+  isTerminalRelease,
   type NewEvent,
   type Release,
   type ReleaseAggregate,
@@ -85,7 +86,13 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   // ---- items -------------------------------------------------------------------------------------------------
 
   private releaseItem(r: Release): Record<string, unknown> {
-    return { ...K.release(r.id), gsi1pk: 'RE', gsi1sk: K.listSk(r.createdAt, r.id), ...r };
+    return {
+      ...K.release(r.id),
+      gsi1pk: 'RE',
+      gsi1sk: K.listSk(r.createdAt, r.id),
+      ...(isTerminalRelease(r.state) ? {} : K.activeRelease(r.createdAt, r.id)),
+      ...r,
+    };
   }
 
   private taskItem(t: Task): Record<string, unknown> {
@@ -238,6 +245,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   }
 
   async listByStates(wanted: readonly ReleaseState[]): Promise<Release[]> {
+    if (wanted.every((state) => !isTerminalRelease(state)))
+      return (await this.listActive()).map((a) => a.release).filter((r) => wanted.includes(r.state));
     const items = await queryAll(this.doc, {
       TableName: this.table,
       IndexName: 'gsi1',
@@ -245,6 +254,106 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       ExpressionAttributeValues: { ':p': 'RE' },
     });
     return items.map((i) => decode(releaseSchema, i)).filter((r) => wanted.includes(r.state));
+  }
+
+  async listActive(): Promise<{ release: Release; extras: Record<string, unknown> }[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :p',
+      ExpressionAttributeValues: { ':p': K.ACTIVE_RELEASES },
+    });
+    return (
+      items
+        .map((item) => ({ release: decode(releaseSchema, item), extras: this.extrasOf(item) }))
+        // The index lags the table: a release that just ended may still be listed.
+        .filter((a) => !isTerminalRelease(a.release.state))
+    );
+  }
+
+  /**
+   * Puts every non-terminal release that is missing from the active index into it. Releases written before the
+   * index existed need this once (the local stack runs it at start-up; on AWS an operator runs it, see
+   * docs/orchestration.md). It reads every release, so it is not for a schedule.
+   */
+  async indexActiveReleases(): Promise<string[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      FilterExpression: 'attribute_not_exists(gsi2pk)',
+      ExpressionAttributeValues: { ':p': 'RE' },
+    });
+    const added: string[] = [];
+    for (const r of items.map((i) => decode(releaseSchema, i))) {
+      if (isTerminalRelease(r.state)) continue;
+      const keys = K.activeRelease(r.createdAt, r.id);
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: K.release(r.id),
+            UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+            ConditionExpression: 'attribute_exists(pk) AND #state = :state',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':pk': keys.gsi2pk, ':sk': keys.gsi2sk, ':state': r.state },
+          }),
+        );
+        added.push(r.id);
+      } catch (err) {
+        // It moved meanwhile: a change to a terminal state keeps it out, any other change is looked at next time.
+        if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+      }
+    }
+    return added;
+  }
+
+  private extrasOf(item: Record<string, unknown>): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(item).filter(([k]) => !RESERVED.has(k)));
+  }
+
+  async raiseExtra(id: string, name: string, to: number): Promise<number | null> {
+    checkExtraNames([name]);
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: K.release(id),
+          UpdateExpression: 'SET #n = :to',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#n) OR #n < :to)',
+          ExpressionAttributeNames: { '#n': name },
+          ExpressionAttributeValues: { ':to': to },
+        }),
+      );
+      return to;
+    } catch (err) {
+      if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    }
+    // Missing, or already at least `to`: say which.
+    const got = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: K.release(id), ConsistentRead: true }),
+    );
+    if (!got.Item) return null;
+    const value = got.Item[name];
+    return typeof value === 'number' ? value : 0;
+  }
+
+  async removeExtraIf(id: string, name: string, value: unknown): Promise<void> {
+    checkExtraNames([name]);
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: K.release(id),
+          UpdateExpression: 'REMOVE #n',
+          ConditionExpression: '#n = :v',
+          ExpressionAttributeNames: { '#n': name },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+    } catch (err) {
+      if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    }
   }
 
   async highestPublishedVersion(): Promise<string | null> {
@@ -290,7 +399,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       const got = await this.doc.send(
         new GetCommand({ TableName: this.table, Key: K.release(id), ConsistentRead: true }),
       );
-      return got.Item ? Object.fromEntries(Object.entries(got.Item).filter(([k]) => !RESERVED.has(k))) : null;
+      return got.Item ? this.extrasOf(got.Item) : null;
     }
     try {
       const out = await this.doc.send(
@@ -304,7 +413,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return Object.fromEntries(Object.entries(out.Attributes ?? {}).filter(([k]) => !RESERVED.has(k)));
+      return this.extrasOf(out.Attributes ?? {});
     } catch (err) {
       if ((err as Error).name === 'ConditionalCheckFailedException') return null;
       throw err;
@@ -407,6 +516,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       names['#state'] = 'state';
       values[':to'] = change.toState;
       sets.push('#state = :to');
+      // A release leaves the active index with the change that ends it (and never comes back: terminal is final).
+      if (isTerminalRelease(change.toState)) removes.push('gsi2pk', 'gsi2sk');
     }
     if (change.version !== undefined) {
       values[':version'] = change.version;

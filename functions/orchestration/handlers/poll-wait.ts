@@ -10,12 +10,17 @@ import { orchestrationRuntime } from '../deps.js';
  */
 const { sfn } = orchestrationRuntime();
 
-const payload = z.looseObject({ token: z.string().min(1), releaseId: z.string().min(1) });
+const payload = z.looseObject({
+  token: z.string().min(1),
+  releaseId: z.string().min(1),
+  /** Which wait: PollWait ('poll') or WaitForPublish ('staged'); the reconciler reads it. */
+  wait: z.enum(['poll', 'staged']).default('poll'),
+});
 
 export async function handler(event: unknown): Promise<{ armed: string }> {
-  const { token, releaseId } = payload.parse(event);
+  const { token, releaseId, wait } = payload.parse(event);
   try {
-    return { armed: await sfn.latch.arm(releaseId, token) };
+    return { armed: await sfn.latch.arm(releaseId, token, wait) };
   } catch (err) {
     if (isTransient(err))
       throw new TransientError(err instanceof Error ? err.message : String(err), { cause: err });

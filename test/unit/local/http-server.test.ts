@@ -14,7 +14,15 @@ async function serve(
   corsOrigins?: string[],
 ) {
   server = createLocalApi({
-    functions: [{ name: 'Things', entry: 'things.ts', paths: ['/things', '/things/{id}'], tables: {} }],
+    functions: [
+      {
+        name: 'Things',
+        entry: 'things.ts',
+        paths: ['/things', '/things/{id}'],
+        tables: {},
+        bearerOnly: true,
+      },
+    ],
     load,
     intercept,
     corsOrigins,
