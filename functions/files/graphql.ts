@@ -159,7 +159,8 @@ export const typeDefs = /* GraphQL */ `
 const schema = buildSchema(typeDefs);
 
 export interface GraphqlContext {
-  deps: FilesDeps;
+  /** Everything but the object store and the audit query: no resolver reads or writes bytes. */
+  deps: Pick<FilesDeps, 'config' | 'clock' | 'files' | 'signedTokens' | 'devTokens' | 'studies'>;
   caller: Caller;
   baseUrl: string;
   info: RequestInfo;
