@@ -6,6 +6,13 @@ const env = {
   LOG_LEVEL: 'warn',
 };
 
+// Generous limits: `npm test` must hold on a busy 2-core machine (another process burning a core beside it).
+const integration = {
+  globalSetup: ['test/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -15,16 +22,37 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
           testTimeout: 60_000,
+          // The CDK suite synthesizes whole apps in its hooks.
+          hookTimeout: 120_000,
         },
       },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts'],
-          globalSetup: ['test/global-setup.ts'],
           env,
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          ...integration,
+        },
+      },
+      {
+        // The coordinator, orchestration and file-service suites once more, against the minified bundles that
+        // deploy (LOCAL_HANDLERS=bundled, local/handlers.ts). Suites that load no handler are not repeated.
+        test: {
+          name: 'bundled',
+          include: [
+            'test/integration/coordinator/**/*.int.test.ts',
+            'test/integration/orchestration/**/*.int.test.ts',
+            'test/integration/files/**/*.int.test.ts',
+          ],
+          exclude: [
+            'test/integration/coordinator/release-repository.int.test.ts',
+            'test/integration/orchestration/health-count.int.test.ts',
+            'test/integration/orchestration/local-step-functions.int.test.ts',
+            'test/integration/files/local-s3.int.test.ts',
+          ],
+          env: { ...env, LOCAL_HANDLERS: 'bundled', LOCAL_BUNDLES_DIR: '.test-data/bundles' },
+          ...integration,
+          globalSetup: ['test/global-setup-bundles.ts', ...integration.globalSetup],
         },
       },
     ],

@@ -84,7 +84,9 @@ function main(): void {
   try {
     const started = performance.now();
     const bundles = bundleAll(dir);
-    say(`built ${bundles.length} bundles in ${fmt((performance.now() - started) / 1000, 1)} s (${process.version})`);
+    say(
+      `built ${bundles.length} bundles in ${fmt((performance.now() - started) / 1000, 1)} s (${process.version})`,
+    );
     const loadBefore = loadavg()[0];
     const rows = bundles.map((b) => {
       const times = Array.from({ length: RUNS }, () => importMs(b.file));

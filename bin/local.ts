@@ -24,10 +24,12 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
+import { bundleAll } from '../lib/bundling.js';
 import { WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
 import { type Component, entryExists, importOptional, loadHandler } from '../local/component.js';
 import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
+import { bundlesDir } from '../local/handlers.js';
 import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
 import { Readiness } from '../local/readiness.js';
@@ -243,6 +245,7 @@ async function main(): Promise<void> {
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
+  if (config.LOCAL_HANDLERS === 'bundled') buildBundles();
   const readiness = new Readiness();
   readiness.waitFor('identity provider');
   readiness.waitFor('first study sync');
@@ -364,6 +367,21 @@ async function main(): Promise<void> {
   banner(config, { 'Coordinator API': coordinatorUrl, 'Files API': filesUrl }, adminToken, tokenFile);
 }
 
+/**
+ * LOCAL_HANDLERS=bundled: every handler (APIs, state machine tasks, schedules) runs from the bundles that deploy,
+ * built here, before anything loads a handler, so they are never stale.
+ */
+function buildBundles(): void {
+  const dir = bundlesDir();
+  const started = performance.now();
+  const built = bundleAll(dir);
+  log.info('handlers run from their bundles (LOCAL_HANDLERS=bundled)', {
+    bundles: built.length,
+    dir: shown(dir),
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  });
+}
+
 function banner(config: LocalConfig, apis: Record<string, string>, token: string, tokenFile: string): void {
   const urls: Record<string, string> = { ...apis };
   for (const c of components) Object.assign(urls, c.urls);
@@ -371,7 +389,7 @@ function banner(config: LocalConfig, apis: Record<string, string>, token: string
   const hours = Math.round((config.ADMIN_TOKEN_TTL_SECONDS / 3600) * 10) / 10;
   const lines = [
     '',
-    `Local stack ready (data in ${shown(config.DATA_DIR)}; Ctrl-C stops it)`,
+    `Local stack ready (data in ${shown(config.DATA_DIR)}; handlers: ${config.LOCAL_HANDLERS}; Ctrl-C stops it)`,
     ...Object.entries(urls).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`),
     '',
     `Admin token (valid ${hours} h, also in ${shown(tokenFile)}):`,

@@ -15,16 +15,16 @@ type Provider = ReturnType<typeof fromEnv>;
 
 export function defaultProvider(init: Parameters<typeof fromEnv>[0] = {}): Provider {
   const env = fromEnv(init);
-  const container = fromHttp(init);
+  const hasContainerEndpoint = () =>
+    Boolean(
+      process.env.AWS_CONTAINER_CREDENTIALS_FULL_URI || process.env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI,
+    );
   return async (props) => {
     try {
       return await env(props);
     } catch (err) {
-      if (
-        process.env.AWS_CONTAINER_CREDENTIALS_FULL_URI ||
-        process.env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI
-      )
-        return container(props);
+      // fromHttp refuses to be built without its endpoint variable, so it is built only when one is set.
+      if (hasContainerEndpoint()) return fromHttp(init)(props);
       throw err;
     }
   };

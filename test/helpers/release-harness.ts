@@ -46,18 +46,31 @@ export interface RegisteredService {
   fake: FakeTaskService;
 }
 
-export async function startReleaseHarness(env: Record<string, string> = {}): Promise<ReleaseHarness> {
-  const api = await startCoordinatorApi({
-    // Generous by default, so a loaded machine never fails a healthy service; the fault matrix sets its own.
-    ACTION_TIMEOUT_SECONDS: '3',
-    POLL_SECONDS: '1',
-    HEALTH_FAILURES: '3',
-    HEALTH_TIMEOUT_SECONDS: '0.5',
-    ...env,
-  });
+export interface ReleaseHarnessOptions {
+  /** Replaces every Retry interval of the state machine (ms, full jitter still applies); default 20. */
+  retryIntervalMs?: number;
+  /** Lifetime of the coordinator's own tokens (s); under 30 s they are never cached, so every call fetches one. */
+  tokenLifetime?: number;
+}
+
+export async function startReleaseHarness(
+  env: Record<string, string> = {},
+  opts: ReleaseHarnessOptions = {},
+): Promise<ReleaseHarness> {
+  const api = await startCoordinatorApi(
+    {
+      // Generous by default, so a loaded machine never fails a healthy service; the fault matrix sets its own.
+      ACTION_TIMEOUT_SECONDS: '3',
+      POLL_SECONDS: '1',
+      HEALTH_FAILURES: '3',
+      HEALTH_TIMEOUT_SECONDS: '0.5',
+      ...env,
+    },
+    { tokenLifetime: opts.tokenLifetime },
+  );
   const sfn = await startStepFunctions({
     waitMs: (state, seconds) => (state === 'PollWait' ? 250 : seconds * 1000),
-    retryIntervalMs: 20,
+    retryIntervalMs: opts.retryIntervalMs ?? 20,
   });
   // After startCoordinatorApi (which clears it) and before any handler module loads.
   Object.assign(process.env, sfn.env);
