@@ -99,9 +99,10 @@ const WRITE_ACTIONS = [
 ];
 
 let base: Synth;
+// A whole-app synth with cdk-nag: seconds on a quiet machine, several times that on a busy one.
 beforeAll(() => {
   base = synth();
-});
+}, 120_000);
 
 describe('stateful stack', () => {
   it('creates every declared table with its keys, GSIs, on-demand billing, PITR, KMS encryption and TTL', () => {

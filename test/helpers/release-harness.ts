@@ -31,7 +31,10 @@ export interface ReleaseHarness {
   createRelease(extra?: Record<string, unknown>): Promise<any>;
   release(id: string): Promise<any>;
   events(releaseId: string): Promise<any[]>;
-  /** Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs` with the last state). */
+  /**
+   * Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs`, 30 s by default, with the last state).
+   * The limit only bounds a hang: a busy machine may take several times the usual second.
+   */
   waitFor(id: string, pred: (release: any) => boolean, timeoutMs?: number): Promise<any>;
   waitForState(id: string, state: string | string[], timeoutMs?: number): Promise<any>;
   /** Status of the execution driving the release (by its name = the release id). */
@@ -117,7 +120,7 @@ export async function startReleaseHarness(
       if (res.status !== 200) throw new Error(`GET /events: ${res.status} ${res.text}`);
       return [...res.body.results].reverse(); // oldest first: the story in order
     },
-    async waitFor(id, pred, timeoutMs = 10_000) {
+    async waitFor(id, pred, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       let last: any;
       for (;;) {

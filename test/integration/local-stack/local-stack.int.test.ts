@@ -186,7 +186,7 @@ describe('npm start (bin/local.ts)', () => {
     const printed = await eventually(
       async () => (stack!.output().includes('Admin token') ? stack!.output() : undefined),
       'the banner',
-      10_000,
+      30_000,
     );
     for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`])
       expect(printed).toContain(url);
