@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import { parseEnv } from '../shared/config.js';
+import * as z from '../shared/zod.js';
 
 /**
  * Orchestration settings, from the env (CDK context on AWS, env variables locally). Parsed once per container.
@@ -11,37 +11,33 @@ export const orchestrationEnv = z.object({
    * Seconds between get_status rounds (the safety net behind callbacks). Step Functions timeouts are whole seconds,
    * so a fraction is rounded up (0.5 -> 1) rather than refused.
    */
-  POLL_SECONDS: z.coerce
-    .number()
-    .positive()
-    .max(3600)
-    .default(5)
-    .transform((v) => Math.ceil(v)),
+  POLL_SECONDS: z.pipe(
+    z._default(z.coerce.number().check(z.positive(), z.maximum(3600)), 5),
+    z.transform((v) => Math.ceil(v)),
+  ),
   /** A task service that has not answered an action within this many seconds has failed it. */
-  ACTION_TIMEOUT_SECONDS: z.coerce.number().positive().max(240).default(15),
+  ACTION_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(240)), 15),
   /** How long a staged release waits for publish before it looks again (and waits again). Rounded up. */
-  STAGED_WAIT_SECONDS: z.coerce
-    .number()
-    .positive()
-    .max(31_536_000)
-    .default(86_400)
-    .transform((v) => Math.ceil(v)),
+  STAGED_WAIT_SECONDS: z.pipe(
+    z._default(z.coerce.number().check(z.positive(), z.maximum(31_536_000)), 86_400),
+    z.transform((v) => Math.ceil(v)),
+  ),
   /** Poll rounds per execution before it continues as a fresh one (Step Functions keeps 25,000 events). */
-  MAX_POLL_ROUNDS: z.coerce.number().int().min(1).max(1500).default(1000),
+  MAX_POLL_ROUNDS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(1500)), 1000),
   /** Consecutive non-200 GET /status replies that make a task service `down`. */
-  HEALTH_FAILURES: z.coerce.number().int().min(1).max(100).default(3),
+  HEALTH_FAILURES: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 3),
   /** Time limit of one GET /status of the health check. */
-  HEALTH_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(5),
+  HEALTH_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(60)), 5),
   /** How many task services one step calls at the same time. */
-  ACTION_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(64),
+  ACTION_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(500)), 64),
 });
 export type OrchestrationEnv = z.infer<typeof orchestrationEnv>;
 
 export const runConfigSchema = z.object({
-  pollSeconds: z.number().int().min(1),
-  actionTimeoutSeconds: z.number().positive(),
-  stagedWaitSeconds: z.number().int().min(1),
-  maxRounds: z.number().int().min(1).default(1000),
+  pollSeconds: z.number().check(z.int(), z.minimum(1)),
+  actionTimeoutSeconds: z.number().check(z.positive()),
+  stagedWaitSeconds: z.number().check(z.int(), z.minimum(1)),
+  maxRounds: z._default(z.number().check(z.int(), z.minimum(1)), 1000),
 });
 /** What an execution carries in `$.config`. */
 export type RunConfig = z.infer<typeof runConfigSchema>;

@@ -1,9 +1,9 @@
-import * as z from 'zod';
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
 import { isTerminalRelease } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import {
   commit,
   failTasks,
@@ -50,13 +50,13 @@ export type NextStep =
 
 export const stepInputSchema = z.object({
   step: z.enum(STEPS),
-  releaseId: z.string().min(1),
+  releaseId: z.string().check(z.minLength(1)),
   config: runConfigSchema,
-  rounds: z.number().int().min(0).default(0),
+  rounds: z._default(z.number().check(z.int(), z.minimum(0)), 0),
   /** $$.Execution.Name, recorded by the first state so cancel/resume know which execution drives the release. */
-  execution: z.string().optional(),
+  execution: z.optional(z.string()),
   /** The error a Catch caught, for the abort step. */
-  error: z.looseObject({ Error: z.string().optional(), Cause: z.unknown().optional() }).optional(),
+  error: z.optional(z.looseObject({ Error: z.optional(z.string()), Cause: z.optional(z.unknown()) })),
 });
 export type StepInput = z.input<typeof stepInputSchema>;
 

@@ -1,6 +1,5 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type * as z from 'zod';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import {
   type AppError,
@@ -13,6 +12,7 @@ import {
   ValidationError,
 } from './errors.js';
 import { log } from './log.js';
+import * as z from './zod.js';
 
 /** What a route may demand of its caller. */
 export type Access =
@@ -201,8 +201,8 @@ function render(res: Response, allow: string[]): APIGatewayProxyStructuredResult
 }
 
 /** Validates input with zod; failures become a 400 that names each field. */
-export function parse<S extends z.ZodType>(schema: S, input: unknown, what = 'body'): z.infer<S> {
-  const result = schema.safeParse(input ?? (what === 'body' ? {} : input));
+export function parse<S extends z.core.$ZodType>(schema: S, input: unknown, what = 'body'): z.output<S> {
+  const result = z.safeParse(schema, input ?? (what === 'body' ? {} : input));
   if (result.success) return result.data;
   const fields: Record<string, string[]> = {};
   for (const issue of result.error.issues) {

@@ -5,7 +5,6 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type * as z from 'zod';
 import {
   type CoordinatorEvent,
   type NewEvent,
@@ -33,6 +32,7 @@ import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { ValidationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
+import type * as z from '../../shared/zod.js';
 import {
   decode,
   Filter,
@@ -465,11 +465,11 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   }
 
   /** Finds an item through the id index, then reads the item itself: the index is only eventually consistent. */
-  private async getById<S extends z.ZodType>(
+  private async getById<S extends z.core.$ZodType>(
     id: string,
     type: 'TA' | 'RN',
     schema: S,
-  ): Promise<z.infer<S> | null> {
+  ): Promise<z.output<S> | null> {
     const found = await this.findById(id, type);
     if (!found) return null;
     const got = await this.doc.send(

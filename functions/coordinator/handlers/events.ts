@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
@@ -7,6 +6,7 @@ import { eventPublisher } from '../../adapters/event-publisher.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { createEvent, deleteEvent, getEvent, listEvents } from '../events.js';
 import { EVENT_TYPES } from '../model.js';
 import { eventJson } from '../views.js';
@@ -29,18 +29,18 @@ const refs = {
 };
 const listQuery = z.object({
   ...pageQuery,
-  release: refs.release.optional(),
-  study: refs.study.optional(),
-  task: refs.task.optional(),
-  task_service: refs.task_service.optional(),
+  release: z.optional(refs.release),
+  study: z.optional(refs.study),
+  task: z.optional(refs.task),
+  task_service: z.optional(refs.task_service),
 });
 const createBody = z.strictObject({
-  event_type: z.enum(EVENT_TYPES).default('info'),
+  event_type: z._default(z.enum(EVENT_TYPES), 'info'),
   message: z.string(),
-  release: refs.release.nullish(),
-  study: refs.study.nullish(),
-  task: refs.task.nullish(),
-  task_service: refs.task_service.nullish(),
+  release: z.nullish(refs.release),
+  study: z.nullish(refs.study),
+  task: z.nullish(refs.task),
+  task_service: z.nullish(refs.task_service),
 });
 
 export const handler = httpApp({

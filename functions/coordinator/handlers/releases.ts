@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -9,6 +8,7 @@ import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { RELEASE_STATES } from '../model.js';
 import { cancelRelease, publishRelease } from '../release-lifecycle.js';
 import { getRelease, listReleases, startRelease, updateRelease } from '../releases.js';
@@ -30,22 +30,22 @@ const deps = {
 
 const listQuery = z.object({
   ...pageQuery,
-  state: z.enum(RELEASE_STATES).optional(),
+  state: z.optional(z.enum(RELEASE_STATES)),
   /** Beyond the spec: a study's timeline of releases. */
-  study: ref('SD', 'studies').optional(),
+  study: z.optional(ref('SD', 'studies')),
 });
 const createBody = z.strictObject({
-  name: z.string().min(1),
-  description: z.string().default(''),
-  is_major: z.boolean().default(false),
-  author: z.string().optional(),
-  tags: z.array(z.string()).default([]),
-  studies: z.array(ref('SD', 'studies')).min(1, 'at least one study is required'),
+  name: z.string().check(z.minLength(1)),
+  description: z._default(z.string(), ''),
+  is_major: z._default(z.boolean(), false),
+  author: z.optional(z.string()),
+  tags: z._default(z.array(z.string()), []),
+  studies: z.array(ref('SD', 'studies')).check(z.minLength(1, 'at least one study is required')),
 });
 const patchBody = z.strictObject({
-  name: z.string().min(1).optional(),
-  description: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  name: z.optional(z.string().check(z.minLength(1))),
+  description: z.optional(z.string()),
+  tags: z.optional(z.array(z.string())),
 });
 
 export const handler = httpApp({

@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -9,6 +8,7 @@ import { parseEnv } from '../../shared/config.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { boolQuery, envelope, pageQuery } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import {
   deleteTaskService,
   getTaskService,
@@ -23,7 +23,7 @@ const { env, verifier } = httpRuntime();
 const config = parseEnv(
   z.object({
     /** How long POST/PATCH /task-services waits for GET {url}/status. */
-    TASK_SERVICE_PROBE_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+    TASK_SERVICE_PROBE_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.positive()), 5000),
   }),
 );
 const doc = documentClient();
@@ -35,20 +35,20 @@ const deps = {
   probeTimeoutMs: config.TASK_SERVICE_PROBE_TIMEOUT_MS,
 };
 
-const listQuery = z.object({ ...pageQuery, enabled: boolQuery.optional() });
+const listQuery = z.object({ ...pageQuery, enabled: z.optional(boolQuery) });
 const createBody = z.strictObject({
-  name: z.string().min(1),
-  description: z.string().default(''),
-  author: z.string().default(''),
-  url: z.string().min(1),
-  enabled: z.boolean().default(true),
+  name: z.string().check(z.minLength(1)),
+  description: z._default(z.string(), ''),
+  author: z._default(z.string(), ''),
+  url: z.string().check(z.minLength(1)),
+  enabled: z._default(z.boolean(), true),
 });
 const patchBody = z.strictObject({
-  name: z.string().min(1).optional(),
-  description: z.string().optional(),
-  author: z.string().optional(),
-  url: z.string().min(1).optional(),
-  enabled: z.boolean().optional(),
+  name: z.optional(z.string().check(z.minLength(1))),
+  description: z.optional(z.string()),
+  author: z.optional(z.string()),
+  url: z.optional(z.string().check(z.minLength(1))),
+  enabled: z.optional(z.boolean()),
 });
 
 export const handler = httpApp({

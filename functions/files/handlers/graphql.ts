@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import {
@@ -9,6 +8,7 @@ import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/s
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, parse, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
 import { type GraphqlContext, runGraphql } from '../graphql.js';
@@ -16,10 +16,10 @@ import { requestInfo } from '../http.js';
 
 /** POST /graphql: the bearer JWT (if any) is verified by httpApp; each resolver decides what the caller may do. */
 const body = z.strictObject({
-  query: z.string().min(1).max(20_000),
-  variables: z.record(z.string(), z.unknown()).nullable().optional(),
-  operationName: z.string().max(200).nullable().optional(),
-  extensions: z.record(z.string(), z.unknown()).nullable().optional(),
+  query: z.string().check(z.minLength(1), z.maxLength(20_000)),
+  variables: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+  operationName: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
+  extensions: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
 });
 
 export function routes(deps: GraphqlContext['deps']): Route[] {

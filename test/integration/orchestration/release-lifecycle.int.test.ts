@@ -15,6 +15,15 @@ import {
  */
 const messages = (events: any[]) => events.map((e) => e.message as string);
 
+/** Polls a condition of the test's own fakes (no fixed sleep); 30 s only bounds a hang. */
+async function until(cond: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('release orchestration', () => {
   let h: ReleaseHarness;
   beforeAll(async () => {
@@ -56,6 +65,8 @@ describe('release orchestration', () => {
       ]);
       expect(fake.received[0].studies).toEqual(STUDIES);
       expect(fake.received[0].releaseId).toBe(rel.item_id);
+      // A poll round may have seen `published` before this service's own callback came back: wait for its answer.
+      await until(() => fake.callbacks.length >= 2, 'both callbacks answered');
       expect(fake.callbacks.map((c) => [c.state, c.status])).toEqual([
         ['staged', 200],
         ['published', 200],
