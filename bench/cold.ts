@@ -56,21 +56,29 @@ const FUNCTION_ENV: Record<string, string> = {
   COORDINATOR_CLIENT_SECRET_ARN: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:coordinator-AbCdEf`,
 };
 
-/** Runs in the fresh process: the import alone, timed from inside. */
+/** Runs in the fresh process: the import alone, timed from inside (wall clock and this process's CPU time). */
 const PROBE = `const t = performance.now();
+const c = process.cpuUsage();
 await import(process.env.BENCH_BUNDLE_URL);
-process.stdout.write(String(performance.now() - t));`;
+const used = process.cpuUsage(c);
+process.stdout.write(JSON.stringify([performance.now() - t, (used.user + used.system) / 1000]));`;
 
-function importMs(file: string): number {
+function importMs(file: string): { wall: number; cpu: number } {
   const out = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE], {
     env: { PATH: process.env.PATH ?? '', ...FUNCTION_ENV, BENCH_BUNDLE_URL: pathToFileURL(file).href },
     encoding: 'utf8',
     timeout: 60_000,
   });
-  const ms = Number(out.stdout);
-  if (out.status !== 0 || !Number.isFinite(ms))
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(out.stdout);
+  } catch {
+    parsed = undefined;
+  }
+  if (out.status !== 0 || !Array.isArray(parsed))
     throw new Error(`importing ${file} failed (${out.status}): ${out.stderr || out.stdout}`);
-  return ms;
+  const [wall, cpu] = parsed as [number, number];
+  return { wall, cpu };
 }
 
 const median = (xs: number[]) => {
@@ -89,7 +97,8 @@ function main(): void {
     );
     const loadBefore = loadavg()[0];
     const rows = bundles.map((b) => {
-      const times = Array.from({ length: RUNS }, () => importMs(b.file));
+      const runs = Array.from({ length: RUNS }, () => importMs(b.file));
+      const times = runs.map((r) => r.wall);
       const row = {
         functions: b.names.join(', '),
         entry: b.entry,
@@ -97,10 +106,11 @@ function main(): void {
         median: median(times),
         min: Math.min(...times),
         max: Math.max(...times),
+        cpu: median(runs.map((r) => r.cpu)),
       };
       say(
         `${row.functions.padEnd(22)} ${fmt(row.kb).padStart(5)} KB  median ${fmt(row.median, 1).padStart(6)} ms  ` +
-          `(min ${fmt(row.min, 1)}, max ${fmt(row.max, 1)})`,
+          `(min ${fmt(row.min, 1)}, max ${fmt(row.max, 1)}; CPU ${fmt(row.cpu, 1)} ms)`,
       );
       return row;
     });
@@ -108,11 +118,11 @@ function main(): void {
     const bigOk = rows.every((r) => r.kb <= MAX_KB);
     const slowOk = rows.every((r) => r.median <= MAX_MS);
     const table = [
-      '| function(s) | entry | bundle KB | import median ms | min / max ms | <= 400 KB | <= 150 ms |',
-      '|---|---|---:|---:|---|---|---|',
+      '| function(s) | entry | bundle KB | import median ms | min / max ms | CPU median ms | <= 400 KB | <= 150 ms |',
+      '|---|---|---:|---:|---|---:|---|---|',
       ...rows.map(
         (r) =>
-          `| ${r.functions} | \`${r.entry}\` | ${fmt(r.kb)} | ${fmt(r.median, 1)} | ${fmt(r.min, 1)} / ${fmt(r.max, 1)} | ${r.kb <= MAX_KB ? 'yes' : '**no**'} | ${r.median <= MAX_MS ? 'yes' : '**no**'} |`,
+          `| ${r.functions} | \`${r.entry}\` | ${fmt(r.kb)} | ${fmt(r.median, 1)} | ${fmt(r.min, 1)} / ${fmt(r.max, 1)} | ${fmt(r.cpu, 1)} | ${r.kb <= MAX_KB ? 'yes' : '**no**'} | ${r.median <= MAX_MS ? 'yes' : '**no**'} |`,
       ),
     ].join('\n');
     const largest = rows.reduce((a, b) => (b.kb > a.kb ? b : a));
@@ -124,7 +134,9 @@ ${machineInfo()}; load average ${fmt(loadBefore, 2)} before, ${fmt(loadAfter, 2)
 Each bundle is built by \`lib/bundling.ts\` (the esbuild call CDK makes: minified ESM, node22, source map, AWS SDK
 bundled). Its import time is the median of ${RUNS} fresh Node processes, run one after another, each timing
 \`await import(bundle)\` from inside with a deployed function's environment (\`NODE_OPTIONS=--enable-source-maps\`,
-table names, issuer, state machine ARN, topic, token endpoint); Node's own start-up is not included. Targets: every
+table names, issuer, state machine ARN, topic, token endpoint); Node's own start-up is not included. The CPU column
+is the CPU time the process spent on the import: unlike the wall clock, it does not grow when other processes
+compete for the 2 cores, so it shows the cost of the bundle itself on a busy machine. Targets: every
 bundle <= ${MAX_KB} KB (${bigOk ? 'met' : '**not met**'}; largest ${largest.functions}, ${fmt(largest.kb)} KB) and
 every median <= ${MAX_MS} ms (${slowOk ? 'met' : '**not met**'}; slowest ${slowest.functions}, ${fmt(slowest.median, 1)} ms).
 
