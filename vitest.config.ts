@@ -35,14 +35,16 @@ export default defineConfig({
         },
       },
       {
-        // The coordinator, orchestration and file-service suites once more, against the minified bundles that
-        // deploy (LOCAL_HANDLERS=bundled, local/handlers.ts). Suites that load no handler are not repeated.
+        // The coordinator, orchestration and file-service suites and `npm start` once more, against the minified
+        // bundles that deploy (LOCAL_HANDLERS=bundled, local/handlers.ts). Suites that load no handler are not
+        // repeated.
         test: {
           name: 'bundled',
           include: [
             'test/integration/coordinator/**/*.int.test.ts',
             'test/integration/orchestration/**/*.int.test.ts',
             'test/integration/files/**/*.int.test.ts',
+            'test/integration/local-stack/**/*.int.test.ts',
           ],
           exclude: [
             'test/integration/coordinator/release-repository.int.test.ts',
