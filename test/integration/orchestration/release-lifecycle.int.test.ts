@@ -37,7 +37,13 @@ describe('release orchestration', () => {
   });
 
   it('drives a release from initializing to published with callbacks, versioning the release and its studies', async () => {
-    const [a, b] = await h.addServices(2, (i) => ({ stageMs: 150, publishMs: 150, legacySpelling: i === 1 }));
+    // Staging takes long enough for the coordinator to record `running` first, even on a busy machine: a callback
+    // that overtakes the start step finds the task still `pending` and is refused (409), and polling stages it.
+    const [a, b] = await h.addServices(2, (i) => ({
+      stageMs: 1000,
+      publishMs: 150,
+      legacySpelling: i === 1,
+    }));
     const rel = await h.createRelease();
     expect(rel.state).toBe('initializing');
     const staged = await h.waitForState(rel.item_id, 'staged');
