@@ -9,6 +9,13 @@ const env = {
   LOG_LEVEL: 'warn',
 };
 
+// Generous limits: `npm test` must hold on a busy 2-core machine (another process burning a core beside it).
+const integration = {
+  globalSetup: ['test/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -19,19 +26,41 @@ export default defineConfig({
           env,
           setupFiles,
           testTimeout: 60_000,
-          // The CDK tests synthesize (and bundle) in beforeAll: seconds, more on a busy machine.
-          hookTimeout: 60_000,
+          // The CDK suite synthesizes whole apps in its hooks.
+          hookTimeout: 120_000,
         },
       },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts'],
-          globalSetup: ['test/global-setup.ts'],
           env,
           setupFiles,
-          testTimeout: 60_000,
-          hookTimeout: 60_000,
+          ...integration,
+        },
+      },
+      {
+        // The coordinator, orchestration and file-service suites and `npm start` once more, against the minified
+        // bundles that deploy (LOCAL_HANDLERS=bundled, local/handlers.ts). Suites that load no handler are not
+        // repeated.
+        test: {
+          name: 'bundled',
+          include: [
+            'test/integration/coordinator/**/*.int.test.ts',
+            'test/integration/orchestration/**/*.int.test.ts',
+            'test/integration/files/**/*.int.test.ts',
+            'test/integration/local-stack/**/*.int.test.ts',
+          ],
+          exclude: [
+            'test/integration/coordinator/release-repository.int.test.ts',
+            'test/integration/orchestration/health-count.int.test.ts',
+            'test/integration/orchestration/local-step-functions.int.test.ts',
+            'test/integration/files/local-s3.int.test.ts',
+          ],
+          env: { ...env, LOCAL_HANDLERS: 'bundled', LOCAL_BUNDLES_DIR: '.test-data/bundles' },
+          setupFiles,
+          ...integration,
+          globalSetup: ['test/global-setup-bundles.ts', ...integration.globalSetup],
         },
       },
       {

@@ -28,10 +28,12 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
+import { bundleAll } from '../lib/bundling.js';
 import { WORKER_FUNCTIONS, type WorkerFunction } from '../lib/orchestration-manifest.js';
 import { type Component, entryExists, importOptional, loadHandler } from '../local/component.js';
 import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
+import { bundlesDir } from '../local/handlers.js';
 import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
 import { Readiness } from '../local/readiness.js';
@@ -299,6 +301,8 @@ async function main(): Promise<void> {
   const corsOrigins = [
     ...new Set([new URL(dashboardUrl).origin, `http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`]),
   ];
+  // Bundled mode builds while the dashboard's build (a child process) runs.
+  if (config.LOCAL_HANDLERS === 'bundled') buildBundles();
   const readiness = new Readiness();
   readiness.waitFor('identity provider');
   readiness.waitFor('first study sync');
@@ -451,6 +455,21 @@ async function main(): Promise<void> {
   );
 }
 
+/**
+ * LOCAL_HANDLERS=bundled: every handler (APIs, state machine tasks, schedules) runs from the bundles that deploy,
+ * built here, before anything loads a handler, so they are never stale.
+ */
+function buildBundles(): void {
+  const dir = bundlesDir();
+  const started = performance.now();
+  const built = bundleAll(dir);
+  log.info('handlers run from their bundles (LOCAL_HANDLERS=bundled)', {
+    bundles: built.length,
+    dir: shown(dir),
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  });
+}
+
 function banner(config: LocalConfig, apis: Record<string, string>, token: string, tokenFile: string): void {
   const urls: Record<string, string> = { ...apis };
   for (const c of components) Object.assign(urls, c.urls);
@@ -458,7 +477,7 @@ function banner(config: LocalConfig, apis: Record<string, string>, token: string
   const hours = Math.round((config.ADMIN_TOKEN_TTL_SECONDS / 3600) * 10) / 10;
   const lines = [
     '',
-    `Local stack ready (data in ${shown(config.DATA_DIR)}; Ctrl-C stops it)`,
+    `Local stack ready (data in ${shown(config.DATA_DIR)}; handlers: ${config.LOCAL_HANDLERS}; Ctrl-C stops it)`,
     ...Object.entries(urls).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`),
     '',
     `Admin token (valid ${hours} h, also in ${shown(tokenFile)}):`,

@@ -27,12 +27,8 @@ export async function importOptional<T>(relativePath: string): Promise<T | undef
   return (await import(pathToFileURL(file).href)) as T;
 }
 
-/** The `handler` export of a function entry from the manifests (lib/api-manifest.ts, lib/orchestration-manifest.ts). */
-export async function loadHandler<H>(entry: string): Promise<H> {
-  const mod = (await import(pathToFileURL(resolve(ROOT, entry)).href)) as { handler?: H };
-  if (typeof mod.handler !== 'function') throw new Error(`${entry} does not export a handler function`);
-  return mod.handler;
-}
+/** Handler modules are loaded through the one LOCAL_HANDLERS switch (source or bundled): local/handlers.ts. */
+export { loadHandler } from './handlers.js';
 
 export function entryExists(entry: string): boolean {
   return existsSync(resolve(ROOT, entry));

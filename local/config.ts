@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { boolEnv, parseEnv } from '../functions/shared/config.js';
+import { HANDLER_SOURCES } from './handlers.js';
 
 /** The repository root, whatever the working directory of `npm start` is. */
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -31,6 +32,11 @@ export const localEnv = z.object({
   UI_PUBLIC_URL: z.string().url().optional(),
   DYNAMODB_PORT: port(8000),
   DATA_DIR: z.string().min(1).default('.local'),
+  /**
+   * source: the handlers' TypeScript modules; bundled: the minified bundles that deploy, built at start-up into
+   * dist/functions (or LOCAL_BUNDLES_DIR) by the same esbuild call as CDK (local/handlers.ts, lib/bundling.ts).
+   */
+  LOCAL_HANDLERS: z.enum(HANDLER_SOURCES).default('source'),
   /** JVM heap of DynamoDB Local: 256m held it near 350 MB RSS at full throughput (ceilings.md). */
   DYNAMODB_HEAP: z
     .string()

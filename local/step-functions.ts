@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from 'aws-local-stepfunctions';
 import { WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
+import { loadHandlerModule } from './handlers.js';
 
 /**
  * A local Step Functions endpoint: an HTTP server speaking the Step Functions JSON protocol (POST /,
@@ -35,7 +36,7 @@ export interface StepFunctionsOptions {
   stateMachineName?: string;
   region?: string;
   accountId?: string;
-  /** Loads a worker handler module by its manifest entry; defaults to a dynamic import of the .ts file. */
+  /** Loads a worker handler module by its manifest entry; defaults to the LOCAL_HANDLERS switch (local/handlers.ts). */
   load?: (entry: string) => Promise<{ handler: WorkerHandler }>;
   /**
    * Milliseconds a callback state waits before States.Timeout, given the state name and the timeout the definition
@@ -168,10 +169,7 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
   const smArn = `arn:aws:states:${region}:${account}:stateMachine:${smName}`;
   const { definition, functionArns } = localDefinition({ ...opts, region, accountId: account });
   const machine = new StateMachine(definition);
-  const load =
-    opts.load ??
-    ((entry: string) =>
-      import(pathToFileURL(resolve(ROOT, entry)).href) as Promise<{ handler: WorkerHandler }>);
+  const load = opts.load ?? ((entry: string) => loadHandlerModule<{ handler: WorkerHandler }>(entry));
   const handlers = new Map<string, Promise<WorkerHandler>>();
   const handlerFor = (arn: string): Promise<WorkerHandler> => {
     const entry = functionArns.get(arn);

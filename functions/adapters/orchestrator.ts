@@ -1,7 +1,7 @@
-import { z } from 'zod';
-import type { ReleaseOrchestrator } from '../coordinator/ports.js';
+import type { ReleaseOrchestrator, ReleaseRepository } from '../coordinator/ports.js';
 import { parseEnv } from '../shared/config.js';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import { sfnOrchestration } from './sfn-orchestrator.js';
 
 /**
@@ -9,7 +9,7 @@ import { sfnOrchestration } from './sfn-orchestrator.js';
  * Step Functions adapter (AWS, and locally the SFN-compatible endpoint named by AWS_ENDPOINT_URL_SFN), without it a
  * no-op that leaves new releases in `initializing`.
  */
-const orchestratorEnv = z.object({ RELEASE_STATE_MACHINE_ARN: z.string().min(1).optional() });
+const orchestratorEnv = z.object({ RELEASE_STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))) });
 
 export const noopOrchestrator: ReleaseOrchestrator = {
   async start(releaseId) {
@@ -25,13 +25,26 @@ export const noopOrchestrator: ReleaseOrchestrator = {
  * The Step Functions adapter (functions/adapters/sfn-orchestrator.ts): StartExecution named after the release id and
  * its generation, wake/drive through the task-token latch.
  */
-export function createSfnReleaseOrchestrator(stateMachineArn: string): ReleaseOrchestrator {
-  return sfnOrchestration(stateMachineArn).orchestrator;
+export function createSfnReleaseOrchestrator(
+  stateMachineArn: string,
+  releases: ReleaseRepository,
+): ReleaseOrchestrator {
+  return sfnOrchestration(stateMachineArn, { releases }).orchestrator;
 }
 
-export function createReleaseOrchestrator(env: NodeJS.ProcessEnv = process.env): ReleaseOrchestrator {
+/** `releases` is the handler's own repository, so the latch shares its client. */
+export function createReleaseOrchestrator(
+  releases: ReleaseRepository,
+  env: NodeJS.ProcessEnv = process.env,
+): ReleaseOrchestrator {
   const { RELEASE_STATE_MACHINE_ARN } = parseEnv(orchestratorEnv, env);
   return RELEASE_STATE_MACHINE_ARN
-    ? createSfnReleaseOrchestrator(RELEASE_STATE_MACHINE_ARN)
+    ? createSfnReleaseOrchestrator(RELEASE_STATE_MACHINE_ARN, releases)
     : noopOrchestrator;
+}
+
+/** RELEASE_STATE_MACHINE_ARN for the functions that cannot work without it (the state machine's own tasks). */
+export function stateMachineArnFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return parseEnv(z.object({ RELEASE_STATE_MACHINE_ARN: z.string().check(z.minLength(1)) }), env)
+    .RELEASE_STATE_MACHINE_ARN;
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { StudyPages } from '../coordinator/ports.js';
 
 /**
  * Reads a Kids First dataservice-compatible study listing: `{ results: [...], _links: { next } }`.
@@ -6,7 +7,7 @@ import { readFile } from 'node:fs/promises';
  *   ORIGIN, e.g. /studies?limit=100&after=...) until it is absent. Every page, not only the first.
  * - anything else: a path to a JSON file of the same shape (one page).
  */
-export type StudyPages = AsyncIterable<unknown[]>;
+export type { StudyPages };
 
 const MAX_PAGES = 10_000;
 

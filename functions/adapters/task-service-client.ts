@@ -1,48 +1,20 @@
+import type {
+  ActionBody,
+  CallFailure,
+  CallResult,
+  FailureKind,
+  StatusBody,
+  TaskServiceClient,
+} from '../coordinator/ports.js';
+import type { CallOutcome, TaskServiceCalls } from '../orchestration/ports.js';
 import type { TokenProvider } from './token-client.js';
 
 /**
- * The coordinator's HTTP client for task services (spec: Task service API). Every request carries the coordinator's
- * bearer token. Failures are classified, never thrown, because each kind means something to the caller:
- *   unreachable  connection refused/reset, DNS failure, TLS failure - nothing answered
- *   timeout      no complete answer within the time limit
- *   status       an HTTP answer other than 200 (`status` carries it)
- *   not_json     a 200 whose body is not JSON
- *   bad_body     JSON, but not the expected shape (e.g. /status without a string `name`)
- * Only a failure to obtain the coordinator's own token is thrown (TokenUnavailableError): that is not the task
- * service's fault.
+ * The coordinator's HTTP client for task services (spec: Task service API), behind the TaskServiceClient port
+ * (functions/coordinator/ports.ts, which also lists the failure kinds). Every request carries the coordinator's
+ * bearer token; failing to get one is the only thing thrown (TokenUnavailableError, code `token_unavailable`).
  */
-export type FailureKind = 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body';
-
-export interface CallFailure {
-  kind: FailureKind;
-  /** Human-readable reason, safe to show to an admin and to put in an event. */
-  message: string;
-  status?: number;
-}
-
-export type CallResult<T> = { ok: true; status: number; body: T } | { ok: false; failure: CallFailure };
-
-export interface StatusBody {
-  name: string;
-  message?: unknown;
-  version?: unknown;
-  [k: string]: unknown;
-}
-
-export interface ActionBody {
-  action: 'initialize' | 'start' | 'publish' | 'get_status' | 'cancel';
-  task_id: string;
-  release_id: string;
-  studies?: string[];
-  [k: string]: unknown;
-}
-
-export interface TaskServiceClient {
-  /** GET {url}/status. 200 with a JSON object carrying a string `name` is the only success. */
-  status(url: string, timeoutMs?: number): Promise<CallResult<StatusBody>>;
-  /** POST {url}/tasks with an action. 200 with a JSON object is the only success; the caller checks its fields. */
-  action(url: string, body: ActionBody, timeoutMs: number): Promise<CallResult<Record<string, unknown>>>;
-}
+export type { ActionBody, CallFailure, CallResult, FailureKind, StatusBody, TaskServiceClient };
 
 export const DEFAULT_STATUS_TIMEOUT_MS = 5000;
 
@@ -144,5 +116,17 @@ export function createTaskServiceClient(
         };
       return { ok: true, status: out.status, body: out.body };
     },
+  };
+}
+
+/** The client's classified results, reduced to what the orchestration reads (its TaskServiceCalls port). */
+export function taskServiceCalls(client: TaskServiceClient): TaskServiceCalls {
+  const reduce = (out: CallResult<unknown>): CallOutcome =>
+    out.ok
+      ? { ok: true, body: out.body }
+      : { ok: false, kind: out.failure.kind, reason: out.failure.message };
+  return {
+    action: async (url, body, timeoutMs) => reduce(await client.action(url, body, timeoutMs)),
+    status: async (url, timeoutMs) => reduce(await client.status(url, timeoutMs)),
   };
 }

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from '../shared/zod.js';
 
 /**
  * The coordinator's records as plain TypeScript (camelCase, bare ids, no AWS types). Repositories re-validate every
@@ -37,7 +37,7 @@ export const EVENT_TYPES = ['info', 'warning', 'error'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 const timestamp = z.string();
-const nullableId = z.string().nullable().default(null);
+const nullableId = z._default(z.nullable(z.string()), null);
 
 export const taskServiceSchema = z.object({
   id: z.string(),
@@ -49,7 +49,7 @@ export const taskServiceSchema = z.object({
   /** `ok` or `down`; maintained by the health check. */
   healthStatus: z.string(),
   /** Consecutive non-200 answers to GET /status since the last 200. */
-  lastOkStatus: z.number().int(),
+  lastOkStatus: z.number().check(z.int()),
   createdAt: timestamp,
 });
 export type TaskService = z.infer<typeof taskServiceSchema>;
@@ -76,7 +76,7 @@ export const taskSchema = z.object({
   /** Copied from the task service at creation, so history stays readable after the service is gone. */
   serviceName: z.string(),
   state: z.enum(TASK_STATES),
-  progress: z.number().int().min(0).max(100),
+  progress: z.number().check(z.int(), z.minimum(0), z.maximum(100)),
   createdAt: timestamp,
 });
 export type Task = z.infer<typeof taskSchema>;
@@ -113,12 +113,12 @@ export type NewEvent = Omit<
 export const studySchema = z.object({
   id: z.string(),
   name: z.string(),
-  version: z.string().nullable().default(null),
+  version: z._default(z.nullable(z.string()), null),
   visible: z.boolean(),
-  lastPubVersion: z.string().nullable().default(null),
-  lastPubDate: z.string().nullable().default(null),
+  lastPubVersion: z._default(z.nullable(z.string()), null),
+  lastPubDate: z._default(z.nullable(z.string()), null),
   deleted: z.boolean(),
-  createdAt: z.string().nullable().default(null),
+  createdAt: z._default(z.nullable(z.string()), null),
 });
 export type Study = z.infer<typeof studySchema>;
 

@@ -1,3 +1,4 @@
+import { ConflictError, hasCode } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import type {
   CoordinatorEvent,
@@ -13,8 +14,9 @@ import type {
 } from './model.js';
 
 /**
- * The ports the coordinator's use cases depend on. Adapters implement them: DynamoDB repositories
- * (functions/adapters/dynamodb/), the task-service HTTP client, the token client and the release orchestrator.
+ * The ports the coordinator's use cases depend on, and the errors their adapters throw. Adapters implement them:
+ * DynamoDB repositories (functions/adapters/dynamodb/), the task-service HTTP client, the token client, the study
+ * source and the release orchestrator. Use cases import this file, never an adapter.
  */
 
 export interface Paged<T> {
@@ -96,6 +98,26 @@ export interface TaskChange {
   expectState?: TaskState | readonly TaskState[];
   toState?: TaskState;
   progress?: number;
+}
+
+/**
+ * A conditional write lost: a record was not in the state the writer expected, or a guard item already existed.
+ * It is a 409 when it reaches HTTP. `failed` lists which conditions failed ({ kind: 'release' | 'task' | 'version' |
+ * 'study' | 'registry' | ..., id }). Recognise it with `isChangeConflict`, not `instanceof`.
+ */
+export class ChangeConflictError extends ConflictError {
+  override name = 'ChangeConflictError';
+  constructor(
+    message: string,
+    readonly failed: { kind: string; id: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A ChangeConflictError, from whichever bundle: the 409 code plus its list of failed conditions. */
+export function isChangeConflict(err: unknown): err is ChangeConflictError {
+  return hasCode(err, 'conflict') && Array.isArray((err as { failed?: unknown }).failed);
 }
 
 /**
@@ -214,4 +236,51 @@ export interface StudyRepository {
   /** Upserts the mirrored fields and sets deleted=false. */
   upsertMirrored(study: MirroredStudy): Promise<void>;
   markDeleted(id: string): Promise<void>;
+}
+
+/** Pages of raw study records from the dataservice (or a file of the same shape); the sync validates each. */
+export type StudyPages = AsyncIterable<unknown[]>;
+
+/**
+ * The coordinator's HTTP client for task services (spec: Task service API). Failures are classified, never thrown,
+ * because each kind means something to the caller:
+ *   unreachable  connection refused/reset, DNS failure, TLS failure - nothing answered
+ *   timeout      no complete answer within the time limit
+ *   status       an HTTP answer other than 200 (`status` carries it)
+ *   not_json     a 200 whose body is not JSON
+ *   bad_body     JSON, but not the expected shape (e.g. /status without a string `name`)
+ * Only a failure to obtain the coordinator's own token is thrown (code `token_unavailable`): that is not the task
+ * service's fault.
+ */
+export type FailureKind = 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body';
+
+export interface CallFailure {
+  kind: FailureKind;
+  /** Human-readable reason, safe to show to an admin and to put in an event. */
+  message: string;
+  status?: number;
+}
+
+export type CallResult<T> = { ok: true; status: number; body: T } | { ok: false; failure: CallFailure };
+
+export interface StatusBody {
+  name: string;
+  message?: unknown;
+  version?: unknown;
+  [k: string]: unknown;
+}
+
+export interface ActionBody {
+  action: 'initialize' | 'start' | 'publish' | 'get_status' | 'cancel';
+  task_id: string;
+  release_id: string;
+  studies?: string[];
+  [k: string]: unknown;
+}
+
+export interface TaskServiceClient {
+  /** GET {url}/status. 200 with a JSON object carrying a string `name` is the only success. */
+  status(url: string, timeoutMs?: number): Promise<CallResult<StatusBody>>;
+  /** POST {url}/tasks with an action. 200 with a JSON object is the only success; the caller checks its fields. */
+  action(url: string, body: ActionBody, timeoutMs: number): Promise<CallResult<Record<string, unknown>>>;
 }

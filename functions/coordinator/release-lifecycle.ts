@@ -1,8 +1,12 @@
-import { ChangeConflictError } from '../adapters/dynamodb/common.js';
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import { releaseStateEvent } from './event-messages.js';
 import { isTerminalRelease, type ReleaseAggregate } from './model.js';
-import type { EventPublisher, ReleaseOrchestrator, ReleaseRepository } from './ports.js';
+import {
+  type EventPublisher,
+  isChangeConflict,
+  type ReleaseOrchestrator,
+  type ReleaseRepository,
+} from './ports.js';
 
 /**
  * Publish and cancel, as the HTTP API asks for them. The state change and its event are one transaction conditioned
@@ -32,7 +36,7 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
     });
     await deps.publisher.publish(written);
   } catch (err) {
-    if (err instanceof ChangeConflictError)
+    if (isChangeConflict(err))
       throw new ConflictError(`Release ${id} is no longer staged; it may not be published`);
     throw err;
   }
@@ -64,7 +68,7 @@ export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<Re
       });
       await deps.publisher.publish(written);
     } catch (err) {
-      if (err instanceof ChangeConflictError) continue; // the state moved under us: look again
+      if (isChangeConflict(err)) continue; // the state moved under us: look again
       throw err;
     }
     await deps.orchestrator.drive(id);

@@ -1,16 +1,16 @@
-import { ChangeConflictError } from '../adapters/dynamodb/common.js';
 import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
 import { releaseCreatedEvent } from './event-messages.js';
 import type { CoordinatorEvent, ReleaseAggregate, ReleaseState } from './model.js';
-import type {
-  EventPublisher,
-  Paged,
-  ReleaseOrchestrator,
-  ReleaseRepository,
-  StudyRepository,
-  TaskServiceRepository,
+import {
+  type EventPublisher,
+  isChangeConflict,
+  type Paged,
+  type ReleaseOrchestrator,
+  type ReleaseRepository,
+  type StudyRepository,
+  type TaskServiceRepository,
 } from './ports.js';
 import { provisionalVersion } from './versions.js';
 
@@ -63,7 +63,7 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
       );
     } catch (err) {
       // A task service was deleted while we listed them: list again.
-      if (!(err instanceof ChangeConflictError && err.failed.some((f) => f.kind === 'registry'))) throw err;
+      if (!(isChangeConflict(err) && err.failed.some((f) => f.kind === 'registry'))) throw err;
     }
   }
   if (!created) throw new ConflictError('Task services are changing concurrently; retry');

@@ -1,7 +1,6 @@
-import { z } from 'zod';
-import type { StudyPages } from '../adapters/study-source.js';
 import { log } from '../shared/log.js';
-import type { MirroredStudy, StudyRepository } from './ports.js';
+import * as z from '../shared/zod.js';
+import type { MirroredStudy, StudyPages, StudyRepository } from './ports.js';
 
 /**
  * Mirrors the studies of a Kids First dataservice-compatible source into the studies table. It reads every page,
@@ -9,11 +8,11 @@ import type { MirroredStudy, StudyRepository } from './ports.js';
  * lists as deleted and clears the flag of a study that reappears. last_pub_version / last_pub_date are never touched.
  */
 const sourceStudy = z.object({
-  kf_id: z.string().regex(/^SD_[0-9A-HJKMNP-TV-Z]{8}$/),
-  name: z.string().nullish(),
-  version: z.string().nullish(),
-  visible: z.boolean().nullish(),
-  created_at: z.string().nullish(),
+  kf_id: z.string().check(z.regex(/^SD_[0-9A-HJKMNP-TV-Z]{8}$/)),
+  name: z.nullish(z.string()),
+  version: z.nullish(z.string()),
+  visible: z.nullish(z.boolean()),
+  created_at: z.nullish(z.string()),
 });
 
 /**

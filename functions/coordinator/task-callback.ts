@@ -1,9 +1,13 @@
-import { ChangeConflictError } from '../adapters/dynamodb/common.js';
 import { failTasks } from '../orchestration/changes.js';
 import { ConflictError, ValidationError } from '../shared/errors.js';
 import { taskStateEvent } from './event-messages.js';
 import type { Task, TaskState } from './model.js';
-import type { EventPublisher, ReleaseOrchestrator, ReleaseRepository } from './ports.js';
+import {
+  type EventPublisher,
+  isChangeConflict,
+  type ReleaseOrchestrator,
+  type ReleaseRepository,
+} from './ports.js';
 import { getTask } from './tasks.js';
 
 /**
@@ -104,7 +108,7 @@ export async function reportTask(deps: TaskCallbackDeps, id: string, report: Tas
       });
       await deps.publisher.publish(written);
     } catch (err) {
-      if (err instanceof ChangeConflictError) continue; // reported concurrently: judge against the new state
+      if (isChangeConflict(err)) continue; // reported concurrently: judge against the new state
       throw err;
     }
     if (changes && WAKING_STATES.includes(to) && (await completesPhase(deps, task.releaseId, to)))

@@ -1,8 +1,7 @@
-import type { TaskServiceClient } from '../adapters/task-service-client.js';
 import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import { RELEASE_STATES, type TaskService, TERMINAL_RELEASE_STATES } from './model.js';
-import type { Paged, ReleaseRepository, TaskServiceRepository } from './ports.js';
+import type { Paged, ReleaseRepository, TaskServiceClient, TaskServiceRepository } from './ports.js';
 
 export interface TaskServiceDeps {
   taskServices: TaskServiceRepository;

@@ -38,7 +38,7 @@ export function newAudit(
 
 /** GET /audit: admins only, newest first, by study, file and/or user. */
 export async function queryAudit(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'audit'>,
   caller: Caller,
   filter: { studyId?: string; fileId?: string; actor?: string },
   page: Page,

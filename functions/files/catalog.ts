@@ -8,7 +8,7 @@ import type { FilesDeps, Listing } from './ports.js';
 
 /** Files of one study, newest first. Membership is checked before the study is even looked up. */
 export async function listStudyFiles(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'studies' | 'files'>,
   caller: Caller,
   studyId: string,
   page: Page,
@@ -23,7 +23,11 @@ export async function listStudyFiles(
 }
 
 /** A file record; its study is only known after the lookup, so membership is checked after it. */
-export async function getFile(deps: FilesDeps, caller: Caller, fileId: string): Promise<FileRecord> {
+export async function getFile(
+  deps: Pick<FilesDeps, 'files'>,
+  caller: Caller,
+  fileId: string,
+): Promise<FileRecord> {
   requireAnyStudy(caller);
   const file = await deps.files.getFile(fileId);
   if (!file) throw new NotFoundError(`No file ${fileId}`);
@@ -32,7 +36,7 @@ export async function getFile(deps: FilesDeps, caller: Caller, fileId: string): 
 }
 
 export async function listVersions(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'files'>,
   caller: Caller,
   fileId: string,
   page: Page,
@@ -42,7 +46,7 @@ export async function listVersions(
 }
 
 export async function getVersion(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'files'>,
   caller: Caller,
   fileId: string,
   versionId: string,
@@ -66,7 +70,7 @@ export function latestAvailable(versions: VersionRecord[]): VersionRecord | null
 }
 
 /** Aborting an open multipart upload is best effort: the bucket's lifecycle rule aborts any that remain. */
-export async function abortQuietly(deps: FilesDeps, v: VersionRecord): Promise<void> {
+export async function abortQuietly(deps: Pick<FilesDeps, 'store'>, v: VersionRecord): Promise<void> {
   if (!v.multipart) return;
   try {
     await deps.store.abortMultipart(v.key, v.multipart.upload_id);
@@ -75,7 +79,7 @@ export async function abortQuietly(deps: FilesDeps, v: VersionRecord): Promise<v
   }
 }
 
-async function removeObjects(deps: FilesDeps, versions: VersionRecord[]): Promise<void> {
+async function removeObjects(deps: Pick<FilesDeps, 'store'>, versions: VersionRecord[]): Promise<void> {
   for (const v of versions) await abortQuietly(deps, v);
   await deps.store.delete(versions.map((v) => v.key));
 }
@@ -85,7 +89,7 @@ async function removeObjects(deps: FilesDeps, versions: VersionRecord[]): Promis
  * repeated, so no object is ever left without a record pointing at it.
  */
 export async function deleteVersion(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'files' | 'store' | 'clock'>,
   caller: Caller,
   fileId: string,
   versionId: string,
@@ -117,7 +121,7 @@ export async function deleteVersion(
  * objects go, then the records.
  */
 export async function deleteFile(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'files' | 'store' | 'clock'>,
   caller: Caller,
   fileId: string,
   info: RequestInfo,

@@ -13,7 +13,7 @@ import { hashToken, hintOf, newDevToken } from './tokens.js';
  * reads).
  */
 export async function createDevToken(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'devTokens' | 'clock'>,
   caller: Caller,
   name: string,
   info: RequestInfo,
@@ -37,7 +37,7 @@ export async function createDevToken(
 }
 
 export async function listDevTokens(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'devTokens' | 'clock'>,
   caller: Caller,
   page: Page,
 ): Promise<Listing<DevTokenRecord>> {
@@ -46,7 +46,7 @@ export async function listDevTokens(
 }
 
 export async function deleteDevToken(
-  deps: FilesDeps,
+  deps: Pick<FilesDeps, 'devTokens' | 'clock'>,
   caller: Caller,
   name: string,
   info: RequestInfo,

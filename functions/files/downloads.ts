@@ -35,7 +35,7 @@ interface Granted {
 
 const INVALID_LINK = 'This download link is invalid, has expired or has already been used';
 
-async function developer(deps: FilesDeps, token: string): Promise<Granted> {
+async function developer(deps: Pick<FilesDeps, 'devTokens'>, token: string): Promise<Granted> {
   const record = await deps.devTokens.findByHash(hashToken(token));
   if (!record) throw new UnauthorizedError('Unknown or revoked developer token');
   return { method: 'developer_token', actor: null, devToken: record.name };
@@ -45,7 +45,10 @@ async function developer(deps: FilesDeps, token: string): Promise<Granted> {
  * Authenticates and authorizes a download, before anything about the file is looked up: an anonymous caller learns
  * nothing about which ids exist, and a member of other studies gets 403 even for an unknown file.
  */
-async function grant(deps: FilesDeps, presented: Presented, target: DownloadTarget): Promise<Granted> {
+/** What authorizing a download reads: developer tokens, signed-URL tokens and the clock. */
+type GrantDeps = Pick<FilesDeps, 'devTokens' | 'signedTokens' | 'clock'>;
+
+async function grant(deps: GrantDeps, presented: Presented, target: DownloadTarget): Promise<Granted> {
   if (presented.kind === 'caller') {
     requireStudyRead(presented.caller, target.studyId);
     return { method: methodOf(presented.caller), actor: actorOf(presented.caller), devToken: null };
@@ -71,7 +74,10 @@ async function grant(deps: FilesDeps, presented: Presented, target: DownloadTarg
 }
 
 /** The version a download path names: that version if given, else the newest available one. */
-export async function resolveVersion(deps: FilesDeps, target: DownloadTarget): Promise<VersionRecord> {
+export async function resolveVersion(
+  deps: Pick<FilesDeps, 'files'>,
+  target: DownloadTarget,
+): Promise<VersionRecord> {
   if (target.versionId) {
     const v = await deps.files.getVersion(target.fileId, target.versionId);
     // A version of another file is simply not found under this file; a pending upload is not downloadable.
@@ -95,7 +101,7 @@ export async function resolveVersion(deps: FilesDeps, target: DownloadTarget): P
  * Every successful download is audited before it is answered.
  */
 export async function download(
-  deps: FilesDeps,
+  deps: GrantDeps & Pick<FilesDeps, 'files' | 'store' | 'audit' | 'config'>,
   presented: Presented,
   target: DownloadTarget,
   info: RequestInfo,
@@ -155,7 +161,7 @@ export interface SignedUrl {
  * download; a signed-URL token cannot mint another. The URL is absolute and pins the version.
  */
 export async function mintSignedUrl(
-  deps: FilesDeps,
+  deps: GrantDeps & Pick<FilesDeps, 'files' | 'config'>,
   presented: Presented,
   target: DownloadTarget,
   baseUrl: string,

@@ -8,6 +8,9 @@ import type { FilesConfig } from './config.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
 import type { FilesDeps } from './ports.js';
 
+/** What uploads touch: the file records, the object store, the study directory, settings and the clock. */
+type UploadDeps = Pick<FilesDeps, 'config' | 'clock' | 'store' | 'studies' | 'files'>;
+
 const MiB = 1024 * 1024;
 const MAX_PARTS = 10_000;
 /** Part URLs handed out per response; more come from the upload-urls route, signed when they are needed. */
@@ -71,7 +74,7 @@ function checkSize(config: FilesConfig, size: number): void {
 }
 
 async function newVersion(
-  deps: FilesDeps,
+  deps: UploadDeps,
   caller: Caller,
   ids: { studyId: string; fileId: string; versionId: string },
   input: NewUpload,
@@ -98,7 +101,7 @@ async function newVersion(
   };
 }
 
-async function instructions(deps: FilesDeps, v: VersionRecord): Promise<UploadInstructions> {
+async function instructions(deps: UploadDeps, v: VersionRecord): Promise<UploadInstructions> {
   const ttl = deps.config.UPLOAD_URL_TTL_SECONDS;
   const expires_at = isoMicros(deps.clock.nowMs() + ttl * 1000);
   if (!v.multipart) {
@@ -129,7 +132,7 @@ async function instructions(deps: FilesDeps, v: VersionRecord): Promise<UploadIn
 
 /** A new file in a study, with its first version pending until the upload is confirmed. */
 export async function createFile(
-  deps: FilesDeps,
+  deps: UploadDeps,
   caller: Caller,
   studyId: string,
   input: NewUpload & { name?: string; description?: string | null },
@@ -170,7 +173,7 @@ export async function createFile(
 
 /** A new version of an existing file. */
 export async function createVersion(
-  deps: FilesDeps,
+  deps: UploadDeps,
   caller: Caller,
   fileId: string,
   input: NewUpload,
@@ -208,7 +211,7 @@ export async function createVersion(
   throw new Error('Could not find a free version id');
 }
 
-async function pendingVersion(deps: FilesDeps, caller: Caller, fileId: string, versionId: string) {
+async function pendingVersion(deps: UploadDeps, caller: Caller, fileId: string, versionId: string) {
   requireAuthenticated(caller);
   const version = await deps.files.getVersion(fileId, versionId);
   if (!version) throw new NotFoundError(`No version ${versionId} of file ${fileId}`);
@@ -218,7 +221,7 @@ async function pendingVersion(deps: FilesDeps, caller: Caller, fileId: string, v
 
 /** Fresh upload URLs for a pending version: the single PUT again, or the named parts of a multipart upload. */
 export async function refreshUploadUrls(
-  deps: FilesDeps,
+  deps: UploadDeps,
   caller: Caller,
   fileId: string,
   versionId: string,
@@ -256,7 +259,7 @@ export async function refreshUploadUrls(
  * version failed; an object not uploaded yet leaves it pending.
  */
 export async function confirmUpload(
-  deps: FilesDeps,
+  deps: UploadDeps,
   caller: Caller,
   fileId: string,
   versionId: string,

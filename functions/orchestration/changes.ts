@@ -1,8 +1,13 @@
-import { ChangeConflictError } from '../adapters/dynamodb/common.js';
 import { releaseStateEvent, taskStateEvent } from '../coordinator/event-messages.js';
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
 import { isTerminalRelease } from '../coordinator/model.js';
-import type { ReleaseChange, TaskChange } from '../coordinator/ports.js';
+import {
+  type ChangeConflictError,
+  isChangeConflict,
+  type ReleaseChange,
+  type TaskChange,
+} from '../coordinator/ports.js';
+import { hasCode } from '../shared/errors.js';
 import type { OrchestrationDeps } from './ports.js';
 
 /**
@@ -10,15 +15,22 @@ import type { OrchestrationDeps } from './ports.js';
  * (ReleaseRepository.applyChange), and the stored events are then published (SNS / EventBridge, best effort).
  */
 
-/** A transient condition the state machine retries with backoff (Retry on this error name in the ASL). */
+/**
+ * A transient condition the state machine retries with backoff. The ASL's Retry matches Lambda errors by `name`,
+ * so the name is a literal that minification cannot touch; code classifies it (`isTransient`).
+ */
 export class TransientError extends Error {
+  override name = 'Orchestration.Transient';
+  readonly code = 'transient';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
-    this.name = 'Orchestration.Transient';
   }
 }
 
-/** AWS SDK errors that pass with time: throttling, 5xx, network. */
+/**
+ * Errors that pass with time, by their stable codes and never by class name (the bundles are minified): ours
+ * (`transient`; `token_unavailable` when the token endpoint fails), and AWS SDK throttling, 5xx and network errors.
+ */
 export function isTransient(err: unknown): boolean {
   const e = err as {
     name?: string;
@@ -27,7 +39,7 @@ export function isTransient(err: unknown): boolean {
     code?: string;
   };
   if (!e || typeof e !== 'object') return false;
-  if (e.name === 'Orchestration.Transient' || e.name === 'TokenUnavailableError') return true;
+  if (hasCode(e, 'transient') || hasCode(e, 'token_unavailable')) return true;
   if (e.$retryable) return true;
   const status = e.$metadata?.httpStatusCode;
   if (status !== undefined && status >= 500) return true;
@@ -45,7 +57,7 @@ export function isTransient(err: unknown): boolean {
   ].some((n) => e.name === n || e.code === n);
 }
 
-export const isConflict = (err: unknown): err is ChangeConflictError => err instanceof ChangeConflictError;
+export const isConflict = (err: unknown): err is ChangeConflictError => isChangeConflict(err);
 
 /** DynamoDB's limit of items per transaction. */
 const MAX_ITEMS = 100;

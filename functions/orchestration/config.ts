@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { parseEnv } from '../shared/config.js';
+import * as z from '../shared/zod.js';
 
 /**
  * The most ReleaseStep calls one execution may make before it hands the release to a fresh execution. The ASL lint
@@ -26,48 +26,45 @@ export const orchestrationEnv = z.object({
    * Seconds between get_status rounds (the safety net behind callbacks). Step Functions timeouts are whole seconds,
    * so a fraction is rounded up (0.5 -> 1) rather than refused.
    */
-  POLL_SECONDS: z.coerce
-    .number()
-    .positive()
-    .max(3600)
-    .default(5)
-    .transform((v) => Math.ceil(v)),
+  POLL_SECONDS: z.pipe(
+    z._default(z.coerce.number().check(z.positive(), z.maximum(3600)), 5),
+    z.transform((v) => Math.ceil(v)),
+  ),
   /** A task service that has not answered an action within this many seconds has failed it. */
-  ACTION_TIMEOUT_SECONDS: z.coerce.number().positive().max(240).default(15),
+  ACTION_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(240)), 15),
   /** How long a staged release waits for publish before it looks again (and waits again). Rounded up. */
-  STAGED_WAIT_SECONDS: z.coerce
-    .number()
-    .positive()
-    .max(MAX_WAIT_SECONDS)
-    .default(86_400)
-    .transform((v) => Math.ceil(v)),
+  STAGED_WAIT_SECONDS: z.pipe(
+    z._default(z.coerce.number().check(z.positive(), z.maximum(MAX_WAIT_SECONDS)), 86_400),
+    z.transform((v) => Math.ceil(v)),
+  ),
   /**
    * Steps (poll rounds, staged re-checks, every ReleaseStep call) per execution before it continues as a fresh one.
    * Step Functions keeps 25,000 history events per execution; the ASL lint (test/unit/orchestration/asl-lint.test.ts)
    * proves that MAX_STEPS_PER_EXECUTION steps stay under that even if every state used all its retries.
    */
-  MAX_POLL_ROUNDS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_STEPS_PER_EXECUTION)
-    .default(MAX_STEPS_PER_EXECUTION),
+  MAX_POLL_ROUNDS: z._default(
+    z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_STEPS_PER_EXECUTION)),
+    MAX_STEPS_PER_EXECUTION,
+  ),
   /** Consecutive non-200 GET /status replies that make a task service `down`. */
-  HEALTH_FAILURES: z.coerce.number().int().min(1).max(100).default(3),
+  HEALTH_FAILURES: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 3),
   /** Time limit of one GET /status of the health check. */
-  HEALTH_TIMEOUT_SECONDS: z.coerce.number().positive().max(60).default(5),
+  HEALTH_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(60)), 5),
   /** How many task services one step calls at the same time. */
-  ACTION_CONCURRENCY: z.coerce.number().int().min(1).max(500).default(64),
+  ACTION_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(500)), 64),
 });
 export type OrchestrationEnv = z.infer<typeof orchestrationEnv>;
 
 export const runConfigSchema = z.object({
   /** TimeoutSecondsPath of PollWait: Step Functions wants a positive integer. */
-  pollSeconds: z.number().int().min(1).max(3600),
-  actionTimeoutSeconds: z.number().positive().max(240),
+  pollSeconds: z.number().check(z.int(), z.minimum(1), z.maximum(3600)),
+  actionTimeoutSeconds: z.number().check(z.positive(), z.maximum(240)),
   /** TimeoutSecondsPath of WaitForPublish. */
-  stagedWaitSeconds: z.number().int().min(1).max(MAX_WAIT_SECONDS),
-  maxRounds: z.number().int().min(1).max(MAX_STEPS_PER_EXECUTION).default(MAX_STEPS_PER_EXECUTION),
+  stagedWaitSeconds: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_WAIT_SECONDS)),
+  maxRounds: z._default(
+    z.number().check(z.int(), z.minimum(1), z.maximum(MAX_STEPS_PER_EXECUTION)),
+    MAX_STEPS_PER_EXECUTION,
+  ),
 });
 /** What an execution carries in `$.config`. */
 export type RunConfig = z.infer<typeof runConfigSchema>;
@@ -77,8 +74,8 @@ export type RunConfig = z.infer<typeof runConfigSchema>;
  * of one release (the name is `<releaseId>-g<generation>`), so a start that is retried can never run two.
  */
 export const executionInputSchema = z.strictObject({
-  releaseId: z.string().min(1),
-  generation: z.number().int().min(0),
+  releaseId: z.string().check(z.minLength(1)),
+  generation: z.number().check(z.int(), z.minimum(0)),
   config: runConfigSchema,
 });
 export type ExecutionInput = z.infer<typeof executionInputSchema>;

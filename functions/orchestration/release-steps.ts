@@ -1,9 +1,9 @@
-import { z } from 'zod';
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
 import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import {
   commit,
   failTasks,
@@ -58,16 +58,16 @@ export type NextStep = (typeof NEXT_STEPS)[number];
 
 export const stepInputSchema = z.object({
   step: z.enum(STEPS),
-  releaseId: z.string().min(1),
+  releaseId: z.string().check(z.minLength(1)),
   /** The generation this execution runs as (functions/orchestration/executions.ts). */
-  generation: z.number().int().min(0).default(0),
+  generation: z._default(z.number().check(z.int(), z.minimum(0)), 0),
   config: runConfigSchema,
   /** Steps this execution has made so far. */
-  rounds: z.number().int().min(0).default(0),
+  rounds: z._default(z.number().check(z.int(), z.minimum(0)), 0),
   /** $$.Execution.StartTime: an execution continues as a new one well before Step Functions' one-year limit. */
-  startedAt: z.string().optional(),
+  startedAt: z.optional(z.string()),
   /** The error a Catch caught, for the abort step. */
-  error: z.looseObject({ Error: z.string().optional(), Cause: z.unknown().optional() }).optional(),
+  error: z.optional(z.looseObject({ Error: z.optional(z.string()), Cause: z.optional(z.unknown()) })),
 });
 export type StepInput = z.input<typeof stepInputSchema>;
 
@@ -76,7 +76,7 @@ export const stepResultSchema = z.object({
   next: z.enum(NEXT_STEPS),
   state: z.union([z.enum(RELEASE_STATES), z.literal('missing')]),
   /** Steps this execution has made, this one included (continue-as-new after config.maxRounds). */
-  rounds: z.number().int().min(1),
+  rounds: z.number().check(z.int(), z.minimum(1)),
 });
 export type StepResult = z.infer<typeof stepResultSchema>;
 

@@ -1,18 +1,19 @@
 import { createHash } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { z } from 'zod';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import {
-  AppError,
+  type AppError,
   BadRequestError,
   ForbiddenError,
+  isAppError,
   MethodNotAllowedError,
   NotFoundError,
   UnauthorizedError,
   ValidationError,
 } from './errors.js';
 import { log } from './log.js';
+import * as z from './zod.js';
 
 /** What a route may demand of its caller. */
 export type Access =
@@ -106,7 +107,7 @@ function errorBody(err: AppError) {
 
 /** Maps anything thrown to an HTTP response. Only AppErrors (4xx) expose their message. */
 export function toErrorResponse(err: unknown, requestId: string): Response {
-  if (err instanceof AppError) {
+  if (isAppError(err)) {
     return { status: err.status, body: errorBody(err), headers: err.headers };
   }
   log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });
@@ -244,8 +245,8 @@ function render(res: Response, allow: string[], cond: Conditional): APIGatewayPr
 }
 
 /** Validates input with zod; failures become a 400 that names each field. */
-export function parse<S extends z.ZodType>(schema: S, input: unknown, what = 'body'): z.infer<S> {
-  const result = schema.safeParse(input ?? (what === 'body' ? {} : input));
+export function parse<S extends z.core.$ZodType>(schema: S, input: unknown, what = 'body'): z.output<S> {
+  const result = z.safeParse(schema, input ?? (what === 'body' ? {} : input));
   if (result.success) return result.data;
   const fields: Record<string, string[]> = {};
   for (const issue of result.error.issues) {

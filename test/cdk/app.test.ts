@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
@@ -9,6 +9,7 @@ import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../../lib/api-manifest.js';
 import { buildApp, type ReleaseCoordinatorApp } from '../../lib/app.js';
+import { bundleFunction } from '../../lib/bundling.js';
 import { CAPABILITIES } from '../../lib/capabilities.js';
 import { WORKER_FUNCTIONS } from '../../lib/orchestration-manifest.js';
 import { ServiceFunction } from '../../lib/service-function.js';
@@ -98,7 +99,7 @@ const WRITE_ACTIONS = [
 ];
 
 let base: Synth;
-// A synth takes seconds, more on a busy machine: far beyond vitest's default hook timeout.
+// A whole-app synth with cdk-nag: seconds on a quiet machine, several times that on a busy one.
 beforeAll(() => {
   base = synth();
 }, 120_000);
@@ -529,32 +530,50 @@ describe('functions', () => {
     check(synth({ logRetentionDays: 7 }).coordinator, 7);
   });
 
-  it('bundles a handler with esbuild as minified ESM with a source map, without Docker', () => {
+  it('deploys exactly the bundles npm run build:functions makes: minified ESM with a source map, no Docker', () => {
     const app = newApp();
     const stack = new Stack(app, 'BundlingProbe');
     const tables = new Tables(stack, 'Tables', { removalPolicy: RemovalPolicy.DESTROY }).byKey;
-    const fn = new ServiceFunction(stack, 'Health', {
-      entry: 'functions/coordinator/handlers/health.ts',
-      description: 'probe',
-      environment: {},
-      timeout: Duration.seconds(10),
-      memorySize: 256,
-      logRetention: 30,
-      tableAccess: {},
-      tables,
-    });
+    const entries = {
+      Health: 'functions/coordinator/handlers/health.ts',
+      Studies: 'functions/coordinator/handlers/studies.ts',
+    };
+    const fns = Object.entries(entries).map(
+      ([id, entry]) =>
+        new ServiceFunction(stack, id, {
+          entry,
+          description: 'probe',
+          environment: {},
+          timeout: Duration.seconds(10),
+          memorySize: 256,
+          logRetention: 30,
+          tableAccess: {},
+          tables,
+        }),
+    );
     const assembly = app.synth();
-    const code =
-      assembly.getStackByName('BundlingProbe').template.Resources[logicalId(fn.fn)].Properties.Code;
-    const assetDir = join(assembly.directory, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
-    expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
-    const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
-    expect(bundle.startsWith("import { createRequire } from 'node:module'")).toBe(true);
-    expect(bundle).toMatch(/export\s*\{[^}]*as handler/);
-    // Minified: very long lines rather than the source's layout.
-    expect(bundle.length / bundle.split('\n').length).toBeGreaterThan(1000);
-    expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
-  });
+    const resources = assembly.getStackByName('BundlingProbe').template.Resources;
+    const assetDirs = fns.map((fn) =>
+      join(
+        assembly.directory,
+        `asset.${resources[logicalId(fn.fn)].Properties.Code.S3Key.replace(/\.zip$/, '')}`,
+      ),
+    );
+    // One asset per entry (CDK caches bundling by its options: the entry must be part of them).
+    expect(new Set(assetDirs).size).toBe(fns.length);
+    for (const [i, entry] of Object.values(entries).entries()) {
+      const assetDir = assetDirs[i];
+      expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+      const bundle = readFileSync(join(assetDir, 'index.mjs'));
+      expect(bundle.toString('utf8').startsWith("import { createRequire } from 'node:module'")).toBe(true);
+      expect(bundle.toString('utf8')).toMatch(/export\s*\{[^}]*as handler/);
+      // Minified: very long lines rather than the source's layout.
+      expect(bundle.length / bundle.toString('utf8').split('\n').length).toBeGreaterThan(1000);
+      // The one bundling definition (lib/bundling.ts): the build step writes the very same bytes.
+      const built = bundleFunction(entry, mkdtempSync(join(outRoot, 'build-')));
+      expect(readFileSync(built.file).equals(bundle)).toBe(true);
+    }
+  }, 180_000); // esbuild runs four times; generous, since a busy machine may be several times slower
 });
 
 describe('least privilege', () => {

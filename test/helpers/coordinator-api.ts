@@ -1,19 +1,18 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { COORDINATOR_API } from '../../lib/api-manifest.js';
 import { localClient } from '../../local/dynamodb-local.js';
+import { loadHandler } from '../../local/handlers.js';
 import { createLocalApi } from '../../local/http-server.js';
 import { startTestIdp, type TestIdp } from './auth.js';
 import { useLocalTables } from './tables.js';
 
 /**
  * The coordinator API as a test talks to it: fresh tables on the shared DynamoDB Local, a test identity provider,
- * and the real handler modules behind local/http-server.ts on a random 127.0.0.1 port. Env is set before the first
- * handler import, because handlers parse their config at module load.
+ * and the real handler modules (sources or bundles, as LOCAL_HANDLERS says) behind local/http-server.ts on a random
+ * 127.0.0.1 port. Env is set before the first handler import, because handlers parse their config at module load.
  */
 export interface CoordinatorApi {
   baseUrl: string;
@@ -40,9 +39,12 @@ export interface ApiResponse {
   text: string;
 }
 
-export async function startCoordinatorApi(extraEnv: Record<string, string> = {}): Promise<CoordinatorApi> {
+export async function startCoordinatorApi(
+  extraEnv: Record<string, string> = {},
+  opts: { tokenLifetime?: number } = {},
+): Promise<CoordinatorApi> {
   const tables = await useLocalTables();
-  const idp = await startTestIdp();
+  const idp = await startTestIdp({ tokenLifetime: opts.tokenLifetime });
   Object.assign(
     process.env,
     idp.env,
@@ -52,7 +54,7 @@ export async function startCoordinatorApi(extraEnv: Record<string, string> = {})
   delete process.env.RELEASE_STATE_MACHINE_ARN;
   const server: Server = createLocalApi({
     functions: COORDINATOR_API,
-    load: async (entry) => (await import(pathToFileURL(resolve(entry)).href)).handler,
+    load: loadHandler,
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -32,7 +32,10 @@ export interface ReleaseHarness {
   createRelease(extra?: Record<string, unknown>): Promise<any>;
   release(id: string): Promise<any>;
   events(releaseId: string): Promise<any[]>;
-  /** Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs` with the last state). */
+  /**
+   * Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs`, 30 s by default, with the last state).
+   * The limit only bounds a hang: a busy machine may take several times the usual second.
+   */
   waitFor(id: string, pred: (release: any) => boolean, timeoutMs?: number): Promise<any>;
   waitForState(id: string, state: string | string[], timeoutMs?: number): Promise<any>;
   /** Status of the release's execution of that generation (named <releaseId>-g<generation>). */
@@ -49,18 +52,31 @@ export interface RegisteredService {
   fake: FakeTaskService;
 }
 
-export async function startReleaseHarness(env: Record<string, string> = {}): Promise<ReleaseHarness> {
-  const api = await startCoordinatorApi({
-    // Generous by default, so a loaded machine never fails a healthy service; the fault matrix sets its own.
-    ACTION_TIMEOUT_SECONDS: '3',
-    POLL_SECONDS: '1',
-    HEALTH_FAILURES: '3',
-    HEALTH_TIMEOUT_SECONDS: '0.5',
-    ...env,
-  });
+export interface ReleaseHarnessOptions {
+  /** Replaces every Retry interval of the state machine (ms, full jitter still applies); default 20. */
+  retryIntervalMs?: number;
+  /** Lifetime of the coordinator's own tokens (s); under 30 s they are never cached, so every call fetches one. */
+  tokenLifetime?: number;
+}
+
+export async function startReleaseHarness(
+  env: Record<string, string> = {},
+  opts: ReleaseHarnessOptions = {},
+): Promise<ReleaseHarness> {
+  const api = await startCoordinatorApi(
+    {
+      // Generous by default, so a loaded machine never fails a healthy service; the fault matrix sets its own.
+      ACTION_TIMEOUT_SECONDS: '3',
+      POLL_SECONDS: '1',
+      HEALTH_FAILURES: '3',
+      HEALTH_TIMEOUT_SECONDS: '0.5',
+      ...env,
+    },
+    { tokenLifetime: opts.tokenLifetime },
+  );
   const sfn = await startStepFunctions({
     waitMs: (state, seconds) => (state === 'PollWait' ? 250 : seconds * 1000),
-    retryIntervalMs: 20,
+    retryIntervalMs: opts.retryIntervalMs ?? 20,
   });
   // After startCoordinatorApi (which clears it) and before any handler module loads.
   Object.assign(process.env, sfn.env);
@@ -107,7 +123,7 @@ export async function startReleaseHarness(env: Record<string, string> = {}): Pro
       if (res.status !== 200) throw new Error(`GET /events: ${res.status} ${res.text}`);
       return [...res.body.results].reverse(); // oldest first: the story in order
     },
-    async waitFor(id, pred, timeoutMs = 10_000) {
+    async waitFor(id, pred, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       let last: any;
       for (;;) {

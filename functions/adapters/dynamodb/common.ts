@@ -6,9 +6,9 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
 import { ConflictError } from '../../shared/errors.js';
 import type { Page } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
 
 /**
  * What the DynamoDB repositories share: physical table names, the key layout of the single-table design and the
@@ -45,8 +45,8 @@ export interface Tables {
 }
 
 const tableEnv = z.object({
-  COORDINATOR_TABLE: z.string().min(3).optional(),
-  STUDIES_TABLE: z.string().min(3).optional(),
+  COORDINATOR_TABLE: z.optional(z.string().check(z.minLength(3))),
+  STUDIES_TABLE: z.optional(z.string().check(z.minLength(3))),
 });
 
 /** Table names from the env, read once per container; a function that needs a table it was not given fails fast. */
@@ -92,19 +92,6 @@ export function stripKeys(item: Record<string, unknown>): Record<string, unknown
   const out = { ...item };
   for (const k of KEY_ATTRIBUTES) delete out[k];
   return out;
-}
-
-/**
- * A conditional write lost: a record was not in the state the writer expected, or a guard item already existed.
- * It is a 409 when it reaches HTTP. `reasons` lists, per transaction item, the DynamoDB cancellation code.
- */
-export class ChangeConflictError extends ConflictError {
-  constructor(
-    message: string,
-    readonly failed: { kind: string; id: string }[] = [],
-  ) {
-    super(message);
-  }
 }
 
 /** Transaction items labelled with what they are, so a cancellation can say which condition failed. */
@@ -280,8 +267,8 @@ export class Filter {
 }
 
 /** Re-validates an item read back from DynamoDB (never a cast); a bad item is a server fault, not a 4xx. */
-export function decode<S extends z.ZodType>(schema: S, item: Record<string, unknown>): z.infer<S> {
-  const result = schema.safeParse(stripKeys(item));
+export function decode<S extends z.core.$ZodType>(schema: S, item: Record<string, unknown>): z.output<S> {
+  const result = z.safeParse(schema, stripKeys(item));
   if (!result.success) {
     throw new Error(
       `Stored item ${String(item.pk)}/${String(item.sk)} does not match its schema: ${result.error.message}`,

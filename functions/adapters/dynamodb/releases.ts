@@ -5,7 +5,6 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { z } from 'zod';
 import {
   type CoordinatorEvent,
   isTerminalRelease,
@@ -21,20 +20,21 @@ import {
   type TaskState,
   taskSchema,
 } from '../../coordinator/model.js';
-import type {
-  NewRelease,
-  Paged,
-  RegistryGuard,
-  ReleaseChange,
-  ReleaseRepository,
+import {
+  ChangeConflictError,
+  type NewRelease,
+  type Paged,
+  type RegistryGuard,
+  type ReleaseChange,
+  type ReleaseRepository,
 } from '../../coordinator/ports.js';
 import { versionSortKey } from '../../coordinator/versions.js';
 import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { ValidationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
+import type * as z from '../../shared/zod.js';
 import {
-  ChangeConflictError,
   decode,
   Filter,
   K,
@@ -576,11 +576,11 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   }
 
   /** Finds an item through the id index, then reads the item itself: the index is only eventually consistent. */
-  private async getById<S extends z.ZodType>(
+  private async getById<S extends z.core.$ZodType>(
     id: string,
     type: 'TA' | 'RN',
     schema: S,
-  ): Promise<z.infer<S> | null> {
+  ): Promise<z.output<S> | null> {
     const found = await this.findById(id, type);
     if (!found) return null;
     const got = await this.doc.send(

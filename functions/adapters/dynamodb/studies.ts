@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { type Study, studySchema } from '../../coordinator/model.js';
 import type { MirroredStudy, Paged, StudyRepository } from '../../coordinator/ports.js';
+import type { StudyDirectory } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
 import { decode, K, pagedQuery, queryAll, type Tables } from './common.js';
 
@@ -109,4 +110,14 @@ export class DynamoStudyRepository implements StudyRepository {
       }),
     );
   }
+}
+
+/** The file service's StudyDirectory port over the mirrored studies table: a deleted-flagged study does not exist. */
+export function studyDirectory(studies: Pick<StudyRepository, 'get'>): StudyDirectory {
+  return {
+    async exists(studyId) {
+      const study = await studies.get(studyId);
+      return study !== null && !study.deleted;
+    },
+  };
 }

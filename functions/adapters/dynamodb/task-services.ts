@@ -1,20 +1,15 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type TaskService, taskServiceSchema } from '../../coordinator/model.js';
-import type { Paged, RegistryGuard, TaskServiceRepository } from '../../coordinator/ports.js';
+import {
+  ChangeConflictError,
+  type Paged,
+  type RegistryGuard,
+  type TaskServiceRepository,
+} from '../../coordinator/ports.js';
 import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
-import {
-  ChangeConflictError,
-  decode,
-  Filter,
-  K,
-  pagedTypeList,
-  putNew,
-  queryAll,
-  type Tables,
-  transact,
-} from './common.js';
+import { decode, Filter, K, pagedTypeList, putNew, queryAll, type Tables, transact } from './common.js';
 
 /** Task services (pk TS#<id>) and the registry guard item they share with release creation. */
 export class DynamoTaskServiceRepository implements TaskServiceRepository {

@@ -1,15 +1,25 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
 import { createEvent, deleteEvent, getEvent, listEvents } from '../events.js';
 import { EVENT_TYPES } from '../model.js';
 import { eventJson } from '../views.js';
 
 /** /events and /events/{id}. POST needs service or admin (task services log through it); DELETE needs admin. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
+const doc = documentClient();
+const tables = tablesFromEnv();
+const deps = {
+  events: new DynamoEventRepository(doc, tables),
+  releases: new DynamoReleaseRepository(doc, tables),
+  publisher: eventPublisher(),
+};
 
 const refs = {
   release: ref('RE', 'releases'),
@@ -19,18 +29,18 @@ const refs = {
 };
 const listQuery = z.object({
   ...pageQuery,
-  release: refs.release.optional(),
-  study: refs.study.optional(),
-  task: refs.task.optional(),
-  task_service: refs.task_service.optional(),
+  release: z.optional(refs.release),
+  study: z.optional(refs.study),
+  task: z.optional(refs.task),
+  task_service: z.optional(refs.task_service),
 });
 const createBody = z.strictObject({
-  event_type: z.enum(EVENT_TYPES).default('info'),
+  event_type: z._default(z.enum(EVENT_TYPES), 'info'),
   message: z.string(),
-  release: refs.release.nullish(),
-  study: refs.study.nullish(),
-  task: refs.task.nullish(),
-  task_service: refs.task_service.nullish(),
+  release: z.nullish(refs.release),
+  study: z.nullish(refs.study),
+  task: z.nullish(refs.task),
+  task_service: z.nullish(refs.task_service),
 });
 
 export const handler = httpApp({

@@ -1,32 +1,34 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
 import { createNote, deleteNote, getNote, listNotes, updateNote } from '../release-notes.js';
 import { noteJson } from '../views.js';
 
 /** /release-notes and /release-notes/{id}. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
+const deps = { releases: new DynamoReleaseRepository(documentClient(), tablesFromEnv()) };
 
 const listQuery = z.object({
   ...pageQuery,
-  release: ref('RE', 'releases').optional(),
-  study: ref('SD', 'studies').optional(),
+  release: z.optional(ref('RE', 'releases')),
+  study: z.optional(ref('SD', 'studies')),
 });
 const createBody = z.strictObject({
   description: z.string(),
-  author: z.string().optional(),
+  author: z.optional(z.string()),
   release: ref('RE', 'releases'),
-  study: ref('SD', 'studies').nullish(),
+  study: z.nullish(ref('SD', 'studies')),
 });
 const patchBody = z.strictObject({
-  description: z.string().optional(),
-  author: z.string().optional(),
-  release: ref('RE', 'releases').optional(),
+  description: z.optional(z.string()),
+  author: z.optional(z.string()),
+  release: z.optional(ref('RE', 'releases')),
   /** null removes the study. */
-  study: ref('SD', 'studies').nullish(),
+  study: z.nullish(ref('SD', 'studies')),
 });
 
 export const handler = httpApp({

@@ -1,8 +1,14 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
+import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
+import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
 import { RELEASE_STATES } from '../model.js';
 import { cancelRelease, publishRelease } from '../release-lifecycle.js';
 import { getRelease, listReleases, startRelease, updateRelease } from '../releases.js';
@@ -10,28 +16,36 @@ import { releaseJson } from '../views.js';
 
 /** /releases, /releases/{id}, /releases/{id}/publish. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
-// Resolved at cold start: a misconfigured orchestrator fails the function before it serves a request.
-void deps.orchestrator;
+const doc = documentClient();
+const tables = tablesFromEnv();
+const releases = new DynamoReleaseRepository(doc, tables);
+const deps = {
+  releases,
+  taskServices: new DynamoTaskServiceRepository(doc, tables),
+  studies: new DynamoStudyRepository(doc, tables),
+  publisher: eventPublisher(),
+  // Built at cold start: a misconfigured orchestrator fails the function before it serves a request.
+  orchestrator: createReleaseOrchestrator(releases),
+};
 
 const listQuery = z.object({
   ...pageQuery,
-  state: z.enum(RELEASE_STATES).optional(),
+  state: z.optional(z.enum(RELEASE_STATES)),
   /** Beyond the spec: a study's timeline of releases. */
-  study: ref('SD', 'studies').optional(),
+  study: z.optional(ref('SD', 'studies')),
 });
 const createBody = z.strictObject({
-  name: z.string().min(1),
-  description: z.string().default(''),
-  is_major: z.boolean().default(false),
-  author: z.string().optional(),
-  tags: z.array(z.string()).default([]),
-  studies: z.array(ref('SD', 'studies')).min(1, 'at least one study is required'),
+  name: z.string().check(z.minLength(1)),
+  description: z._default(z.string(), ''),
+  is_major: z._default(z.boolean(), false),
+  author: z.optional(z.string()),
+  tags: z._default(z.array(z.string()), []),
+  studies: z.array(ref('SD', 'studies')).check(z.minLength(1, 'at least one study is required')),
 });
 const patchBody = z.strictObject({
-  name: z.string().min(1).optional(),
-  description: z.string().optional(),
-  tags: z.array(z.string()).optional(),
+  name: z.optional(z.string().check(z.minLength(1))),
+  description: z.optional(z.string()),
+  tags: z.optional(z.array(z.string())),
 });
 
 export const handler = httpApp({

@@ -1,14 +1,16 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
 import { getStudy, listStudies } from '../studies.js';
 import { studyJson } from '../views.js';
 
 /** /studies and /studies/{id}: read-only (any write method is a 405), mirrored by the study sync. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
+const deps = { studies: new DynamoStudyRepository(documentClient(), tablesFromEnv()) };
 const listQuery = z.object(pageQuery);
 
 export const handler = httpApp({

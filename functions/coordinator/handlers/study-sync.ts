@@ -1,20 +1,23 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { studySource } from '../../adapters/study-source.js';
 import { parseEnv } from '../../shared/config.js';
 import { log } from '../../shared/log.js';
-import { coordinatorDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
 import { type SyncResult, syncStudies } from '../study-sync.js';
 
 /**
  * The scheduled study mirror (EventBridge on AWS; at start-up and on a timer locally). Not an HTTP handler.
  * STUDIES_SOURCE: the dataservice base URL (http/https) or the path of a JSON file of the same shape.
  */
-const syncEnv = z.object({ STUDIES_SOURCE: z.string().min(1) });
+const syncEnv = z.object({ STUDIES_SOURCE: z.string().check(z.minLength(1)) });
 
 /** Runs one sync from `source` (default STUDIES_SOURCE). Exported for bin/local.ts's start-up sync. */
 export async function runStudySync(source?: string): Promise<SyncResult> {
   const from = source ?? parseEnv(syncEnv).STUDIES_SOURCE;
-  const result = await syncStudies(coordinatorDeps(), studySource(from));
+  const studies = new DynamoStudyRepository(documentClient(), tablesFromEnv());
+  const result = await syncStudies({ studies }, studySource(from));
   log.info('studies synchronized', { source: from, ...result });
   return result;
 }

@@ -1,8 +1,14 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
+import { createTaskServiceClient } from '../../adapters/task-service-client.js';
+import { tokenClient } from '../../adapters/token-client.js';
+import { parseEnv } from '../../shared/config.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { boolQuery, envelope, pageQuery } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
 import {
   deleteTaskService,
   getTaskService,
@@ -14,28 +20,35 @@ import { taskServiceJson } from '../views.js';
 
 /** /task-services and /task-services/{id}. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
-const useCaseDeps = () => ({
-  taskServices: deps.taskServices,
-  releases: deps.releases,
-  taskServiceClient: deps.taskServiceClient,
-  probeTimeoutMs: deps.config.TASK_SERVICE_PROBE_TIMEOUT_MS,
-});
+const config = parseEnv(
+  z.object({
+    /** How long POST/PATCH /task-services waits for GET {url}/status. */
+    TASK_SERVICE_PROBE_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.positive()), 5000),
+  }),
+);
+const doc = documentClient();
+const tables = tablesFromEnv();
+const deps = {
+  taskServices: new DynamoTaskServiceRepository(doc, tables),
+  releases: new DynamoReleaseRepository(doc, tables),
+  taskServiceClient: createTaskServiceClient(tokenClient()),
+  probeTimeoutMs: config.TASK_SERVICE_PROBE_TIMEOUT_MS,
+};
 
-const listQuery = z.object({ ...pageQuery, enabled: boolQuery.optional() });
+const listQuery = z.object({ ...pageQuery, enabled: z.optional(boolQuery) });
 const createBody = z.strictObject({
-  name: z.string().min(1),
-  description: z.string().default(''),
-  author: z.string().default(''),
-  url: z.string().min(1),
-  enabled: z.boolean().default(true),
+  name: z.string().check(z.minLength(1)),
+  description: z._default(z.string(), ''),
+  author: z._default(z.string(), ''),
+  url: z.string().check(z.minLength(1)),
+  enabled: z._default(z.boolean(), true),
 });
 const patchBody = z.strictObject({
-  name: z.string().min(1).optional(),
-  description: z.string().optional(),
-  author: z.string().optional(),
-  url: z.string().min(1).optional(),
-  enabled: z.boolean().optional(),
+  name: z.optional(z.string().check(z.minLength(1))),
+  description: z.optional(z.string()),
+  author: z.optional(z.string()),
+  url: z.optional(z.string().check(z.minLength(1))),
+  enabled: z.optional(z.boolean()),
 });
 
 export const handler = httpApp({
@@ -59,7 +72,7 @@ export const handler = httpApp({
       path: '/task-services',
       access: 'admin',
       handle: async (req) =>
-        ok(taskServiceJson(await registerTaskService(useCaseDeps(), parse(createBody, req.body)))),
+        ok(taskServiceJson(await registerTaskService(deps, parse(createBody, req.body)))),
     },
     {
       method: 'GET',
@@ -72,16 +85,14 @@ export const handler = httpApp({
       path: '/task-services/{id}',
       access: 'admin',
       handle: async (req) =>
-        ok(
-          taskServiceJson(await updateTaskService(useCaseDeps(), req.params.id, parse(patchBody, req.body))),
-        ),
+        ok(taskServiceJson(await updateTaskService(deps, req.params.id, parse(patchBody, req.body)))),
     },
     {
       method: 'DELETE',
       path: '/task-services/{id}',
       access: 'admin',
       handle: async (req) => {
-        await deleteTaskService(useCaseDeps(), req.params.id);
+        await deleteTaskService(deps, req.params.id);
         return empty();
       },
     },

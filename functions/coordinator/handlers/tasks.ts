@@ -1,8 +1,12 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
+import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { coordinatorDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
 import { TASK_STATES } from '../model.js';
 import { parseProgress, reportTask } from '../task-callback.js';
 import { getTask, listTasks } from '../tasks.js';
@@ -10,24 +14,28 @@ import { taskJson } from '../views.js';
 
 /** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */
 const { env, verifier } = httpRuntime();
-const deps = coordinatorDeps();
-void deps.orchestrator;
+const releases = new DynamoReleaseRepository(documentClient(), tablesFromEnv());
+const deps = {
+  releases,
+  publisher: eventPublisher(),
+  orchestrator: createReleaseOrchestrator(releases),
+};
 
 const listQuery = z.object({
   ...pageQuery,
-  release: ref('RE', 'releases').optional(),
-  task_service: ref('TS', 'task-services').optional(),
-  state: z.enum(TASK_STATES).optional(),
+  release: z.optional(ref('RE', 'releases')),
+  task_service: z.optional(ref('TS', 'task-services')),
+  state: z.optional(z.enum(TASK_STATES)),
 });
 // Task services in the wild say "cancelled" for canceled and "initialized" for pending (issue 3, tolerance).
 const ALIASES: Record<string, string> = { cancelled: 'canceled', initialized: 'pending' };
-const reportedState = z.preprocess(
-  (v) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v),
+const reportedState = z.pipe(
+  z.transform((v: unknown) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v)),
   z.enum(TASK_STATES),
 );
 const patchBody = z.strictObject({
-  state: reportedState.optional(),
-  progress: z.union([z.number(), z.string()]).optional(),
+  state: z.optional(reportedState),
+  progress: z.optional(z.union([z.number(), z.string()])),
 });
 
 export const handler = httpApp({

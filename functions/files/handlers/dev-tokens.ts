@@ -1,9 +1,12 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { DynamoDevTokenRepository } from '../../adapters/dynamodb/files-tokens.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { empty, httpApp, ok, parse, type Route } from '../../shared/http.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
-import { filesDeps } from '../deps.js';
+import { filesConfigFromEnv } from '../config.js';
 import { createDevToken, deleteDevToken, listDevTokens } from '../dev-tokens.js';
 import { pageOf, requestInfo } from '../http.js';
 import { DevTokenName } from '../model.js';
@@ -13,7 +16,7 @@ import { devTokenJson } from '../views.js';
 /** Developer download tokens (admins only): POST /developer-tokens, GET /developer-tokens, DELETE /developer-tokens/<name>. */
 const createBody = z.strictObject({ name: DevTokenName });
 
-export function routes(deps: FilesDeps): Route[] {
+export function routes(deps: Pick<FilesDeps, 'devTokens' | 'clock'>): Route[] {
   return [
     {
       method: 'POST',
@@ -53,9 +56,12 @@ export function routes(deps: FilesDeps): Route[] {
   ];
 }
 
-export function createHandler(deps: FilesDeps) {
+/** Wires this function's adapters: the developer tokens. Tests pass a clock they control. */
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const deps = { clock, devTokens: new DynamoDevTokenRepository(documentClient(), config.FILES_TABLE) };
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
 }
 
-export const handler = createHandler(filesDeps());
+export const handler = createHandler();

@@ -1,7 +1,16 @@
+import { documentClient, s3Client } from '../../adapters/aws.js';
+import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
+import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import {
+  DynamoDevTokenRepository,
+  DynamoSignedTokenRepository,
+} from '../../adapters/dynamodb/files-tokens.js';
+import { S3ObjectStore } from '../../adapters/s3-store.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { MethodNotAllowedError } from '../../shared/errors.js';
 import { httpApp, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { filesDeps } from '../deps.js';
+import { filesConfigFromEnv } from '../config.js';
 import { download } from '../downloads.js';
 import { pathVariants, presented, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
@@ -13,7 +22,7 @@ import { tokenKind } from '../tokens.js';
  */
 const NO_STORE = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
 
-export function routes(deps: FilesDeps): Route[] {
+export function routes(deps: Parameters<typeof download>[0]): Route[] {
   return pathVariants('/download').map(({ path }) => ({
     method: 'GET',
     path,
@@ -45,9 +54,21 @@ export function routes(deps: FilesDeps): Route[] {
   }));
 }
 
-export function createHandler(deps: FilesDeps) {
+/** Wires this function's adapters: tokens, file records, the object store, the audit log. */
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  const deps = {
+    config,
+    clock,
+    devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
+    signedTokens: new DynamoSignedTokenRepository(doc, config.FILES_TABLE),
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+    audit: new DynamoAuditLog(doc, config.FILES_TABLE),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+  } satisfies Partial<FilesDeps>;
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
 }
 
-export const handler = createHandler(filesDeps());
+export const handler = createHandler();

@@ -1,12 +1,17 @@
-import { z } from 'zod';
+import { documentClient, s3Client } from '../../adapters/aws.js';
+import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
+import { S3ObjectStore } from '../../adapters/s3-store.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { empty, httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
 import { isId } from '../../shared/ids.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVersions } from '../catalog.js';
-import { filesDeps } from '../deps.js';
+import { filesConfigFromEnv } from '../config.js';
 import { pageOf, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
 import {
@@ -22,39 +27,51 @@ import { fileJson, versionJson } from '../views.js';
  * Files and versions: list, read, upload (create + presigned PUT or multipart, then confirm) and delete.
  * Routes are listed in docs/files.md.
  */
-const fileName = z
-  .string()
-  .min(1)
-  .max(1000)
-  .refine(
+const fileName = z.string().check(
+  z.minLength(1),
+  z.maxLength(1000),
+  z.refine(
     (s) => ![...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f || c === '/' || c === '\\'),
     'must be a plain file name (no path, no control characters)',
-  );
+  ),
+);
 const upload = {
   file_name: fileName,
-  size: z.number().int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be the hex SHA-256 of the file'),
-  content_type: z
-    .string()
-    .max(255)
-    .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/csv')
-    .optional(),
+  size: z.number().check(z.int(), z.nonnegative()),
+  sha256: z.string().check(z.regex(/^[0-9a-fA-F]{64}$/, 'must be the hex SHA-256 of the file')),
+  content_type: z.optional(
+    z
+      .string()
+      .check(
+        z.maxLength(255),
+        z.regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/csv'),
+      ),
+  ),
 };
 const newFileBody = z.strictObject({
   ...upload,
-  name: z.string().min(1).max(1000).optional(),
-  description: z.string().max(10_000).nullable().optional(),
+  name: z.optional(z.string().check(z.minLength(1), z.maxLength(1000))),
+  description: z.optional(z.nullable(z.string().check(z.maxLength(10_000)))),
 });
 const newVersionBody = z.strictObject(upload);
 const confirmBody = z.strictObject({
-  parts: z
-    .array(z.strictObject({ part_number: z.number().int().min(1).max(10_000), etag: z.string().min(1) }))
-    .min(1)
-    .max(10_000)
-    .optional(),
+  parts: z.optional(
+    z
+      .array(
+        z.strictObject({
+          part_number: z.number().check(z.int(), z.minimum(1), z.maximum(10_000)),
+          etag: z.string().check(z.minLength(1)),
+        }),
+      )
+      .check(z.minLength(1), z.maxLength(10_000)),
+  ),
 });
 const uploadUrlsBody = z.strictObject({
-  part_numbers: z.array(z.number().int().min(1).max(10_000)).min(1).max(100).optional(),
+  part_numbers: z.optional(
+    z
+      .array(z.number().check(z.int(), z.minimum(1), z.maximum(10_000)))
+      .check(z.minLength(1), z.maxLength(100)),
+  ),
 });
 
 /** A path id of the wrong shape names nothing: 404, after authentication like any other unknown id. */
@@ -77,7 +94,10 @@ function started(req: Request, s: UploadStarted) {
   };
 }
 
-export function routes(deps: FilesDeps): Route[] {
+/** What these routes touch: file records, the object store, the study directory, settings and the clock. */
+type FilesRouteDeps = Pick<FilesDeps, 'config' | 'clock' | 'files' | 'store' | 'studies'>;
+
+export function routes(deps: FilesRouteDeps): Route[] {
   return [
     {
       method: 'GET',
@@ -197,9 +217,19 @@ export function routes(deps: FilesDeps): Route[] {
   ];
 }
 
-export function createHandler(deps: FilesDeps) {
+/** Wires this function's adapters. Tests pass a clock they control. */
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  const deps: FilesRouteDeps = {
+    config,
+    clock,
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+    studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
+  };
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
 }
 
-export const handler = createHandler(filesDeps());
+export const handler = createHandler();

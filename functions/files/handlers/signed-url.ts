@@ -1,7 +1,14 @@
-import { z } from 'zod';
+import { documentClient } from '../../adapters/aws.js';
+import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import {
+  DynamoDevTokenRepository,
+  DynamoSignedTokenRepository,
+} from '../../adapters/dynamodb/files-tokens.js';
+import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, ok, parse, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import { filesDeps } from '../deps.js';
+import * as z from '../../shared/zod.js';
+import { filesConfigFromEnv } from '../config.js';
 import { mintSignedUrl } from '../downloads.js';
 import { pathVariants, presented, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
@@ -12,7 +19,7 @@ import type { FilesDeps } from '../ports.js';
  */
 const noBody = z.strictObject({});
 
-export function routes(deps: FilesDeps): Route[] {
+export function routes(deps: Parameters<typeof mintSignedUrl>[0]): Route[] {
   return pathVariants('/signed-url').flatMap(({ path }) =>
     (['POST', 'GET'] as const).map(
       (method): Route => ({
@@ -34,9 +41,19 @@ export function routes(deps: FilesDeps): Route[] {
   );
 }
 
-export function createHandler(deps: FilesDeps) {
+/** Wires this function's adapters: tokens and file records (no object store: minting reads no bytes). */
+export function createHandler(clock: Clock = systemClock) {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  const deps = {
+    config,
+    clock,
+    devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
+    signedTokens: new DynamoSignedTokenRepository(doc, config.FILES_TABLE),
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+  } satisfies Partial<FilesDeps>;
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
 }
 
-export const handler = createHandler(filesDeps());
+export const handler = createHandler();

@@ -1,10 +1,30 @@
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
 import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
-import { orchestrationRuntime } from '../deps.js';
+import { createTaskServiceClient, taskServiceCalls } from '../../adapters/task-service-client.js';
+import { tokenClient } from '../../adapters/token-client.js';
+import { systemClock } from '../../shared/clock.js';
+import { orchestrationSettings } from '../config.js';
 import { type HealthReport, runHealthChecks } from '../health-check.js';
 
 /** The scheduled health check (EventBridge rule every HEALTH_INTERVAL on AWS, a timer locally). */
-const { deps, settings } = orchestrationRuntime();
-const orchestrator = createReleaseOrchestrator();
+const settings = orchestrationSettings();
+const doc = documentClient();
+const tables = tablesFromEnv();
+const releases = new DynamoReleaseRepository(doc, tables);
+const deps = {
+  releases,
+  services: new DynamoTaskServiceRepository(doc, tables),
+  calls: taskServiceCalls(createTaskServiceClient(tokenClient())),
+  publisher: eventPublisher(),
+  clock: systemClock,
+  concurrency: settings.ACTION_CONCURRENCY,
+};
+// Without RELEASE_STATE_MACHINE_ARN the check still runs; it then wakes nothing.
+const orchestrator = createReleaseOrchestrator(releases);
 
 export async function handler(): Promise<HealthReport> {
   return runHealthChecks(deps, orchestrator, {

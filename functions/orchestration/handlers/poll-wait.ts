@@ -1,6 +1,11 @@
-import { z } from 'zod';
+import { documentClient, sfnClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
+import { hasCode } from '../../shared/errors.js';
+import * as z from '../../shared/zod.js';
 import { isTransient, TransientError } from '../changes.js';
-import { orchestrationRuntime } from '../deps.js';
+import { WakeLatch } from '../wake-latch.js';
 
 /**
  * Invoked by the callback states (PollWait, WaitForPublish; lambda:invoke.waitForTaskToken) with a fresh task
@@ -8,21 +13,24 @@ import { orchestrationRuntime } from '../deps.js';
  * for SendTaskSuccess (a wake) or its timeout (the poll interval), whichever comes first. Infrastructure trouble is
  * thrown as Orchestration.Transient, which the ASL retries.
  */
-const { sfn } = orchestrationRuntime();
+const latch = new WakeLatch(
+  new DynamoReleaseRepository(documentClient(), tablesFromEnv()),
+  new SfnTaskTokens(sfnClient()),
+);
 
 const payload = z.looseObject({
-  token: z.string().min(1),
-  releaseId: z.string().min(1),
+  token: z.string().check(z.minLength(1)),
+  releaseId: z.string().check(z.minLength(1)),
   /** Which wait: PollWait ('poll') or WaitForPublish ('staged'); the reconciler reads it. */
-  wait: z.enum(['poll', 'staged']).default('poll'),
+  wait: z._default(z.enum(['poll', 'staged']), 'poll'),
 });
 
 export async function handler(event: unknown): Promise<{ armed: string }> {
   const { token, releaseId, wait } = payload.parse(event);
   try {
-    return { armed: await sfn.latch.arm(releaseId, token, wait) };
+    return { armed: await latch.arm(releaseId, token, wait) };
   } catch (err) {
-    if (isTransient(err))
+    if (isTransient(err) && !hasCode(err, 'transient'))
       throw new TransientError(err instanceof Error ? err.message : String(err), { cause: err });
     throw err;
   }

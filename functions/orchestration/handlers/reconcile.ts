@@ -1,9 +1,8 @@
-import { z } from 'zod';
 import { documentClient, sfnClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { stateMachineArnFromEnv } from '../../adapters/orchestrator.js';
 import { SfnExecutions, SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
-import { parseEnv } from '../../shared/config.js';
 import { orchestrationSettings, runConfigFrom } from '../config.js';
 import { type ReconcileReport, reconcile } from '../reconcile.js';
 import { WakeLatch } from '../wake-latch.js';
@@ -13,11 +12,9 @@ import { WakeLatch } from '../wake-latch.js';
  * RECONCILE_SECONDS and once at start-up): every release that is not terminal gets an execution if none runs, and
  * a wake that was not delivered is delivered again. It wires only what it uses.
  */
-const env = parseEnv(z.object({ RELEASE_STATE_MACHINE_ARN: z.string().min(1) }));
-const settings = orchestrationSettings();
 const sfn = sfnClient();
 const releases = new DynamoReleaseRepository(documentClient(), tablesFromEnv());
-const executions = new SfnExecutions(sfn, env.RELEASE_STATE_MACHINE_ARN, runConfigFrom(settings));
+const executions = new SfnExecutions(sfn, stateMachineArnFromEnv(), runConfigFrom(orchestrationSettings()));
 const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
 
 export async function handler(): Promise<ReconcileReport> {

@@ -1,6 +1,17 @@
+import { documentClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
+import { eventPublisher } from '../../adapters/event-publisher.js';
+import { stateMachineArnFromEnv } from '../../adapters/orchestrator.js';
+import { sfnOrchestration } from '../../adapters/sfn-orchestrator.js';
+import { createTaskServiceClient, taskServiceCalls } from '../../adapters/task-service-client.js';
+import { tokenClient } from '../../adapters/token-client.js';
+import { systemClock } from '../../shared/clock.js';
+import { hasCode } from '../../shared/errors.js';
 import { log } from '../../shared/log.js';
 import { isTransient, TransientError } from '../changes.js';
-import { orchestrationRuntime } from '../deps.js';
+import { orchestrationSettings } from '../config.js';
 import { ReleaseSteps, type StepInput, type StepResult } from '../release-steps.js';
 
 /**
@@ -8,14 +19,29 @@ import { ReleaseSteps, type StepInput, type StepResult } from '../release-steps.
  * release and answers the next step. Infrastructure trouble is thrown as Orchestration.Transient, which the ASL
  * retries with backoff; anything else reaches the Catch that fails the release with an error event.
  */
-const { deps, sfn } = orchestrationRuntime();
-const steps = new ReleaseSteps(deps, sfn.latch, sfn.executions);
+const settings = orchestrationSettings();
+const doc = documentClient();
+const tables = tablesFromEnv();
+const releases = new DynamoReleaseRepository(doc, tables);
+const { latch, executions } = sfnOrchestration(stateMachineArnFromEnv(), { releases });
+const steps = new ReleaseSteps(
+  {
+    releases,
+    services: new DynamoTaskServiceRepository(doc, tables),
+    calls: taskServiceCalls(createTaskServiceClient(tokenClient())),
+    publisher: eventPublisher(),
+    clock: systemClock,
+    concurrency: settings.ACTION_CONCURRENCY,
+  },
+  latch,
+  executions,
+);
 
 export async function handler(event: StepInput): Promise<StepResult> {
   try {
     return await steps.run(event);
   } catch (err) {
-    if (isTransient(err) && !(err instanceof TransientError)) {
+    if (isTransient(err) && !hasCode(err, 'transient')) {
       log.warn('release step: transient error', {
         releaseId: event?.releaseId,
         step: event?.step,

@@ -1,11 +1,11 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ChangeConflictError } from '../../../functions/adapters/dynamodb/common.js';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
+import { ChangeConflictError } from '../../../functions/coordinator/ports.js';
 import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/releases.js';
 import { localClient } from '../../../local/dynamodb-local.js';
 import { useLocalTables } from '../../helpers/tables.js';

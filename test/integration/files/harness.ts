@@ -1,19 +1,25 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { inject } from 'vitest';
-import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
+import { documentClient, s3Client } from '../../../functions/adapters/aws.js';
+import { DynamoAuditLog } from '../../../functions/adapters/dynamodb/files-audit.js';
+import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
+import {
+  DynamoDevTokenRepository,
+  DynamoSignedTokenRepository,
+} from '../../../functions/adapters/dynamodb/files-tokens.js';
+import { DynamoStudyRepository, studyDirectory } from '../../../functions/adapters/dynamodb/studies.js';
+import { S3ObjectStore } from '../../../functions/adapters/s3-store.js';
 import { filesConfigFromEnv } from '../../../functions/files/config.js';
-import { buildFilesDeps } from '../../../functions/files/deps.js';
 import type { FilesDeps } from '../../../functions/files/ports.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
+import { type Clock, FakeClock } from '../../../functions/shared/clock.js';
 import { newId } from '../../../functions/shared/ids.js';
 import { FILES_API } from '../../../lib/api-manifest.js';
 import { localClient } from '../../../local/dynamodb-local.js';
+import { loadHandlerModule } from '../../../local/handlers.js';
 import { createLocalApi } from '../../../local/http-server.js';
 import { startTestIdp, type TestIdp } from '../../helpers/auth.js';
 import { useLocalS3 } from '../../helpers/s3rver.js';
@@ -25,8 +31,10 @@ export const MiB = 1024 * 1024;
 
 /**
  * The files API as a test talks to it: fresh tables on the shared DynamoDB Local, a private s3rver, a test identity
- * provider, and the real handler modules of FILES_API behind local/http-server.ts on a random 127.0.0.1 port. The
- * handlers get a clock the test controls (FakeClock), so token expiry is tested without sleeping.
+ * provider, and the real handler modules of FILES_API (sources or bundles, as LOCAL_HANDLERS says) behind
+ * local/http-server.ts on a random 127.0.0.1 port. Each handler wires its own adapters with a clock the test
+ * controls (FakeClock, through its `createHandler`), so token expiry is tested without sleeping. `deps` are the same
+ * adapters wired here, for tests that call a use case directly.
  */
 export interface FilesApi {
   baseUrl: string;
@@ -96,6 +104,22 @@ export function bytesOf(size: number, seed = 1): Buffer {
   return out;
 }
 
+/** Every port of the file service on the test's tables and bucket, with the test's clock. */
+function filesDeps(clock: Clock): FilesDeps {
+  const config = filesConfigFromEnv();
+  const doc = documentClient();
+  return {
+    config,
+    clock,
+    files: new DynamoFileRepository(doc, config.FILES_TABLE),
+    signedTokens: new DynamoSignedTokenRepository(doc, config.FILES_TABLE),
+    devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
+    audit: new DynamoAuditLog(doc, config.FILES_TABLE),
+    studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+  };
+}
+
 export async function startFilesApi(extraEnv: Record<string, string> = {}): Promise<FilesApi> {
   await useLocalTables();
   const s3 = await useLocalS3();
@@ -114,7 +138,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
   );
   delete process.env.PUBLIC_BASE_URL;
   const clock = new FakeClock(Date.now());
-  const deps = buildFilesDeps(filesConfigFromEnv(), clock);
+  const deps = filesDeps(clock);
 
   const raw = localClient(inject('ddbEndpoint'));
   const doc = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
@@ -126,11 +150,11 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
   const server: Server = createLocalApi({
     functions: FILES_API,
     load: async (entry) => {
-      const mod = (await import(pathToFileURL(resolve(entry)).href)) as {
+      const mod = await loadHandlerModule<{
         handler: LambdaHandler;
-        createHandler?: (d: FilesDeps) => LambdaHandler;
-      };
-      return mod.createHandler ? mod.createHandler(deps) : mod.handler;
+        createHandler?: (c: Clock) => LambdaHandler;
+      }>(entry);
+      return mod.createHandler ? mod.createHandler(clock) : mod.handler;
     },
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

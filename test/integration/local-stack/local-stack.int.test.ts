@@ -59,6 +59,9 @@ async function startStack(reuse?: Record<string, number>): Promise<Stack> {
       STUDIES_SOURCE: sourceUrl,
       STUDY_SYNC_RETRY_SECONDS: '1',
       LOG_LEVEL: 'warn',
+      // In the bundled project the stack builds its own bundles: into its data dir, not the directory the other
+      // suites of the run are loading from.
+      ...(process.env.LOCAL_HANDLERS === 'bundled' ? { LOCAL_BUNDLES_DIR: join(dataDir, 'bundles') } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so cleanup can reach the whole tree if a test fails half-way.
@@ -200,6 +203,7 @@ describe('npm start (bin/local.ts)', () => {
     const ui = `http://127.0.0.1:${stack!.ports.UI_PORT}`;
     for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`, ui])
       expect(printed).toContain(url);
+    expect(printed).toContain(`handlers: ${process.env.LOCAL_HANDLERS ?? 'source'}`);
     expect(printed).toContain(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`);
     firstAdminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     expect(printed).toContain(firstAdminToken);

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../../../functions/shared/auth.js';
 import {
   isTerminal,
@@ -15,6 +15,15 @@ import {
  */
 const messages = (events: any[]) => events.map((e) => e.message as string);
 
+/** Polls a condition of the test's own fakes (no fixed sleep); 30 s only bounds a hang. */
+async function until(cond: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('release orchestration', () => {
   let h: ReleaseHarness;
   beforeAll(async () => {
@@ -28,7 +37,13 @@ describe('release orchestration', () => {
   });
 
   it('drives a release from initializing to published with callbacks, versioning the release and its studies', async () => {
-    const [a, b] = await h.addServices(2, (i) => ({ stageMs: 150, publishMs: 150, legacySpelling: i === 1 }));
+    // Staging takes long enough for the coordinator to record `running` first, even on a busy machine: a callback
+    // that overtakes the start step finds the task still `pending` and is refused (409), and polling stages it.
+    const [a, b] = await h.addServices(2, (i) => ({
+      stageMs: 1000,
+      publishMs: 150,
+      legacySpelling: i === 1,
+    }));
     const rel = await h.createRelease();
     expect(rel.state).toBe('initializing');
     const staged = await h.waitForState(rel.item_id, 'staged');
@@ -56,8 +71,8 @@ describe('release orchestration', () => {
       ]);
       expect(fake.received[0].studies).toEqual(STUDIES);
       expect(fake.received[0].releaseId).toBe(rel.item_id);
-      // A poll round may see `published` before this service's own callback has its answer: wait for it.
-      await vi.waitFor(() => expect(fake.callbacks).toHaveLength(2), { timeout: 10_000 });
+      // A poll round may have seen `published` before this service's own callback came back: wait for its answer.
+      await until(() => fake.callbacks.length >= 2, 'both callbacks answered');
       expect(fake.callbacks.map((c) => [c.state, c.status])).toEqual([
         ['staged', 200],
         ['published', 200],

@@ -1,4 +1,3 @@
-import { ChangeConflictError } from '../../../functions/adapters/dynamodb/common.js';
 import type {
   CoordinatorEvent,
   Release,
@@ -8,7 +7,11 @@ import type {
   TaskService,
 } from '../../../functions/coordinator/model.js';
 import { isTerminalRelease } from '../../../functions/coordinator/model.js';
-import type { ReleaseChange, ReleaseRepository } from '../../../functions/coordinator/ports.js';
+import {
+  ChangeConflictError,
+  type ReleaseChange,
+  type ReleaseRepository,
+} from '../../../functions/coordinator/ports.js';
 import { compareVersions } from '../../../functions/coordinator/versions.js';
 import type {
   CallOutcome,

@@ -89,12 +89,19 @@ describe('task-service replies', () => {
 
 describe('which errors the state machine retries', async () => {
   const { isTransient, TransientError } = await import('../../../functions/orchestration/changes.js');
+  const { TokenUnavailableError } = await import('../../../functions/adapters/token-client.js');
+  // What a minified bundle makes of the class: another name, the same code.
+  const minified = Object.assign(new Error('token endpoint answered 503'), {
+    name: 'sf',
+    code: 'token_unavailable',
+  });
   it.each([
     [{ name: 'ThrottlingException' }, true],
     [{ name: 'ProvisionedThroughputExceededException' }, true],
     [{ name: 'InternalServerError', $metadata: { httpStatusCode: 500 } }, true],
     [{ name: 'Whatever', $retryable: {} }, true],
-    [{ name: 'TokenUnavailableError' }, true],
+    [new TokenUnavailableError('token endpoint answered 503'), true],
+    [minified, true],
     [{ name: 'Error', code: 'ECONNREFUSED' }, true],
     [new TransientError('x'), true],
     [{ name: 'ValidationException', $metadata: { httpStatusCode: 400 } }, false],

@@ -1,0 +1,111 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
+import { COORDINATOR_API, FILES_API } from './api-manifest.js';
+import { WORKER_FUNCTIONS } from './orchestration-manifest.js';
+
+/**
+ * How a Lambda function is bundled: the one definition that CDK (lib/service-function.ts), `npm run
+ * build:functions` (bin/build-functions.ts), the local stack's bundle mode (LOCAL_HANDLERS=bundled) and
+ * `npm run bench:cold` all use, so what the tests run is byte for byte what deploys.
+ */
+
+const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * esbuild options for every function: minified ESM for nodejs22.x with a source map, the AWS SDK bundled (Lambda
+ * runs the exact SDK versions the tests ran). Nothing in functions/ depends on class or function names surviving
+ * minification (errors carry a stable `code` and literal `name`s), so `keepNames` stays off.
+ *
+ * The SDK's default credential chain is replaced by a function's own (environment, then the container endpoint:
+ * functions/adapters/lambda-credentials.ts); the rest of the chain (profiles, SSO, instance metadata) never applies
+ * to a function and is a quarter of a small bundle.
+ */
+export const FUNCTION_BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  minify: true,
+  sourcemap: true,
+  sourcesContent: false,
+  logLevel: 'warning',
+  mainFields: ['module', 'main'],
+  alias: { '@aws-sdk/credential-provider-node': './functions/adapters/lambda-credentials.ts' },
+  // CommonJS dependencies inside an ESM bundle still call require().
+  banner: {
+    js: "import { createRequire } from 'node:module';const require = createRequire(import.meta.url);",
+  },
+} as const satisfies BuildOptions;
+
+/** The bundle's file name inside its directory; the Lambda handler is `index.handler`. */
+export const BUNDLE_FILE = 'index.mjs';
+export const BUNDLE_HANDLER = 'index.handler';
+
+/** Where `npm run build:functions` writes the bundles (one directory per entry). */
+export const BUNDLES_DIR = join(REPO_ROOT, 'dist', 'functions');
+
+export interface FunctionEntry {
+  /** Handler module relative to the repository root, e.g. functions/coordinator/handlers/health.ts. */
+  entry: string;
+  /** The manifest names (CDK construct ids) deployed from this entry, e.g. Health and FilesHealth. */
+  names: string[];
+}
+
+/** Every function entry of lib/api-manifest.ts and lib/orchestration-manifest.ts, once each, in manifest order. */
+export function functionEntries(): FunctionEntry[] {
+  const byEntry = new Map<string, string[]>();
+  for (const fn of [...COORDINATOR_API, ...WORKER_FUNCTIONS, ...FILES_API]) {
+    const names = byEntry.get(fn.entry) ?? [];
+    names.push(fn.name);
+    byEntry.set(fn.entry, names);
+  }
+  return [...byEntry].map(([entry, names]) => ({ entry, names }));
+}
+
+/** The directory of an entry's bundle: functions/coordinator/handlers/health.ts -> dist/functions/coordinator/handlers/health. */
+export function bundleDirOf(entry: string, root = BUNDLES_DIR): string {
+  const rel = entry.replace(/^functions\//, '').replace(/\.ts$/, '');
+  return join(root, rel);
+}
+
+export interface BundleResult {
+  /** Absolute path of the written index.mjs. */
+  file: string;
+  metafile?: Metafile;
+}
+
+/**
+ * Bundles one entry into `outDir` (index.mjs + index.mjs.map), synchronously, because CDK's local bundling hook is
+ * synchronous. The output depends only on the entry and FUNCTION_BUNDLE_OPTIONS, not on where it is written.
+ */
+export function bundleFunction(
+  entry: string,
+  outDir: string,
+  opts: { metafile?: boolean } = {},
+): BundleResult {
+  mkdirSync(outDir, { recursive: true });
+  const file = join(outDir, BUNDLE_FILE);
+  const result = buildSync({
+    ...FUNCTION_BUNDLE_OPTIONS,
+    absWorkingDir: REPO_ROOT,
+    entryPoints: [join(REPO_ROOT, entry)],
+    outfile: file,
+    metafile: opts.metafile ?? false,
+  });
+  return { file, metafile: result.metafile };
+}
+
+/** Bundles every function entry under `root` (default dist/functions), replacing what was there. */
+export function bundleAll(root = BUNDLES_DIR, opts: { metafile?: boolean } = {}) {
+  rmSync(root, { recursive: true, force: true });
+  return functionEntries().map((fn) => ({
+    ...fn,
+    dir: bundleDirOf(fn.entry, root),
+    ...bundleFunction(fn.entry, bundleDirOf(fn.entry, root), opts),
+  }));
+}
+
+/** A path relative to the repository root, for messages. */
+export const repoRelative = (path: string) => relative(REPO_ROOT, path);
