@@ -1,5 +1,6 @@
 import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
 import type { ReconcileReport } from '../../functions/orchestration/reconcile.js';
+import { loadHandler } from '../../local/handlers.js';
 import { type LocalStepFunctions, startStepFunctions } from '../../local/step-functions.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
 import {
@@ -149,7 +150,10 @@ export async function startReleaseHarness(
       }
     },
     async reconcile() {
-      const { handler } = await import('../../functions/orchestration/handlers/reconcile.js');
+      // Through the LOCAL_HANDLERS switch, as the local stack's timer loads it: the bundle in the bundled project.
+      const handler = await loadHandler<() => Promise<ReconcileReport>>(
+        'functions/orchestration/handlers/reconcile.ts',
+      );
       return handler();
     },
     async reset() {
