@@ -56,6 +56,9 @@ export default defineConfig({
             'test/integration/orchestration/health-count.int.test.ts',
             'test/integration/orchestration/local-step-functions.int.test.ts',
             'test/integration/files/local-s3.int.test.ts',
+            // No handler in them: the dashboard's server, and how npm start ends on Ctrl-C.
+            'test/integration/local-stack/ui-server.int.test.ts',
+            'test/integration/local-stack/npm-start.int.test.ts',
           ],
           env: { ...env, LOCAL_HANDLERS: 'bundled', LOCAL_BUNDLES_DIR: '.test-data/bundles' },
           setupFiles,

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
  * `npm start` (bin/local.ts) as a child process: `npx tsx bin/local.ts` with the given ports and DATA_DIR, in its
@@ -27,6 +28,7 @@ export function spawnStack(
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
+      ...ownBundlesEnv(dataDir),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

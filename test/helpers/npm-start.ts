@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../local/dynamodb-local.js';
+import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
  * `npm start` exactly as the README runs it, but on free ports and in a fresh temporary DATA_DIR, so it never meets
@@ -53,6 +54,7 @@ export async function npmStart(
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
       LOG_LEVEL: 'info',
+      ...ownBundlesEnv(dataDir),
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../local/dynamodb-local.js';
+import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
  * `npm start` as a user runs it (`tsx bin/local.ts`) in a child process, on free ports with a temporary DATA_DIR,
@@ -42,6 +43,7 @@ export async function spawnStack(
       ...process.env,
       LOG_LEVEL: 'warn',
       STUDY_SYNC_RETRY_SECONDS: '1',
+      ...ownBundlesEnv(dataDir),
       ...env,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       DATA_DIR: dataDir,

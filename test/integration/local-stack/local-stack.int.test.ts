@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../local/dynamodb-local.js';
+import { ownBundlesEnv } from '../../helpers/stack-bundles.js';
 
 /**
  * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process, with random free ports and a temporary
@@ -59,9 +60,7 @@ async function startStack(reuse?: Record<string, number>): Promise<Stack> {
       STUDIES_SOURCE: sourceUrl,
       STUDY_SYNC_RETRY_SECONDS: '1',
       LOG_LEVEL: 'warn',
-      // In the bundled project the stack builds its own bundles: into its data dir, not the directory the other
-      // suites of the run are loading from.
-      ...(process.env.LOCAL_HANDLERS === 'bundled' ? { LOCAL_BUNDLES_DIR: join(dataDir, 'bundles') } : {}),
+      ...ownBundlesEnv(dataDir),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so cleanup can reach the whole tree if a test fails half-way.
