@@ -1,9 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
+/** Holds what tests write to stdout/stderr (expected error logs) and shows it only for a failing test. */
+const setupFiles = ['test/setup/quiet-output.ts'];
+
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   AWS_REGION: 'us-east-1',
   LOG_LEVEL: 'warn',
+};
+
+// Generous limits: `npm test` must hold on a busy 2-core machine (another process burning a core beside it).
+const integration = {
+  globalSetup: ['test/global-setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
 };
 
 export default defineConfig({
@@ -14,20 +24,76 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
           env,
+          setupFiles,
           testTimeout: 60_000,
-          // The CDK tests synthesize the whole app (cdk-nag included) in beforeAll: seconds of CPU that a busy
-          // 2-core machine can stretch past the default 10 s.
-          hookTimeout: 60_000,
+          // The CDK suite synthesizes whole apps (cdk-nag included) in its hooks: seconds of CPU that a busy 2-core
+          // machine can stretch far past the default 10 s.
+          hookTimeout: 120_000,
         },
       },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts'],
-          globalSetup: ['test/global-setup.ts'],
           env,
+          setupFiles,
+          ...integration,
+        },
+      },
+      {
+        // The coordinator, orchestration, file-service (DRS and the 1 GiB upload included) and fuzz suites and
+        // `npm start` once more, against the minified bundles that deploy (LOCAL_HANDLERS=bundled,
+        // local/handlers.ts). Suites that load no handler are not repeated.
+        test: {
+          name: 'bundled',
+          include: [
+            'test/integration/coordinator/**/*.int.test.ts',
+            'test/integration/orchestration/**/*.int.test.ts',
+            'test/integration/files/**/*.int.test.ts',
+            'test/integration/local-stack/**/*.int.test.ts',
+            // Every route of both APIs, as the bundles serve them.
+            'test/integration/fuzz/**/*.int.test.ts',
+          ],
+          exclude: [
+            'test/integration/coordinator/release-repository.int.test.ts',
+            'test/integration/orchestration/health-count.int.test.ts',
+            'test/integration/orchestration/local-step-functions.int.test.ts',
+            'test/integration/files/local-s3.int.test.ts',
+            // No handler in them: the dashboard's server, and how npm start ends on Ctrl-C.
+            'test/integration/local-stack/ui-server.int.test.ts',
+            'test/integration/local-stack/npm-start.int.test.ts',
+          ],
+          env: { ...env, LOCAL_HANDLERS: 'bundled', LOCAL_BUNDLES_DIR: '.test-data/bundles' },
+          setupFiles,
+          ...integration,
+          globalSetup: ['test/global-setup-bundles.ts', ...integration.globalSetup],
+        },
+      },
+      {
+        test: {
+          // The dashboard in headless Chromium (Debian's package) against a whole local stack of its own.
+          name: 'browser',
+          include: ['test/browser/**/*.browser.test.ts'],
+          // After the integration tests, and before the walkthroughs: each starts a whole stack of its own.
+          sequence: { groupOrder: 1 },
+          env,
+          setupFiles,
           testTimeout: 60_000,
-          hookTimeout: 60_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        // README.md, docs/files.md and docs/drs.md, block by block, against a fresh `npm start` (test/walkthroughs).
+        test: {
+          name: 'walkthroughs',
+          include: ['test/walkthroughs/**/*.walk.test.ts'],
+          // After the other projects: its own npm start (a JVM included) would otherwise compete with the
+          // integration tests for the machine's cores.
+          sequence: { groupOrder: 2 },
+          env,
+          setupFiles,
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -37,6 +37,7 @@ async function main() {
     IDP_PORT: await freePort(),
     S3_PORT: await freePort(),
     SFN_PORT: await freePort(),
+    UI_PORT: await freePort(),
     DYNAMODB_PORT: await freePort(),
   };
   const api = `http://127.0.0.1:${ports.COORDINATOR_PORT}`;
@@ -61,13 +62,27 @@ async function main() {
   stack.stderr?.on('data', (d: Buffer) => {
     stackLog += d.toString();
   });
+  // The stack takes several seconds (a JVM, the tables, the first study sync): say what it is waiting for, and
+  // repeat it every few seconds, so the demo is never silent.
   const deadline = Date.now() + 90_000;
+  let said = '';
+  let saidAt = 0;
   for (;;) {
     if (stack.exitCode !== null) throw new Error(`the local stack exited:\n${stackLog}`);
-    const ok = await fetch(`${api}/health`)
-      .then((r) => r.status === 200)
-      .catch(() => false);
-    if (ok) break;
+    const status = await fetch(`${api}/health`)
+      .then(async (r) =>
+        r.status === 200
+          ? 'ready'
+          : (((await r.json().catch(() => undefined)) as { error?: { message?: string } } | undefined)?.error
+              ?.message ?? `GET /health answered ${r.status}`),
+      )
+      .catch(() => 'starting DynamoDB Local, the identity provider, s3rver and Step Functions');
+    if (status === 'ready') break;
+    if (status !== said || Date.now() - saidAt > 3000) {
+      out(`${t()}  ${status} ...`);
+      said = status;
+      saidAt = Date.now();
+    }
     if (Date.now() > deadline) throw new Error(`the local stack did not get ready:\n${stackLog}`);
     await sleep(250);
   }
@@ -157,13 +172,27 @@ async function main() {
 }
 
 async function cleanup() {
-  await Promise.all(services.map((s) => s.stop()));
-  if (stack && stack.exitCode === null) {
-    const exited = new Promise((r) => stack?.once('exit', r));
-    stack.kill('SIGTERM');
-    await Promise.race([exited, sleep(10_000)]);
+  if (services.length) {
+    out(`${t()}  stopping the task services ...`);
+    await Promise.all(services.splice(0).map((s) => s.stop()));
   }
-  if (dataDir && !process.env.DEMO_KEEP) rmSync(dataDir, { recursive: true, force: true });
+  if (stack && stack.exitCode === null) {
+    out(`${t()}  stopping the local stack ...`);
+    const exited = new Promise<number | null>((r) => stack?.once('exit', (code) => r(code)));
+    stack.kill('SIGTERM');
+    // An unref'd timer: a pending 15 s guard must not keep the demo alive once the stack is gone.
+    const guard = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 15_000).unref());
+    const code = await Promise.race([exited, guard]);
+    out(
+      code === 'timeout'
+        ? `${t()}  the local stack did not stop within 15 s`
+        : `${t()}  local stack stopped (exit status ${code})`,
+    );
+  }
+  if (dataDir && !process.env.DEMO_KEEP) {
+    rmSync(dataDir, { recursive: true, force: true });
+    out(`${t()}  removed ${dataDir}; done`);
+  } else if (dataDir) out(`${t()}  kept ${dataDir} (DEMO_KEEP); done`);
 }
 
 main()

@@ -4,6 +4,7 @@
  *   DynamoDB Local (Java)  ->  the identity provider  ->  s3rver*  ->  Step Functions endpoint*
  *   ->  the coordinator API and the files API (local/http-server.ts calling the Lambda handler modules)
  *   ->  the first study sync  ->  ready: GET /health answers 200, URLs and an admin token are printed.
+ *   The dashboard (ui/) is built meanwhile if its sources changed, and served on UI_PORT from the start.
  *   (* when local/s3.ts / local/step-functions.ts exist)
  *
  * The stack is a composition of components. A component (local/component.ts) is
@@ -21,18 +22,25 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import type { Server } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import { isAbsolute, join, relative } from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
-import { FILES_WORKERS, WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
+import { bundleAll } from '../lib/bundling.js';
+import { FILES_WORKERS, WORKER_FUNCTIONS, type WorkerFunction } from '../lib/orchestration-manifest.js';
 import { type Component, entryExists, importOptional, loadHandler } from '../local/component.js';
 import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
+import { bundlesDir } from '../local/handlers.js';
 import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
 import { startLocalLambda } from '../local/lambda.js';
 import { Readiness } from '../local/readiness.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
+import { ensureUiBuilt } from '../local/ui-build.js';
+import { createUiServer, DASHBOARD_CLIENT_ID, type DashboardConfig } from '../local/ui-server.js';
 
 type WorkerHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
 
@@ -53,7 +61,7 @@ interface ComponentOptions {
 
 const components: Component[] = [];
 const servers: Server[] = [];
-let schedules: Schedules | undefined;
+const schedules: Schedules[] = [];
 let stopping = false;
 
 function use(component: Component): Component {
@@ -95,8 +103,8 @@ async function listen(name: string, server: Server, port: number, host: string):
   return `http://${publicHost(host)}:${(server.address() as { port: number }).port}`;
 }
 
-function serveApi(functions: ApiFunction[], readiness?: Readiness): Server {
-  return createLocalApi({ functions, load: loadHandler, intercept: readiness?.intercept });
+function serveApi(functions: ApiFunction[], corsOrigins: string[], readiness?: Readiness): Server {
+  return createLocalApi({ functions, load: loadHandler, intercept: readiness?.intercept, corsOrigins });
 }
 
 function invokeWorker(entry: string, ruleName: string): Promise<unknown> {
@@ -106,6 +114,18 @@ function invokeWorker(entry: string, ruleName: string): Promise<unknown> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Releases kept in DATA_DIR from before the active index existed join it once, so the reconciler sees them. */
+async function indexActiveReleases(client: DynamoDBClient, prefix: string): Promise<void> {
+  const doc = DynamoDBDocumentClient.from(client);
+  const tables = tableEnv(prefix);
+  const releases = new DynamoReleaseRepository(doc, {
+    coordinator: tables.COORDINATOR_TABLE,
+    studies: tables.STUDIES_TABLE,
+  });
+  const added = await releases.indexActiveReleases();
+  if (added.length) log.info('releases added to the active index', { releases: added });
+}
 
 /**
  * The first study sync gates readiness: it is retried until it succeeds (a wrong STUDIES_SOURCE keeps /health at
@@ -136,10 +156,22 @@ async function firstStudySync(config: LocalConfig, readiness: Readiness): Promis
   }
 }
 
-function startWorkerSchedules(config: LocalConfig): Schedules {
-  const every = { healthCheck: config.HEALTH_INTERVAL_SECONDS, studySync: config.STUDY_SYNC_SECONDS };
+/**
+ * The scheduled workers, as EventBridge runs them on AWS. `which` picks the kinds: the reconciler starts as soon as
+ * the APIs listen (its first run resumes whatever a previous stack left in flight), the others after the first
+ * study sync.
+ */
+function startWorkerSchedules(
+  config: LocalConfig,
+  which: readonly NonNullable<WorkerFunction['schedule']>[],
+): Schedules {
+  const every = {
+    healthCheck: config.HEALTH_INTERVAL_SECONDS,
+    studySync: config.STUDY_SYNC_SECONDS,
+    reconcile: config.RECONCILE_SECONDS,
+  };
   const list = WORKER_FUNCTIONS.flatMap((w) => {
-    if (!w.schedule) return [];
+    if (!w.schedule || !which.includes(w.schedule)) return [];
     if (!entryExists(w.entry)) {
       log.warn('scheduled function not written yet: not scheduled', { name: w.name, entry: w.entry });
       return [];
@@ -148,6 +180,7 @@ function startWorkerSchedules(config: LocalConfig): Schedules {
       {
         name: w.name,
         everyMs: every[w.schedule] * 1000,
+        runNow: w.schedule === 'reconcile',
         run: async () => {
           await invokeWorker(w.entry, `local-${w.name}`);
         },
@@ -159,7 +192,7 @@ function startWorkerSchedules(config: LocalConfig): Schedules {
 
 async function stopAll(): Promise<void> {
   stopping = true;
-  await schedules?.stop();
+  await Promise.all(schedules.map((s) => s.stop()));
   await Promise.all(
     servers.map(
       (s) =>
@@ -254,6 +287,33 @@ async function main(): Promise<void> {
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
+
+  // The dashboard: rebuilt (only if its sources changed) while DynamoDB Local starts, and served from the start so
+  // its port, and so the origin the APIs and the identity provider must allow, is known before they start.
+  const uiBuild = ensureUiBuilt();
+  const uiDist = uiBuild.then((b) => b.dir);
+  // A failed build is reported below, and by the UI server to whoever asks for a page.
+  uiDist.catch(() => {});
+  let dashboardConfig: DashboardConfig | null = null;
+  await assertPortFree(config.UI_PORT, 'UI_PORT');
+  const uiUrl = await listen(
+    'UI_PORT',
+    createUiServer({
+      dist: uiDist,
+      config: () => dashboardConfig,
+      connect: () => (process.env.AWS_ENDPOINT_URL_S3 ? [process.env.AWS_ENDPOINT_URL_S3] : []),
+    }),
+    config.UI_PORT,
+    config.HOST,
+  );
+  const uiPort = new URL(uiUrl).port;
+  const dashboardUrl = (config.UI_PUBLIC_URL ?? uiUrl).replace(/\/$/, '');
+  // The dashboard may be opened as 127.0.0.1 or localhost; both origins are its own.
+  const corsOrigins = [
+    ...new Set([new URL(dashboardUrl).origin, `http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`]),
+  ];
+  // Bundled mode builds while the dashboard's build (a child process) runs.
+  if (config.LOCAL_HANDLERS === 'bundled') buildBundles();
   const readiness = new Readiness();
   readiness.waitFor('identity provider');
   readiness.waitFor('first study sync');
@@ -301,6 +361,7 @@ async function main(): Promise<void> {
   });
   const ddbClient = localClient(ddb.endpoint);
   await createTables(ddbClient, config.TABLE_PREFIX);
+  await indexActiveReleases(ddbClient, config.TABLE_PREFIX);
   ddbClient.destroy();
 
   // The identity provider: the coordinator verifies its tokens and uses its client credentials.
@@ -313,6 +374,8 @@ async function main(): Promise<void> {
     clients,
     tokenTtlSeconds: config.IDP_TOKEN_TTL_SECONDS,
     devTokens: config.IDP_DEV_TOKENS,
+    corsOrigins,
+    redirectUris: [`${dashboardUrl}/`],
   });
   use({
     name: 'identity provider',
@@ -362,15 +425,30 @@ async function main(): Promise<void> {
   // The APIs. Handler modules are imported on their first request, with the environment above in place.
   const coordinatorUrl = await listen(
     'COORDINATOR_PORT',
-    serveApi(COORDINATOR_API, readiness),
+    serveApi(COORDINATOR_API, corsOrigins, readiness),
     config.COORDINATOR_PORT,
     config.HOST,
   );
-  const filesUrl = await listen('FILES_PORT', serveApi(FILES_API), config.FILES_PORT, config.HOST);
+  const filesUrl = await listen(
+    'FILES_PORT',
+    serveApi(FILES_API, corsOrigins),
+    config.FILES_PORT,
+    config.HOST,
+  );
+  dashboardConfig = {
+    coordinatorUrl,
+    filesUrl,
+    authority: idp.issuer,
+    clientId: DASHBOARD_CLIENT_ID,
+    scope: 'openid',
+    logoutUrl: null,
+    pollMs: 1000,
+  };
 
+  schedules.push(startWorkerSchedules(config, ['reconcile']));
   await firstStudySync(config, readiness);
   if (stopping) return;
-  schedules = startWorkerSchedules(config);
+  schedules.push(startWorkerSchedules(config, ['healthCheck', 'studySync']));
 
   const adminToken = idp.mint({
     sub: 'local-admin',
@@ -380,7 +458,35 @@ async function main(): Promise<void> {
   const tokenFile = join(config.DATA_DIR, 'admin-token');
   writeFileSync(tokenFile, `${adminToken}\n`, { mode: 0o600 });
   chmodSync(tokenFile, 0o600);
-  banner(config, { 'Coordinator API': coordinatorUrl, 'Files API': filesUrl }, adminToken, tokenFile);
+  try {
+    const built = await uiBuild;
+    if (built.built) log.info('dashboard built', { dir: shown(built.dir), ms: built.ms });
+  } catch (err) {
+    log.error('the dashboard could not be built; the APIs run without it', {
+      error: err instanceof Error ? err.message : String(err),
+    });
+  }
+  banner(
+    config,
+    { Dashboard: dashboardUrl, 'Coordinator API': coordinatorUrl, 'Files API': filesUrl },
+    adminToken,
+    tokenFile,
+  );
+}
+
+/**
+ * LOCAL_HANDLERS=bundled: every handler (APIs, state machine tasks, schedules) runs from the bundles that deploy,
+ * built here, before anything loads a handler, so they are never stale.
+ */
+function buildBundles(): void {
+  const dir = bundlesDir();
+  const started = performance.now();
+  const built = bundleAll(dir);
+  log.info('handlers run from their bundles (LOCAL_HANDLERS=bundled)', {
+    bundles: built.length,
+    dir: shown(dir),
+    seconds: Math.round((performance.now() - started) / 100) / 10,
+  });
 }
 
 function banner(config: LocalConfig, apis: Record<string, string>, token: string, tokenFile: string): void {
@@ -390,12 +496,13 @@ function banner(config: LocalConfig, apis: Record<string, string>, token: string
   const hours = Math.round((config.ADMIN_TOKEN_TTL_SECONDS / 3600) * 10) / 10;
   const lines = [
     '',
-    `Local stack ready (data in ${shown(config.DATA_DIR)}; Ctrl-C stops it)`,
+    `Local stack ready (data in ${shown(config.DATA_DIR)}; handlers: ${config.LOCAL_HANDLERS}; Ctrl-C stops it)`,
     ...Object.entries(urls).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`),
     '',
     `Admin token (valid ${hours} h, also in ${shown(tokenFile)}):`,
     token,
     '',
+    `Open ${apis.Dashboard} and sign in (roles "admin" to steer releases).`,
     `Try: curl -H "Authorization: Bearer $(cat ${shown(tokenFile)})" ${apis['Coordinator API']}/studies`,
     '',
   ];

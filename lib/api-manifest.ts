@@ -12,6 +12,13 @@ export interface ApiFunction {
   paths: string[];
   /** Tables the function reads (r) or writes (rw), for least-privilege grants. */
   tables: Partial<Record<'coordinator' | 'studies' | 'files', 'r' | 'rw'>>;
+  /**
+   * Every route of these paths needs a bearer JWT (access read, service or admin), so API Gateway's JWT authorizer
+   * turns requests without a valid one away before they reach Lambda. False for public routes (/health) and for
+   * routes that also take `?token=` or `Authorization: Token` (developer and signed-URL tokens) or no credential:
+   * those stay open at the gateway and are checked in Lambda only. Lambda checks every route either way.
+   */
+  bearerOnly: boolean;
 }
 
 export const COORDINATOR_API: ApiFunction[] = [
@@ -20,42 +27,49 @@ export const COORDINATOR_API: ApiFunction[] = [
     entry: 'functions/coordinator/handlers/health.ts',
     paths: ['/health'],
     tables: {},
+    bearerOnly: false,
   },
   {
     name: 'TaskServices',
     entry: 'functions/coordinator/handlers/task-services.ts',
     paths: ['/task-services', '/task-services/{id}'],
     tables: { coordinator: 'rw' },
+    bearerOnly: true,
   },
   {
     name: 'Releases',
     entry: 'functions/coordinator/handlers/releases.ts',
     paths: ['/releases', '/releases/{id}', '/releases/{id}/publish'],
     tables: { coordinator: 'rw', studies: 'r' },
+    bearerOnly: true,
   },
   {
     name: 'Tasks',
     entry: 'functions/coordinator/handlers/tasks.ts',
     paths: ['/tasks', '/tasks/{id}'],
     tables: { coordinator: 'rw', studies: 'rw' },
+    bearerOnly: true,
   },
   {
     name: 'ReleaseNotes',
     entry: 'functions/coordinator/handlers/release-notes.ts',
     paths: ['/release-notes', '/release-notes/{id}'],
     tables: { coordinator: 'rw', studies: 'r' },
+    bearerOnly: true,
   },
   {
     name: 'Events',
     entry: 'functions/coordinator/handlers/events.ts',
     paths: ['/events', '/events/{id}'],
     tables: { coordinator: 'rw', studies: 'r' },
+    bearerOnly: true,
   },
   {
     name: 'Studies',
     entry: 'functions/coordinator/handlers/studies.ts',
     paths: ['/studies', '/studies/{id}'],
     tables: { studies: 'r' },
+    bearerOnly: true,
   },
 ];
 
@@ -75,18 +89,21 @@ export const FILES_API: ApiFunction[] = [
     entry: 'functions/coordinator/handlers/health.ts',
     paths: ['/health'],
     tables: {},
+    bearerOnly: false,
   },
   {
     name: 'FilesDownload',
     entry: 'functions/files/handlers/download.ts',
     paths: downloadStyle('/download'),
     tables: { files: 'rw' },
+    bearerOnly: false,
   },
   {
     name: 'FilesSignedUrl',
     entry: 'functions/files/handlers/signed-url.ts',
     paths: downloadStyle('/signed-url'),
     tables: { files: 'rw' },
+    bearerOnly: false,
   },
   {
     name: 'Files',
@@ -100,24 +117,28 @@ export const FILES_API: ApiFunction[] = [
       '/files/{fileId}/versions/{versionId}/upload-urls',
     ],
     tables: { files: 'rw', studies: 'r' },
+    bearerOnly: true,
   },
   {
     name: 'FilesDevTokens',
     entry: 'functions/files/handlers/dev-tokens.ts',
     paths: ['/developer-tokens', '/developer-tokens/{name}'],
     tables: { files: 'rw' },
+    bearerOnly: true,
   },
   {
     name: 'FilesAudit',
     entry: 'functions/files/handlers/audit.ts',
     paths: ['/audit'],
     tables: { files: 'r' },
+    bearerOnly: true,
   },
   {
     name: 'FilesGraphql',
     entry: 'functions/files/handlers/graphql.ts',
     paths: ['/graphql'],
     tables: { files: 'rw', studies: 'r' },
+    bearerOnly: false,
   },
   {
     // GA4GH DRS 1.5 (docs/drs.md). API Gateway prefers the static /objects/access over /objects/{object_id}.
@@ -132,5 +153,7 @@ export const FILES_API: ApiFunction[] = [
     ],
     // Reads files, versions, totals and developer tokens; writes audit records.
     tables: { files: 'rw' },
+    // DRS clients may send developer tokens (`Authorization: Token …`), which the gateway's JWT check would refuse.
+    bearerOnly: false,
   },
 ];

@@ -2,6 +2,7 @@ import { type App, type StackProps, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { AuthStack } from './auth.js';
 import { CoordinatorStack } from './coordinator-stack.js';
+import { DashboardSiteStack, DashboardStack } from './dashboard.js';
 import { FilesStack } from './files-stack.js';
 import { readSettings, removalPolicies, type Settings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
@@ -17,6 +18,9 @@ export interface ReleaseCoordinatorApp {
   auth?: AuthStack;
   coordinator: CoordinatorStack;
   files: FilesStack;
+  /** The operator dashboard: hosting (before the APIs) and the deployed app with its config (after them). */
+  dashboard?: DashboardStack;
+  dashboardSite?: DashboardSiteStack;
 }
 
 export interface BuildOptions {
@@ -28,7 +32,8 @@ export interface BuildOptions {
 
 /**
  * The whole app: a stateful stack (tables, files bucket), the Cognito stack unless an external OIDC issuer is
- * configured, and two stateless stacks (coordinator, file service). Settings come from CDK context (lib/settings.ts).
+ * configured, two stateless stacks (coordinator, file service) and the operator dashboard (lib/dashboard.ts).
+ * Settings come from CDK context (lib/settings.ts).
  */
 export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinatorApp {
   const settings = readSettings(app.node);
@@ -44,9 +49,21 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
   };
   const names = settings.stackNames;
 
+  // The dashboard's URL is needed by Cognito (callback), the files bucket and the APIs (CORS), so its hosting
+  // comes first. With an external issuer it needs that issuer's public client id.
+  const withDashboard = settings.dashboard && (!settings.oidcIssuer || !!settings.dashboardClientId);
+  const dashboard = withDashboard
+    ? new DashboardStack(app, names.dashboard, {
+        env,
+        settings,
+        description: 'Release coordinator: operator dashboard hosting (private S3 bucket behind CloudFront)',
+      })
+    : undefined;
+
   const stateful = new StatefulStack(app, names.stateful, {
     env,
     settings,
+    dashboardOrigin: dashboard?.url,
     description: 'Release coordinator: tables and the study files bucket (stateful)',
   });
   const auth = settings.oidcIssuer
@@ -55,6 +72,7 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
         env,
         settings,
         removalPolicy: removalPolicies(settings).userPool,
+        dashboardUrl: dashboard?.url,
         description: 'Release coordinator: Cognito user pool, groups, resource server and clients',
       });
   const shared = {
@@ -63,6 +81,7 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
     tables: stateful.tables,
     filesBucketExportName: stateful.filesBucketExportName,
     cognito: auth?.auth,
+    corsOrigins: dashboard ? [dashboard.url] : undefined,
   };
   const coordinator = new CoordinatorStack(app, names.coordinator, {
     ...shared,
@@ -73,10 +92,30 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
     description: 'Study file service: API and functions (stateless)',
   });
 
+  let dashboardSite: DashboardSiteStack | undefined;
+  if (dashboard) {
+    const cognito = auth?.auth;
+    dashboardSite = new DashboardSiteStack(app, names.dashboardSite, {
+      env,
+      description: 'Release coordinator: the operator dashboard app and its runtime config',
+      hosting: dashboard.exports,
+      config: {
+        coordinatorUrl: settings.coordinatorBaseUrl ?? coordinator.api.url,
+        filesUrl: settings.filesBaseUrl ?? files.api.url,
+        authority: coordinator.auth.issuer,
+        clientId: cognito?.dashboardClient?.userPoolClientId ?? (settings.dashboardClientId as string),
+        scope: settings.dashboardScope ?? (cognito ? 'openid email profile' : 'openid'),
+        logoutUrl: cognito?.dashboardLogoutUrl ?? null,
+        pollMs: 1000,
+      },
+    });
+  }
+
+  if (dashboard && dashboardSite) dashboardSite.addStackDependency(dashboard);
   // The bucket arrives through a named export, which CDK does not count as a dependency by itself.
   coordinator.addStackDependency(stateful);
   files.addStackDependency(stateful);
 
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { settings, stateful, auth, coordinator, files };
+  return { settings, stateful, auth, coordinator, files, dashboard, dashboardSite };
 }

@@ -10,13 +10,16 @@ import {
 } from 'aws-cdk-lib';
 import {
   AccountRecovery,
+  CfnManagedLoginBranding,
   type CfnUserPoolClient,
   FeaturePlan,
+  ManagedLoginVersion,
   Mfa,
   OAuthScope,
   ResourceServerScope,
   UserPool,
   type UserPoolClient,
+  UserPoolClientIdentityProvider,
   UserPoolGroup,
 } from 'aws-cdk-lib/aws-cognito';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -58,6 +61,8 @@ export interface CognitoAuthProps {
   removalPolicy: RemovalPolicy;
   /** Prefix of the hosted domain that serves /oauth2/token; must be globally unique. */
   domainPrefix: string;
+  /** The operator dashboard's URL (no trailing slash): gets a public sign-in client with it as callback. */
+  dashboardUrl?: string;
 }
 
 /**
@@ -65,7 +70,7 @@ export interface CognitoAuthProps {
  * are further groups named after study ids), a resource server with the `admin` and `service` scopes, and four
  * clients: the coordinator's own client-credentials client (its secret copied into Secrets Manager for the
  * functions), client-credentials clients for task services (service) and for automation (admin), and a public
- * client for people.
+ * client for people; with a dashboard, a fifth, public one for its managed-login sign-in.
  */
 export class CognitoAuth extends Construct {
   readonly userPool: UserPool;
@@ -75,6 +80,10 @@ export class CognitoAuth extends Construct {
   readonly userClient: UserPoolClient;
   readonly coordinatorClientSecret: Secret;
   readonly tokenUrl: string;
+  /** The dashboard's public client (authorization code + PKCE through managed login), when there is a dashboard. */
+  readonly dashboardClient?: UserPoolClient;
+  /** Where the dashboard ends the managed-login session on sign-out. */
+  readonly dashboardLogoutUrl?: string;
 
   constructor(scope: Construct, id: string, props: CognitoAuthProps) {
     super(scope, id);
@@ -132,7 +141,11 @@ export class CognitoAuth extends Construct {
       scopes: [invokeScope],
     });
 
-    const domain = this.userPool.addDomain('Domain', { cognitoDomain: { domainPrefix: props.domainPrefix } });
+    const domain = this.userPool.addDomain('Domain', {
+      cognitoDomain: { domainPrefix: props.domainPrefix },
+      // The dashboard's sign-in pages; machine clients only use the domain's /oauth2/token.
+      managedLoginVersion: ManagedLoginVersion.NEWER_MANAGED_LOGIN,
+    });
     this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
 
     const machineClient = (clientId: string, scopes: ResourceServerScope[], server = resourceServer) => {
@@ -164,6 +177,37 @@ export class CognitoAuth extends Construct {
       idTokenValidity: Duration.hours(1),
       preventUserExistenceErrors: true,
     });
+
+    if (props.dashboardUrl) {
+      // Operators sign in to the dashboard through managed login: a public client (no secret, so PKCE protects the
+      // code), authorization code only, back to the dashboard's own root. MFA stays required by the pool.
+      const callback = `${props.dashboardUrl}/`;
+      this.dashboardClient = this.userPool.addClient('DashboardClient', {
+        generateSecret: false,
+        oAuth: {
+          flows: { authorizationCodeGrant: true },
+          scopes: [OAuthScope.OPENID, OAuthScope.EMAIL, OAuthScope.PROFILE],
+          callbackUrls: [callback],
+          logoutUrls: [callback],
+        },
+        supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
+        accessTokenValidity: Duration.hours(1),
+        idTokenValidity: Duration.hours(1),
+        refreshTokenValidity: Duration.hours(12),
+        preventUserExistenceErrors: true,
+      });
+      (this.dashboardClient.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = [
+        'ALLOW_REFRESH_TOKEN_AUTH',
+      ];
+      // Managed login shows a page only for clients with a branding style; Cognito's own look is enough.
+      new CfnManagedLoginBranding(this, 'DashboardLoginBranding', {
+        userPoolId: this.userPool.userPoolId,
+        clientId: this.dashboardClient.userPoolClientId,
+        useCognitoProvidedValues: true,
+      });
+      this.dashboardLogoutUrl = `${domain.baseUrl()}/logout?client_id=${this.dashboardClient.userPoolClientId}&logout_uri=${callback}`;
+      new CfnOutput(this, 'DashboardClientId', { value: this.dashboardClient.userPoolClientId });
+    }
 
     this.coordinatorClientSecret = new Secret(this, 'CoordinatorClientSecret', {
       description: 'Client secret of the release coordinator client-credentials app client (plain string)',
@@ -221,13 +265,17 @@ export class AuthStack extends Stack {
   constructor(
     scope: Construct,
     id: string,
-    props: StackProps & { settings: Settings; removalPolicy: RemovalPolicy },
+    props: StackProps & { settings: Settings; removalPolicy: RemovalPolicy; dashboardUrl?: string },
   ) {
     super(scope, id, props);
     const domainPrefix =
       props.settings.cognitoDomainPrefix ??
       Fn.join('-', [props.settings.prefix.toLowerCase(), Aws.ACCOUNT_ID]);
-    this.auth = new CognitoAuth(this, 'Cognito', { removalPolicy: props.removalPolicy, domainPrefix });
+    this.auth = new CognitoAuth(this, 'Cognito', {
+      removalPolicy: props.removalPolicy,
+      domainPrefix,
+      dashboardUrl: props.dashboardUrl,
+    });
   }
 }
 
@@ -240,10 +288,14 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
     const issuer = cognito.issuer;
     return {
       issuer,
-      // Every client but the coordinator's own: its token is for task services, never for these APIs.
-      audience: [cognito.taskServiceClient, cognito.adminClient, cognito.userClient].map(
-        (c) => c.userPoolClientId,
-      ),
+      // Every client but the coordinator's own: its token is for task services, never for these APIs. The
+      // dashboard's public client signs operators in, and its tokens are for these APIs.
+      audience: [
+        cognito.taskServiceClient,
+        cognito.adminClient,
+        cognito.userClient,
+        ...(cognito.dashboardClient ? [cognito.dashboardClient] : []),
+      ].map((c) => c.userPoolClientId),
       jwksUri: `${issuer}/.well-known/jwks.json`,
       tokenUrl: cognito.tokenUrl,
       clientId: cognito.coordinatorClient.userPoolClientId,

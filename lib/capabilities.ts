@@ -21,7 +21,7 @@ export interface Capabilities {
 }
 
 export const CAPABILITIES: Record<string, Capabilities> = {
-  // POST /releases starts the execution; DELETE and /publish wake it.
+  // POST /releases starts the execution; DELETE and /publish wake it (and start one if none runs).
   Releases: { orchestration: true },
   // PATCH /tasks/<id> wakes the poll loop when a task reports staged, published or failed.
   Tasks: { orchestration: true },
@@ -29,6 +29,9 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   PollWait: { orchestration: true },
   // Probes GET /status; at the failure threshold it fails releases and wakes their executions.
   HealthCheck: { orchestration: true, coordinatorToken: true },
+  // Every minute: starts an execution for each release that is not terminal and has none running; re-delivers a
+  // wake that failed.
+  Reconciler: { orchestration: true },
   // POST/PATCH /task-services probe GET {url}/status with the coordinator's token.
   TaskServices: { coordinatorToken: true },
   // Sends initialize/start/get_status/publish/cancel to every task service; continues a long-running release in a
@@ -62,6 +65,7 @@ export function timeoutSecondsOf(name: string, kind: 'http' | 'worker', s: Setti
     case 'StudySync':
       return 300;
     case 'HealthCheck':
+    case 'Reconciler':
       return 120;
     default:
       return 60;

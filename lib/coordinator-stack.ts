@@ -23,6 +23,8 @@ export interface CoordinatorStackProps extends StackProps {
   filesBucketExportName: string;
   /** The Cognito construct of the auth stack; absent with an external OIDC issuer. */
   cognito?: CognitoAuth;
+  /** Browser origins the API allows by CORS: the dashboard's URL. */
+  corsOrigins?: string[];
 }
 
 /**
@@ -98,13 +100,18 @@ export class CoordinatorStack extends Stack {
       stateMachineName,
       tasks,
       logRetention: settings.logRetentionDays,
+      logExecutionData: settings.logExecutionData,
     });
     for (const [name, fn] of Object.entries(this.functions)) {
       if (capabilitiesOf(name).orchestration) this.stateMachine.grantOrchestration(fn.fn);
     }
 
     new WorkerSchedules(this, 'Schedules', {
-      minutes: { healthCheck: settings.healthIntervalMinutes, studySync: settings.studySyncMinutes },
+      minutes: {
+        healthCheck: settings.healthIntervalMinutes,
+        studySync: settings.studySyncMinutes,
+        reconcile: settings.reconcileMinutes,
+      },
       targets: workers
         .filter((w) => w.schedule)
         .map((worker) => ({ worker, fn: this.functions[worker.name].fn })),
@@ -116,6 +123,9 @@ export class CoordinatorStack extends Stack {
       manifest: apiManifest,
       functions: Object.fromEntries(apiManifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
+      corsOrigins: props.corsOrigins,
+      auth: this.auth,
+      throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
     });
 
     new CfnOutput(this, 'CoordinatorApiUrl', { value: this.api.url });

@@ -21,6 +21,8 @@ export interface FilesStackProps extends StackProps {
   /** Export name of the files bucket's name (StatefulStack.filesBucketExportName). */
   filesBucketExportName: string;
   cognito?: CognitoAuth;
+  /** Browser origins the API allows by CORS: the dashboard's URL. */
+  corsOrigins?: string[];
 }
 
 /**
@@ -119,6 +121,9 @@ export class FilesStack extends Stack {
       manifest,
       functions: Object.fromEntries(manifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
+      corsOrigins: props.corsOrigins,
+      auth: this.auth,
+      throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
     });
     new CfnOutput(this, 'FilesApiUrl', { value: this.api.url });
   }

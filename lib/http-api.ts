@@ -1,11 +1,19 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import {
+  CorsHttpMethod,
+  HttpApi,
+  HttpMethod,
+  HttpStage,
+  LogGroupLogDestination,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ApiFunction } from './api-manifest.js';
+import { API_CORS } from './cors.js';
 
 export interface ManifestHttpApiProps {
   apiName: string;
@@ -14,12 +22,23 @@ export interface ManifestHttpApiProps {
   manifest: ApiFunction[];
   functions: Record<string, IFunction>;
   logRetention: RetentionDays;
+  /** Browser origins allowed by CORS (the dashboard's URL); none: no CORS at all. */
+  corsOrigins?: string[];
+  /** The token issuer and audiences, the same the functions verify against (lib/auth.ts AuthSettings). */
+  auth: { issuer: string; audience: string[] };
+  /** Stage-wide throttling: steady requests per second and burst. */
+  throttle: { rateLimit: number; burstLimit: number };
 }
 
 /**
  * An HTTP API built from a manifest: one `ANY <path>` route per manifest path, integrated with that entry's
  * function (payload format 2.0). Method matching, 404/405 and auth happen in the handler, exactly as in the local
- * server, so paths outside the manifest get API Gateway's own 404. The $default stage writes JSON access logs.
+ * server, so paths outside the manifest get API Gateway's own 404.
+ *
+ * The gateway checks tokens too: routes of `bearerOnly` entries carry a JWT authorizer with the same issuer and
+ * audiences as the functions, so a request without a valid bearer token is refused (401) before it costs a Lambda
+ * invocation; the other routes (public, or taking developer / signed-URL tokens) stay open and are checked in
+ * Lambda only. The $default stage writes JSON access logs and throttles every route.
  */
 export class ManifestHttpApi extends Construct {
   readonly api: HttpApi;
@@ -33,6 +52,18 @@ export class ManifestHttpApi extends Construct {
       apiName: props.apiName,
       description: props.description,
       createDefaultStage: false,
+      // The dashboard calls the API from its own origin; lib/cors.ts is shared with the local server.
+      ...(props.corsOrigins?.length
+        ? {
+            corsPreflight: {
+              allowOrigins: props.corsOrigins,
+              allowMethods: API_CORS.allowMethods.map((m) => CorsHttpMethod[m]),
+              allowHeaders: [...API_CORS.allowHeaders],
+              exposeHeaders: [...API_CORS.exposeHeaders],
+              maxAge: Duration.seconds(API_CORS.maxAgeSeconds),
+            },
+          }
+        : {}),
     });
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {
@@ -43,6 +74,7 @@ export class ManifestHttpApi extends Construct {
       httpApi: this.api,
       stageName: '$default',
       autoDeploy: true,
+      throttle: props.throttle,
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
         // HTTP API context variables ($context.resourcePath and friends are REST-only).
@@ -64,6 +96,11 @@ export class ManifestHttpApi extends Construct {
       },
     });
 
+    // API Gateway reads the issuer's /.well-known/openid-configuration for its keys, and accepts a token whose
+    // `aud` or (Cognito access tokens) `client_id` is one of the audiences.
+    const authorizer = new HttpJwtAuthorizer('JwtAuthorizer', props.auth.issuer, {
+      jwtAudience: props.auth.audience,
+    });
     const seen = new Set<string>();
     for (const entry of props.manifest) {
       const fn = props.functions[entry.name];
@@ -72,14 +109,25 @@ export class ManifestHttpApi extends Construct {
       for (const path of entry.paths) {
         if (seen.has(path)) throw new Error(`${id}: path ${path} is served by two manifest entries`);
         seen.add(path);
-        this.api.addRoutes({ path, methods: [HttpMethod.ANY], integration });
+        this.api.addRoutes({
+          path,
+          methods: [HttpMethod.ANY],
+          integration,
+          authorizer: entry.bearerOnly ? authorizer : undefined,
+        });
+        // A browser's CORS preflight carries no token, and API Gateway sends an OPTIONS request to an ANY route
+        // (and so to its authorizer) when one matches: an explicit, open OPTIONS route keeps preflights of
+        // bearer-only paths away from the JWT check. The function answers them before its own auth (http.ts).
+        if (entry.bearerOnly && props.corsOrigins?.length)
+          this.api.addRoutes({ path, methods: [HttpMethod.OPTIONS], integration });
       }
     }
     Validations.of(this.api).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Every route is authorized inside its Lambda: the JWT is verified with aws-jwt-verify (issuer, audience, ' +
-        'expiry, roles), identical locally and on AWS (issue 2 §2). Some routes are public by design (/health).',
+        'Routes that only take a bearer JWT have a JWT authorizer. The others are open at the gateway by design: ' +
+        '/health is public, and downloads, signed URLs and GraphQL also take developer or signed-URL tokens ' +
+        '(?token=, Authorization: Token) that only the Lambda can check. Every route is authorized in its Lambda.',
     });
     this.url = this.api.apiEndpoint;
   }

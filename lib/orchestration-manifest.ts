@@ -11,7 +11,7 @@ export interface WorkerFunction {
   entry: string;
   substitution?: string;
   /** Run on a schedule (EventBridge rule on AWS, a timer locally). */
-  schedule?: 'healthCheck' | 'studySync';
+  schedule?: 'healthCheck' | 'studySync' | 'reconcile';
   tables: Partial<Record<'coordinator' | 'studies' | 'files', 'r' | 'rw'>>;
 }
 
@@ -32,6 +32,12 @@ export const WORKER_FUNCTIONS: WorkerFunction[] = [
     name: 'HealthCheck',
     entry: 'functions/orchestration/handlers/health-check.ts',
     schedule: 'healthCheck',
+    tables: { coordinator: 'rw' },
+  },
+  {
+    name: 'Reconciler',
+    entry: 'functions/orchestration/handlers/reconcile.ts',
+    schedule: 'reconcile',
     tables: { coordinator: 'rw' },
   },
   {

@@ -16,6 +16,8 @@ export interface ReleaseStateMachineProps {
   /** DefinitionSubstitutions key (e.g. ReleaseStepFunctionArn) -> the function the ASL calls under that key. */
   tasks: Record<string, IFunction>;
   logRetention: RetentionDays;
+  /** Log execution data (state inputs and outputs, task tokens among them). Off unless asked for. */
+  logExecutionData?: boolean;
   definitionFile?: string;
 }
 
@@ -27,7 +29,8 @@ export const ORCHESTRATION_ACTIONS = {
 
 /**
  * The release state machine: statemachines/release.asl.json loaded as is (DefinitionBody.fromFile) with one
- * DefinitionSubstitution per worker function, standard type, full logging and X-Ray. Its role may invoke exactly
+ * DefinitionSubstitution per worker function, standard type, logging of every event (execution data only when
+ * asked for) and X-Ray. Its role may invoke exactly
  * the substituted functions. Nothing here depends on the machine's inner states.
  *
  * The ASL references the worker functions, and some of those functions (PollWait) must in turn call
@@ -77,7 +80,12 @@ export class ReleaseStateMachine extends Construct {
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromFile(props.definitionFile ?? RELEASE_ASL_FILE),
       definitionSubstitutions: substitutions,
-      logs: { destination: logGroup, level: LogLevel.ALL, includeExecutionData: true },
+      // Every event is logged, but without execution data unless asked for: the data holds task tokens.
+      logs: {
+        destination: logGroup,
+        level: LogLevel.ALL,
+        includeExecutionData: props.logExecutionData ?? false,
+      },
       tracingEnabled: true,
     });
     // Unqualified ARNs only: the ASL calls $LATEST, so no ":*" version wildcard is granted.

@@ -15,8 +15,9 @@ export interface WorkerSchedulesProps {
 }
 
 /**
- * One EventBridge rule per scheduled worker (health checks every minute by default, the study sync hourly).
- * No retries: a missed run is simply the next run, and a retried health check would count a failure twice.
+ * One EventBridge rule per scheduled worker (health checks and the reconciler every minute by default, the study
+ * sync hourly). No retries: a missed run is simply the next run, and a retried health check would count a failure
+ * twice.
  */
 export class WorkerSchedules extends Construct {
   readonly rules: Record<string, Rule> = {};

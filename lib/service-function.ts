@@ -1,13 +1,20 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AssetHashType,
+  DockerImage,
+  type Duration,
+  type ILocalBundling,
+  RemovalPolicy,
+  Validations,
+} from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { BUNDLE_HANDLER, bundleFunction } from './bundling.js';
 import type { TableKey } from './table-definitions.js';
 import { grantTableAccess } from './tables.js';
 
@@ -30,13 +37,41 @@ export interface ServiceFunctionProps {
 }
 
 /**
- * One Lambda function as every part of this app wants it: nodejs22.x on arm64, bundled locally by esbuild as
- * minified ESM with source maps (no Docker), its own log group with the configured retention, and its own role
- * that may write that log group and touch only the tables its manifest entry names. The AWS SDK is bundled rather
- * than taken from the runtime so Lambda runs the exact versions the tests ran.
+ * Bundles one entry in-process. The entry is a field, not only a closure variable: CDK caches bundling by the
+ * serialized options, so two functions bundled by closures alone would share one asset.
+ */
+class EntryBundler implements ILocalBundling {
+  constructor(readonly entry: string) {}
+  tryBundle(outputDir: string): boolean {
+    bundleFunction(this.entry, outputDir);
+    return true;
+  }
+}
+
+/**
+ * The function's code: its entry bundled at synth time by lib/bundling.ts, the same esbuild call and options as
+ * `npm run build:functions` and the local stack's bundle mode, in-process and without Docker. The asset hash is
+ * the bundle's own, so an unchanged bundle is not uploaded again.
+ */
+export function bundledCode(entry: string): Code {
+  return Code.fromAsset(REPO_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: local bundling always succeeds, and Docker is not used.
+      image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:22'),
+      local: new EntryBundler(entry),
+    },
+  });
+}
+
+/**
+ * One Lambda function as every part of this app wants it: nodejs22.x on arm64, bundled by `bundledCode` as
+ * minified ESM with source maps, its own log group with the configured retention, and its own role that may write
+ * that log group and touch only the tables its manifest entry names. The AWS SDK is bundled rather than taken from
+ * the runtime so Lambda runs the exact versions the tests ran.
  */
 export class ServiceFunction extends Construct {
-  readonly fn: NodejsFunction;
+  readonly fn: LambdaFunction;
   readonly role: Role;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
@@ -56,9 +91,9 @@ export class ServiceFunction extends Construct {
     });
     logGroup.grantWrite(this.role);
 
-    this.fn = new NodejsFunction(this, 'Function', {
-      entry,
-      handler: 'handler',
+    this.fn = new LambdaFunction(this, 'Function', {
+      code: bundledCode(props.entry),
+      handler: BUNDLE_HANDLER,
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -66,25 +101,10 @@ export class ServiceFunction extends Construct {
       timeout: props.timeout,
       role: this.role,
       logGroup,
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
       environment: {
         ...props.environment,
         NODE_OPTIONS: '--enable-source-maps',
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        forceDockerBundling: false,
-        logLevel: LogLevel.WARNING,
-        bundleAwsSDK: true,
-        mainFields: ['module', 'main'],
-        // CommonJS dependencies inside an ESM bundle still call require().
-        banner: "import { createRequire } from 'node:module';const require = createRequire(import.meta.url);",
       },
     });
     Validations.of(this.fn).acknowledge({

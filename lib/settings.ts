@@ -43,11 +43,24 @@ const contextShape = z.object({
   pollSeconds: int(30, 1, 3600),
   actionTimeoutSeconds: int(15, 1, 240),
   healthIntervalMinutes: int(1, 1, 1440),
+  /** How often the reconciler redrives releases that have no running execution (EventBridge rule). */
+  reconcileMinutes: int(1, 1, 1440),
   healthFailures: int(3, 1, 100),
   studySyncMinutes: int(60, 1, 10080),
   eventSink: z.enum(['sns', 'eventbridge']).default('sns'),
   studiesSource: z.string().min(1).default(DEFAULT_STUDIES_SOURCE),
   functionMemoryMb: int(1024, 128, 10240),
+  /** Stage throttling of both HTTP APIs: steady requests per second and burst (API Gateway's token bucket). */
+  apiThrottleRate: int(100, 1, 10_000),
+  apiThrottleBurst: int(200, 1, 5_000),
+  /**
+   * Log the state machine's execution data (inputs, outputs, task tokens) to CloudWatch. Off by default: task
+   * tokens let anyone who reads the log answer a waiting state.
+   */
+  logExecutionData: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((v) => v === true || v === 'true')
+    .default(false),
   /** External OIDC issuer instead of Cognito; needs oidcAudience too. */
   oidcIssuer: optionalText.pipe(z.string().url().optional()),
   oidcAudience: list.optional(),
@@ -68,6 +81,15 @@ const contextShape = z.object({
   /** Fixed public base URLs for absolute links (custom domains); default: taken from each request. */
   coordinatorBaseUrl: optionalText.pipe(z.string().url().optional()),
   filesBaseUrl: optionalText.pipe(z.string().url().optional()),
+  /** Deploy the operator dashboard (CloudFront + S3); with an external issuer it also needs dashboardClientId. */
+  dashboard: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((v) => v === true || v === 'true')
+    .default(true),
+  /** The dashboard's public client (authorization code + PKCE) at the external OIDC issuer. */
+  dashboardClientId: optionalText,
+  /** Scopes the dashboard asks for; default `openid email profile` (Cognito) or `openid` (external issuer). */
+  dashboardScope: optionalText,
   /** Extra environment variables for every function (e.g. AUTH_ROLES_CLAIMS for an external issuer). */
   functionEnv: z.record(z.string(), z.coerce.string()).default({}),
 });
@@ -76,7 +98,14 @@ export const contextSchema = contextShape.superRefine((s, ctx) => {
   if (s.oidcIssuer && !s.oidcAudience?.length)
     ctx.addIssue({ code: 'custom', path: ['oidcAudience'], message: 'required when oidcIssuer is set' });
   if (!s.oidcIssuer) {
-    for (const key of ['oidcAudience', 'oidcJwksUri', 'tokenUrl', 'clientId', 'clientSecretArn'] as const) {
+    for (const key of [
+      'oidcAudience',
+      'oidcJwksUri',
+      'tokenUrl',
+      'clientId',
+      'clientSecretArn',
+      'dashboardClientId',
+    ] as const) {
       if (s[key] !== undefined && !(Array.isArray(s[key]) && s[key].length === 0))
         ctx.addIssue({ code: 'custom', path: [key], message: 'only used with oidcIssuer (external OIDC)' });
     }
@@ -85,7 +114,14 @@ export const contextSchema = contextShape.superRefine((s, ctx) => {
 
 export type Settings = z.infer<typeof contextSchema> & {
   /** Names of the stacks, derived from the prefix. */
-  stackNames: { stateful: string; auth: string; coordinator: string; files: string };
+  stackNames: {
+    stateful: string;
+    auth: string;
+    coordinator: string;
+    files: string;
+    dashboard: string;
+    dashboardSite: string;
+  };
 };
 
 /** Reads every key of the schema from the construct tree's context. */
@@ -108,6 +144,8 @@ export function readSettings(node: Node): Settings {
       auth: `${s.prefix}-Auth`,
       coordinator: `${s.prefix}-Coordinator`,
       files: `${s.prefix}-Files`,
+      dashboard: `${s.prefix}-Dashboard`,
+      dashboardSite: `${s.prefix}-DashboardSite`,
     },
   };
 }

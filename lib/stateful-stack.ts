@@ -9,6 +9,8 @@ import { Tables } from './tables.js';
 
 export interface StatefulStackProps extends StackProps {
   settings: Settings;
+  /** The dashboard's URL: browsers on it PUT and GET study files with presigned URLs (bucket CORS). */
+  dashboardOrigin?: string;
 }
 
 /**
@@ -30,7 +32,7 @@ export class StatefulStack extends Stack {
     this.tables = new Tables(this, 'Tables', { removalPolicy: policies.tables }).byKey;
     this.filesBucket = new FilesBucket(this, 'Files', {
       removalPolicy: policies.bucket,
-      corsOrigins: props.settings.filesCorsOrigins,
+      corsOrigins: filesCorsOrigins(props.settings.filesCorsOrigins, props.dashboardOrigin),
     }).bucket;
 
     for (const [key, table] of Object.entries(this.tables)) {
@@ -42,4 +44,10 @@ export class StatefulStack extends Stack {
       exportName: this.filesBucketExportName,
     });
   }
+}
+
+/** The bucket's CORS origins: the configured ones plus the dashboard's (`*` already covers it). */
+export function filesCorsOrigins(configured: string[], dashboard?: string): string[] {
+  if (configured.includes('*') || !dashboard) return configured;
+  return [...configured, dashboard];
 }

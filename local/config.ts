@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { parseEnv } from '../functions/shared/config.js';
+import { HANDLER_SOURCES } from './handlers.js';
 
 /** The repository root, whatever the working directory of `npm start` is. */
 export const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
@@ -22,8 +23,20 @@ export const localEnv = z.object({
   IDP_PORT: port(3002),
   S3_PORT: port(3003),
   SFN_PORT: port(3004),
+  /** The dashboard (ui/, built by Vite and served by local/ui-server.ts). */
+  UI_PORT: port(3005),
+  /**
+   * The dashboard's URL as browsers reach it, when that is not http://<HOST>:<UI_PORT> (a proxy, another name).
+   * Its origin is allowed by CORS and as a sign-in redirect.
+   */
+  UI_PUBLIC_URL: z.string().url().optional(),
   DYNAMODB_PORT: port(8000),
   DATA_DIR: z.string().min(1).default('.local'),
+  /**
+   * source: the handlers' TypeScript modules; bundled: the minified bundles that deploy, built at start-up into
+   * dist/functions (or LOCAL_BUNDLES_DIR) by the same esbuild call as CDK (local/handlers.ts, lib/bundling.ts).
+   */
+  LOCAL_HANDLERS: z.enum(HANDLER_SOURCES).default('source'),
   /** JVM heap of DynamoDB Local: 256m held it near 350 MB RSS at full throughput (ceilings.md). */
   DYNAMODB_HEAP: z
     .string()
@@ -36,6 +49,8 @@ export const localEnv = z.object({
     .default('local'),
   STUDIES_SOURCE: z.string().min(1).default(resolve(ROOT, 'local/studies.sample.json')),
   HEALTH_INTERVAL_SECONDS: seconds(60),
+  /** Interval of the reconciler, which also runs once right after start-up (functions/orchestration/reconcile.ts). */
+  RECONCILE_SECONDS: seconds(60),
   STUDY_SYNC_SECONDS: seconds(3600),
   /** Until the first study sync succeeds, it is retried this often (and /health answers 503). */
   STUDY_SYNC_RETRY_SECONDS: seconds(5),

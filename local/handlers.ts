@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod';
 import { BUNDLE_FILE, BUNDLES_DIR, bundleDirOf } from '../lib/bundling.js';
-import { ROOT } from './config.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * The one switch for how the local stack and the tests run a Lambda handler (LOCAL_HANDLERS):
@@ -30,7 +31,7 @@ export function bundlesDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.LOCAL_BUNDLES_DIR ? resolve(env.LOCAL_BUNDLES_DIR) : BUNDLES_DIR;
 }
 
-/** The file a manifest entry (e.g. functions/coordinator/handlers/health.ts) is loaded from in `source` mode. */
+/** The file a manifest entry (e.g. functions/coordinator/handlers/health.ts) is loaded from, in either mode. */
 export function handlerFile(entry: string, source: HandlerSource = handlerSource()): string {
   if (source === 'source') return resolve(ROOT, entry);
   const file = join(bundleDirOf(entry, bundlesDir()), BUNDLE_FILE);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { ApiFunction } from '../lib/api-manifest.js';
+import { corsHeaders, preflightHeaders } from '../lib/cors.js';
 
 type LambdaHandler = (
   event: APIGatewayProxyEventV2,
@@ -19,6 +20,11 @@ export interface LocalApiOptions {
   load: (entry: string) => Promise<LambdaHandler>;
   /** Answers before routing, e.g. /health while the stack is still starting. Return null to go on. */
   intercept?: (req: IncomingMessage) => { status: number; body: unknown } | null;
+  /**
+   * Browser origins allowed by CORS (the dashboard's), applied like API Gateway's corsPreflight: preflights are
+   * answered here and every answer to an allowed origin gets the Access-Control-* headers (lib/cors.ts).
+   */
+  corsOrigins?: readonly string[];
 }
 
 function templateRegex(path: string): RegExp {
@@ -104,12 +110,29 @@ function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
  */
 export const MAX_EVENT_BYTES = 6 * 1024 * 1024;
 
+/** Adds the CORS headers for an allowed origin, merging Vary as API Gateway does. */
+function withCors(
+  result: APIGatewayProxyStructuredResultV2,
+  origin: string | undefined,
+  allowOrigins: readonly string[],
+): APIGatewayProxyStructuredResultV2 {
+  const cors = corsHeaders(origin, allowOrigins);
+  if (!cors) return result;
+  const headers = { ...(result.headers ?? {}) } as Record<string, string>;
+  const vary = headers.Vary ? `${headers.Vary}, ${cors.Vary}` : cors.Vary;
+  return { ...result, headers: { ...headers, ...cors, Vary: vary } };
+}
+
 export function createLocalApi(options: LocalApiOptions): Server {
   const table = options.functions.flatMap((fn) =>
     fn.paths.map((path) => ({ fn, path, regex: templateRegex(path), routeKey: `ANY ${path}` })),
   );
   const cache = new Map<string, Promise<LambdaHandler>>();
+  const allowOrigins = options.corsOrigins ?? [];
   const server = createServer((req, res) => {
+    const origin = req.headers.origin;
+    const reply = (result: APIGatewayProxyStructuredResultV2) =>
+      send(res, withCors(result, origin, allowOrigins));
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
@@ -120,7 +143,7 @@ export function createLocalApi(options: LocalApiOptions): Server {
     });
     req.on('end', async () => {
       if (tooLarge) {
-        send(res, {
+        reply({
           statusCode: 413,
           headers: { 'Content-Type': 'application/json', Connection: 'close' },
           body: JSON.stringify({
@@ -134,9 +157,15 @@ export function createLocalApi(options: LocalApiOptions): Server {
         return;
       }
       try {
+        if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+          // A preflight is API Gateway's to answer (corsPreflight); it never reaches a handler.
+          const allowed = corsHeaders(origin, allowOrigins) !== null;
+          reply({ statusCode: 204, headers: allowed ? preflightHeaders() : {} });
+          return;
+        }
         const early = options.intercept?.(req);
         if (early) {
-          send(res, {
+          reply({
             statusCode: early.status,
             headers: { 'Content-Type': 'application/json' },
             body: JSON.stringify(early.body),
@@ -147,7 +176,7 @@ export function createLocalApi(options: LocalApiOptions): Server {
         const hit = table.find((r) => r.regex.test(pathname));
         if (!hit) {
           // API Gateway's own answer for an unknown route, in our JSON error shape.
-          send(res, {
+          reply({
             statusCode: 404,
             headers: { 'Content-Type': 'application/json', Vary: 'Accept' },
             body: JSON.stringify({ error: { code: 'not_found', message: 'No such resource' } }),
@@ -163,10 +192,10 @@ export function createLocalApi(options: LocalApiOptions): Server {
         }
         const handler = await load;
         const event = toEvent(req, Buffer.concat(chunks), hit.routeKey);
-        send(res, await handler(event, lambdaContext(event.requestContext.requestId)));
+        reply(await handler(event, lambdaContext(event.requestContext.requestId)));
       } catch (err) {
         process.stderr.write(`local api error: ${err instanceof Error ? err.stack : String(err)}\n`);
-        send(res, {
+        reply({
           statusCode: 500,
           headers: { 'Content-Type': 'application/json' },
           body: JSON.stringify({ error: { code: 'internal_error', message: 'Internal server error' } }),

@@ -1,11 +1,13 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type Clock, systemClock } from '../functions/shared/clock.js';
 import { AppError, BadRequestError, NotFoundError, UnauthorizedError } from '../functions/shared/errors.js';
 import { parse, toErrorResponse } from '../functions/shared/http.js';
+import { corsHeaders, preflightHeaders } from '../lib/cors.js';
 import { jwks, loadOrCreateSigningKey, type SigningKey, signJwt, verifyJwt } from './jwt.js';
+import { errorPage, signInPage } from './sign-in-page.js';
 
 /**
  * The local OpenID Connect identity provider behind `npm start`. It stands in for Cognito (or any OIDC issuer):
@@ -14,11 +16,17 @@ import { jwks, loadOrCreateSigningKey, type SigningKey, signJwt, verifyJwt } fro
  *
  *   GET  /.well-known/openid-configuration   discovery document
  *   GET  /.well-known/jwks.json              the public key
- *   POST /oauth/token                        client credentials (form or JSON; secret in the body or HTTP Basic)
+ *   GET  /authorize                          development sign-in form (authorization code + PKCE, for the
+ *                                            dashboard); POST /authorize signs in and redirects back with a code
+ *   POST /oauth/token                        client credentials (form or JSON; secret in the body or HTTP Basic),
+ *                                            or authorization_code with the PKCE code_verifier (public clients)
  *   GET  /oauth/token/verify                 200 with the claims of a valid bearer token, 401 otherwise (the
  *                                            spec's `{auth_url}/oauth/token/verify`, used by task services)
  *   POST /dev/tokens                         mint any token: {"sub","roles","groups","client_id","expires_in"}
  *                                            (local only; on a non-loopback address only with devTokens: true)
+ *
+ * The sign-in form and /dev/tokens are both "sign whatever you are asked": IDP_DEV_TOKENS=false turns both off.
+ * Browsers on `corsOrigins` (the dashboard) may call discovery, the JWKS and the token endpoint.
  *
  * The signing key is created on first start and kept in the data dir, so tokens survive restarts.
  */
@@ -88,10 +96,18 @@ export interface IdpOptions {
   /** Lifetime of client-credentials tokens, seconds. */
   tokenTtlSeconds?: number;
   /**
-   * Serve POST /dev/tokens. Unset: only while the provider listens on loopback (anyone who can reach it could mint
-   * an admin token); true or false: as said.
+   * Serve POST /dev/tokens and the development sign-in (GET/POST /authorize), both of which sign whatever they are
+   * asked. Unset: only while the provider listens on loopback (anyone who can reach it could mint an admin token);
+   * true or false: as said.
    */
   devTokens?: boolean;
+  /** Browser origins allowed by CORS (the dashboard's). */
+  corsOrigins?: readonly string[];
+  /**
+   * Redirect URIs the sign-in accepts besides loopback ones (http(s) on 127.0.0.0/8, localhost or [::1]), e.g. the
+   * dashboard's URL when it is served on another interface.
+   */
+  redirectUris?: readonly string[];
   clock?: Clock;
 }
 
@@ -140,7 +156,59 @@ const tokenBody = z.object({
   client_id: z.string().optional(),
   client_secret: z.string().optional(),
   scope: z.string().optional(),
+  // authorization_code
+  code: z.string().optional(),
+  redirect_uri: z.string().optional(),
+  code_verifier: z.string().optional(),
 });
+
+/** Lifetime of an authorization code (RFC 6749 §4.1.2 recommends at most 10 minutes). */
+export const CODE_TTL_SECONDS = 60;
+
+/** What a code stands for until it is exchanged, once. */
+interface IssuedCode {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  sub: string;
+  roles: string[];
+  groups: string[];
+  nonce?: string;
+  scope: string;
+  authTime: number;
+  expiresAt: number;
+}
+
+/** The authorization request's parameters (query of GET /authorize, hidden fields of POST /authorize). */
+const authorizeParams = z.object({
+  client_id: z.string().min(1),
+  redirect_uri: z.string().min(1),
+  response_type: z.string().optional(),
+  state: z.string().optional(),
+  nonce: z.string().optional(),
+  scope: z.string().optional(),
+  code_challenge: z.string().optional(),
+  code_challenge_method: z.string().optional(),
+});
+type AuthorizeParams = z.infer<typeof authorizeParams>;
+
+const LOOPBACK = /^(127(\.\d{1,3}){3}|localhost|\[::1\])$/i;
+
+/** Comma-separated form input to a clean list: trimmed, no empties, no repeats. */
+const commaList = (s: string | undefined) => [
+  ...new Set(
+    (s ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ),
+];
+
+/** RFC 7636 §4.6: BASE64URL(SHA256(ASCII(code_verifier))). */
+export const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+
+/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 const MAX_BODY = 64 * 1024;
 
@@ -207,15 +275,34 @@ const invalidClient = () =>
     'WWW-Authenticate': 'Basic realm="local-idp"',
   });
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json',
+/** JSON unless `html` is given; nothing an identity provider answers may be cached. */
+function send(
+  res: ServerResponse,
+  out: { status: number; body?: unknown; html?: string; headers?: Record<string, string> },
+) {
+  const text = out.html ?? (out.body === undefined ? '' : JSON.stringify(out.body));
+  res.writeHead(out.status, {
+    'Content-Type': out.html !== undefined ? 'text/html; charset=utf-8' : 'application/json',
     'Content-Length': Buffer.byteLength(text),
     'Cache-Control': 'no-store',
-    ...headers,
+    ...(out.html !== undefined
+      ? {
+          // The page itself needs nothing but its inline style; it may not be framed (clickjacking).
+          'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+          'X-Frame-Options': 'DENY',
+          'Referrer-Policy': 'no-referrer',
+        }
+      : {}),
+    ...out.headers,
   });
   res.end(text);
+}
+
+/** An OAuth error sent back to the client's redirect URI (RFC 6749 §4.1.2.1). */
+function redirectWith(redirectUri: string, params: Record<string, string | undefined>) {
+  const url = new URL(redirectUri);
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) url.searchParams.set(k, v);
+  return { status: 302, headers: { Location: url.toString() } };
 }
 
 export async function startIdp(opts: IdpOptions): Promise<Idp> {
@@ -227,6 +314,9 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
   const audiences = [
     ...new Set([opts.audience, ...opts.clients.flatMap((c) => (c.audience ? [c.audience] : []))]),
   ];
+  const devTokens = opts.devTokens ?? isLoopbackHost(opts.host);
+  const codes = new Map<string, IssuedCode>();
+  const extraRedirects = new Set(opts.redirectUris ?? []);
 
   // Filled in once the port is known (port 0 picks one).
   let issuer = '';
@@ -255,7 +345,99 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
 
   type Handler = (
     req: IncomingMessage,
-  ) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+  ) => Promise<{ status: number; body?: unknown; html?: string; headers?: Record<string, string> }>;
+
+  /**
+   * Checks what can only be answered on this page, never by redirecting: an unknown client or a redirect URI that
+   * is not allowed (RFC 6749 §4.1.2.1). Client-credentials clients have secrets and no business here; every other
+   * client id is a public client of this development provider.
+   */
+  const checkClient = (p: AuthorizeParams): string | null => {
+    if (clients.has(p.client_id))
+      return `${p.client_id} is a client-credentials client; sign-in is for public clients such as the dashboard`;
+    let url: URL;
+    try {
+      url = new URL(p.redirect_uri);
+    } catch {
+      return 'redirect_uri is not an absolute URL';
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'redirect_uri must be http or https';
+    if (url.hash) return 'redirect_uri must not have a fragment';
+    if (!LOOPBACK.test(url.hostname) && !extraRedirects.has(p.redirect_uri))
+      return `redirect_uri ${p.redirect_uri} is not a loopback URL nor one of the dashboard's`;
+    return null;
+  };
+
+  /** Errors the client hears about at its redirect URI; null when the request may go on. */
+  const checkRequest = (p: AuthorizeParams): Record<string, string> | null => {
+    if (p.response_type !== 'code')
+      return {
+        error: 'unsupported_response_type',
+        error_description: 'Only response_type=code is supported',
+      };
+    if (!p.code_challenge || p.code_challenge_method !== 'S256')
+      return {
+        error: 'invalid_request',
+        error_description: 'PKCE is required: code_challenge with code_challenge_method=S256',
+      };
+    return null;
+  };
+
+  const authorizeHidden = (p: AuthorizeParams) =>
+    Object.fromEntries(Object.entries(p).filter((e): e is [string, string] => typeof e[1] === 'string'));
+
+  const authorizationCodeGrant = (body: z.infer<typeof tokenBody>) => {
+    const missing = (['code', 'redirect_uri', 'client_id', 'code_verifier'] as const).filter((k) => !body[k]);
+    if (missing.length)
+      throw new AppError(
+        400,
+        'invalid_request',
+        `Missing ${missing.join(', ')}`,
+        Object.fromEntries(missing.map((k) => [k, ['Required']])),
+      );
+    const issued = codes.get(body.code as string);
+    // A code is spent by its first exchange, successful or not (RFC 6749 §4.1.2: at most once).
+    codes.delete(body.code as string);
+    const invalidGrant = (message: string) => new AppError(400, 'invalid_grant', message);
+    if (!issued || issued.expiresAt <= nowSeconds())
+      throw invalidGrant('Unknown, used or expired authorization code');
+    if (issued.clientId !== body.client_id) throw invalidGrant('The code was issued to another client');
+    if (issued.redirectUri !== body.redirect_uri)
+      throw invalidGrant('redirect_uri differs from the authorization request');
+    if (!VERIFIER.test(body.code_verifier as string))
+      throw invalidGrant('code_verifier must be 43 to 128 unreserved characters (RFC 7636)');
+    const expected = Buffer.from(issued.codeChallenge);
+    const actual = Buffer.from(s256(body.code_verifier as string));
+    if (expected.length !== actual.length || !timingSafeEqual(expected, actual))
+      throw invalidGrant('code_verifier does not match the code_challenge');
+    // The access token is what the APIs verify: same issuer and audience as every other token here.
+    const accessToken = mint({
+      sub: issued.sub,
+      roles: issued.roles,
+      groups: issued.groups,
+      extra: { client_id: issued.clientId, scope: issued.scope },
+    });
+    // The ID token is for the client itself (OIDC Core §2): audience = its client id, the nonce it sent.
+    const idToken = signJwt(
+      key,
+      {
+        iss: issuer,
+        aud: issued.clientId,
+        azp: issued.clientId,
+        sub: issued.sub,
+        auth_time: issued.authTime,
+        roles: issued.roles,
+        groups: issued.groups,
+        ...(issued.nonce ? { nonce: issued.nonce } : {}),
+      },
+      ttl,
+      nowSeconds(),
+    );
+    return {
+      status: 200,
+      body: { ...tokenResponse(accessToken, ttl), id_token: idToken, scope: issued.scope },
+    };
+  };
   const routes: Record<string, Partial<Record<string, Handler>>> = {
     '/.well-known/openid-configuration': {
       GET: async () => ({
@@ -267,12 +449,39 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
           token_endpoint: `${issuer}/oauth/token`,
           // Not an OIDC field: where task services check a token (the spec's {auth_url}/oauth/token/verify).
           token_verify_endpoint: `${issuer}/oauth/token/verify`,
-          grant_types_supported: ['client_credentials'],
-          token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-          response_types_supported: ['token'],
+          ...(devTokens
+            ? {
+                // The development sign-in (authorization code + PKCE) for browser apps such as the dashboard.
+                authorization_endpoint: `${issuer}/authorize`,
+                grant_types_supported: ['client_credentials', 'authorization_code'],
+                response_types_supported: ['code'],
+                response_modes_supported: ['query'],
+                code_challenge_methods_supported: ['S256'],
+                scopes_supported: ['openid'],
+              }
+            : { grant_types_supported: ['client_credentials'], response_types_supported: ['token'] }),
+          token_endpoint_auth_methods_supported: [
+            'client_secret_basic',
+            'client_secret_post',
+            ...(devTokens ? ['none'] : []),
+          ],
           subject_types_supported: ['public'],
           id_token_signing_alg_values_supported: ['RS256'],
-          claims_supported: ['iss', 'aud', 'sub', 'roles', 'groups', 'iat', 'exp', 'jti', 'client_id'],
+          claims_supported: [
+            'iss',
+            'aud',
+            'sub',
+            'roles',
+            'groups',
+            'iat',
+            'exp',
+            'jti',
+            'client_id',
+            'scope',
+            'nonce',
+            'azp',
+            'auth_time',
+          ],
         },
       }),
     },
@@ -286,15 +495,13 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
     '/oauth/token': {
       POST: async (req) => {
         const body = parse(tokenBody, decodeBody(req, await readBody(req), true));
-        if (body.grant_type !== 'client_credentials')
-          throw new AppError(
-            400,
-            'unsupported_grant_type',
-            'Only grant_type=client_credentials is supported',
-            {
-              grant_type: ['must be client_credentials'],
-            },
-          );
+        if (body.grant_type === 'authorization_code' && devTokens) return authorizationCodeGrant(body);
+        if (body.grant_type !== 'client_credentials') {
+          const allowed = devTokens ? 'client_credentials or authorization_code' : 'client_credentials';
+          throw new AppError(400, 'unsupported_grant_type', `Only grant_type=${allowed} is supported`, {
+            grant_type: [`must be ${allowed}`],
+          });
+        }
         const basic = basicCredentials(req.headers.authorization);
         // RFC 6749 §2.3: one authentication method per request.
         if (basic && body.client_secret !== undefined)
@@ -350,7 +557,74 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
       },
     },
   };
-  if (opts.devTokens ?? isLoopbackHost(opts.host)) {
+  if (devTokens) {
+    routes['/authorize'] = {
+      GET: async (req) => {
+        const query = Object.fromEntries(new URL(req.url ?? '/', 'http://local').searchParams);
+        const parsed = authorizeParams.safeParse(query);
+        if (!parsed.success)
+          return { status: 400, html: errorPage('client_id and redirect_uri are required') };
+        const p = parsed.data;
+        const refused = checkClient(p);
+        if (refused) return { status: 400, html: errorPage(refused) };
+        const error = checkRequest(p);
+        if (error) return redirectWith(p.redirect_uri, { ...error, state: p.state });
+        return {
+          status: 200,
+          html: signInPage({
+            hidden: authorizeHidden(p),
+            clientId: p.client_id,
+            redirectUri: p.redirect_uri,
+          }),
+        };
+      },
+      POST: async (req) => {
+        // The form posts the request's parameters as hidden fields; a client that posts only what the user typed
+        // and keeps the parameters in the URL is served too (the body wins).
+        const query = Object.fromEntries(new URL(req.url ?? '/', 'http://local').searchParams);
+        const body = decodeBody(req, await readBody(req), true) as Record<string, string> | undefined;
+        const form: Record<string, string> = { ...query, ...body };
+        const parsed = authorizeParams.safeParse(form);
+        if (!parsed.success)
+          return { status: 400, html: errorPage('client_id and redirect_uri are required') };
+        const p = parsed.data;
+        const refused = checkClient(p);
+        if (refused) return { status: 400, html: errorPage(refused) };
+        const error = checkRequest(p);
+        if (error) return redirectWith(p.redirect_uri, { ...error, state: p.state });
+        const sub = (form.sub ?? '').trim();
+        const values = { sub, roles: form.roles ?? '', groups: form.groups ?? '' };
+        if (!sub)
+          return {
+            status: 400,
+            html: signInPage({
+              hidden: authorizeHidden(p),
+              clientId: p.client_id,
+              redirectUri: p.redirect_uri,
+              values,
+              error: 'Enter a user name (sub).',
+            }),
+          };
+        const code = randomBytes(32).toString('base64url');
+        const now = nowSeconds();
+        // Expired codes are dropped whenever a new one is issued, so the map stays as small as the traffic.
+        for (const [c, issued] of codes) if (issued.expiresAt <= now) codes.delete(c);
+        codes.set(code, {
+          clientId: p.client_id,
+          redirectUri: p.redirect_uri,
+          codeChallenge: p.code_challenge as string,
+          // Exactly what was typed: the token carries these roles and groups, nothing more.
+          sub,
+          roles: commaList(values.roles),
+          groups: commaList(values.groups),
+          nonce: p.nonce,
+          scope: p.scope ?? 'openid',
+          authTime: now,
+          expiresAt: now + CODE_TTL_SECONDS,
+        });
+        return redirectWith(p.redirect_uri, { code, state: p.state });
+      },
+    };
     routes['/dev/tokens'] = {
       POST: async (req) => {
         const body = parse(devTokenBody, decodeBody(req, await readBody(req), false));
@@ -370,6 +644,11 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
     const path = new URL(req.url ?? '/', 'http://local').pathname.replace(/(.)\/$/, '$1');
     const methods = routes[path];
     const allow = methods ? Object.keys(methods).join(', ') : undefined;
+    const cors = corsHeaders(req.headers.origin, opts.corsOrigins ?? []) ?? {};
+    if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {
+      send(res, { status: 204, headers: Object.keys(cors).length ? { ...cors, ...preflightHeaders() } : {} });
+      return;
+    }
     try {
       if (!methods) throw new NotFoundError('No such resource');
       const method = req.method === 'HEAD' ? 'GET' : (req.method ?? 'GET');
@@ -379,10 +658,10 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
           Allow: allow ?? '',
         });
       const out = await handle(req);
-      send(res, out.status, out.body, { ...(allow ? { Allow: allow } : {}), ...out.headers });
+      send(res, { ...out, headers: { ...(allow ? { Allow: allow } : {}), ...cors, ...out.headers } });
     } catch (err) {
       const out = toErrorResponse(err, 'idp');
-      send(res, out.status, out.body, { ...(allow ? { Allow: allow } : {}), ...out.headers });
+      send(res, { ...out, headers: { ...(allow ? { Allow: allow } : {}), ...cors, ...out.headers } });
     }
   });
 

@@ -21,6 +21,8 @@ export function scheduledEvent(ruleName: string, now = new Date()): ScheduledEve
 export interface Schedule {
   name: string;
   everyMs: number;
+  /** Run once as soon as the schedule starts, then at the rate (the reconciler: resume right after a restart). */
+  runNow?: boolean;
   run(): Promise<void>;
 }
 
@@ -35,24 +37,24 @@ export interface Schedules {
  */
 export function startSchedules(schedules: Schedule[]): Schedules {
   const running = new Map<string, Promise<void>>();
-  const timers = schedules.map((s) =>
-    setInterval(() => {
-      if (running.has(s.name)) {
-        log.warn('scheduled run skipped: the previous one is still running', { schedule: s.name });
-        return;
-      }
-      const run = s
-        .run()
-        .catch((err: unknown) =>
-          log.error('scheduled run failed', {
-            schedule: s.name,
-            error: err instanceof Error ? err.message : String(err),
-          }),
-        )
-        .finally(() => running.delete(s.name));
-      running.set(s.name, run);
-    }, s.everyMs),
-  );
+  const tick = (s: Schedule) => {
+    if (running.has(s.name)) {
+      log.warn('scheduled run skipped: the previous one is still running', { schedule: s.name });
+      return;
+    }
+    const run = s
+      .run()
+      .catch((err: unknown) =>
+        log.error('scheduled run failed', {
+          schedule: s.name,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      )
+      .finally(() => running.delete(s.name));
+    running.set(s.name, run);
+  };
+  const timers = schedules.map((s) => setInterval(() => tick(s), s.everyMs));
+  for (const s of schedules) if (s.runNow) tick(s);
   return {
     async stop() {
       for (const t of timers) clearInterval(t);

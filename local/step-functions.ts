@@ -47,14 +47,6 @@ export interface StepFunctionsOptions {
   retryIntervalMs?: number;
   /** How many closed executions are kept for DescribeExecution / GetExecutionHistory (oldest dropped first). */
   keepClosed?: number;
-  /**
-   * Give every in-flight release an execution right after start (executions live in this process, so after a
-   * restart they are gone): functions/orchestration resumeInFlightReleases(). Defaults to true when `dataDir` is
-   * given, i.e. when the local stack (bin/local.ts) starts the endpoint; tests leave it off.
-   */
-  resumeInFlight?: boolean;
-  /** The local stack's data directory (bin/local.ts passes it). */
-  dataDir?: string;
 }
 
 export type WorkerHandler = (event: any, context?: any) => Promise<unknown>;
@@ -507,23 +499,6 @@ export async function startStepFunctions(opts: StepFunctionsOptions = {}): Promi
   });
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://${opts.host ?? '127.0.0.1'}:${port}`;
-
-  if (opts.resumeInFlight ?? opts.dataDir !== undefined) {
-    // After the caller has put this endpoint's env into process.env (the handlers read it at cold start).
-    setTimeout(() => {
-      process.env.AWS_ENDPOINT_URL_SFN ??= endpoint;
-      process.env.RELEASE_STATE_MACHINE_ARN ??= smArn;
-      import('../functions/orchestration/index.js')
-        .then((m) => m.resumeInFlightReleases())
-        .then((out) => {
-          if (out.resumed.length)
-            process.stdout.write(
-              `local step functions: resumed ${out.resumed.length} in-flight release(s)\n`,
-            );
-        })
-        .catch((err) => process.stderr.write(`local step functions: resume failed: ${String(err)}\n`));
-    }, 0);
-  }
 
   const running = () => [...executions.values()].filter((e) => e.status === 'RUNNING');
   return {

@@ -10,6 +10,8 @@ export interface StackEndpoints {
   coordinator: string;
   files: string;
   idp: string;
+  /** The dashboard (UI_PORT). */
+  ui: string;
   dynamodb: string;
   /** The local Step Functions endpoint (execution histories for transition counts). */
   sfn: string;
@@ -29,6 +31,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
       coordinator: process.env.BENCH_COORDINATOR_URL.replace(/\/$/, ''),
       files: (process.env.BENCH_FILES_URL ?? 'http://127.0.0.1:3001').replace(/\/$/, ''),
       idp: (process.env.BENCH_IDP_URL ?? 'http://127.0.0.1:3002').replace(/\/$/, ''),
+      ui: (process.env.BENCH_UI_URL ?? 'http://127.0.0.1:3005').replace(/\/$/, ''),
       dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
       sfn: (process.env.BENCH_SFN_URL ?? 'http://127.0.0.1:3004').replace(/\/$/, ''),
       stop: async () => {},
@@ -37,7 +40,15 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-stack-'));
   const ports: Record<string, string> = {};
-  for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
+  for (const name of [
+    'COORDINATOR_PORT',
+    'FILES_PORT',
+    'IDP_PORT',
+    'S3_PORT',
+    'SFN_PORT',
+    'UI_PORT',
+    'DYNAMODB_PORT',
+  ])
     ports[name] = String(await freePort());
   const logFile = join(dataDir, 'stack.log');
   const log = createWriteStream(logFile);
@@ -76,6 +87,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     coordinator,
     files: `http://127.0.0.1:${ports.FILES_PORT}`,
     idp: `http://127.0.0.1:${ports.IDP_PORT}`,
+    ui: `http://127.0.0.1:${ports.UI_PORT}`,
     dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
     sfn: `http://127.0.0.1:${ports.SFN_PORT}`,
     stop,

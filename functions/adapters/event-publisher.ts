@@ -1,11 +1,11 @@
 import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
 import { PublishBatchCommand, type SNSClient } from '@aws-sdk/client-sns';
-import * as z from 'zod';
 import type { CoordinatorEvent } from '../coordinator/model.js';
 import type { EventPublisher } from '../coordinator/ports.js';
 import { eventJson } from '../coordinator/views.js';
 import { parseEnv } from '../shared/config.js';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import { eventBridgeClient, snsClient } from './aws.js';
 
 /**
@@ -111,10 +111,10 @@ export function bestEffort(inner: EventPublisher): EventPublisher {
 }
 
 const publisherEnv = z.object({
-  EVENTS_TOPIC_ARN: z.string().startsWith('arn:').optional(),
-  EVENTS_BUS_NAME: z.string().min(1).optional(),
+  EVENTS_TOPIC_ARN: z.optional(z.string().check(z.startsWith('arn:'))),
+  EVENTS_BUS_NAME: z.optional(z.string().check(z.minLength(1))),
   /** Absolute links in the published events; without it they are paths like /releases/RE_... */
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  PUBLIC_BASE_URL: z.optional(z.url()),
 });
 
 /** SNS when EVENTS_TOPIC_ARN is set, EventBridge when EVENTS_BUS_NAME is set, nothing otherwise. */

@@ -1,7 +1,7 @@
-import * as z from 'zod';
 import type { ReleaseOrchestrator, ReleaseRepository } from '../coordinator/ports.js';
 import { parseEnv } from '../shared/config.js';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import { sfnOrchestration } from './sfn-orchestrator.js';
 
 /**
@@ -9,7 +9,7 @@ import { sfnOrchestration } from './sfn-orchestrator.js';
  * Step Functions adapter (AWS, and locally the SFN-compatible endpoint named by AWS_ENDPOINT_URL_SFN), without it a
  * no-op that leaves new releases in `initializing`.
  */
-const orchestratorEnv = z.object({ RELEASE_STATE_MACHINE_ARN: z.string().min(1).optional() });
+const orchestratorEnv = z.object({ RELEASE_STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))) });
 
 export const noopOrchestrator: ReleaseOrchestrator = {
   async start(releaseId) {
@@ -18,12 +18,12 @@ export const noopOrchestrator: ReleaseOrchestrator = {
     });
   },
   async wake() {},
-  async cancel() {},
+  async drive() {},
 };
 
 /**
- * The Step Functions adapter (functions/adapters/sfn-orchestrator.ts): StartExecution named after the release id,
- * wake/cancel through the task-token latch.
+ * The Step Functions adapter (functions/adapters/sfn-orchestrator.ts): StartExecution named after the release id and
+ * its generation, wake/drive through the task-token latch.
  */
 export function createSfnReleaseOrchestrator(
   stateMachineArn: string,
@@ -45,5 +45,6 @@ export function createReleaseOrchestrator(
 
 /** RELEASE_STATE_MACHINE_ARN for the functions that cannot work without it (the state machine's own tasks). */
 export function stateMachineArnFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  return parseEnv(z.object({ RELEASE_STATE_MACHINE_ARN: z.string().min(1) }), env).RELEASE_STATE_MACHINE_ARN;
+  return parseEnv(z.object({ RELEASE_STATE_MACHINE_ARN: z.string().check(z.minLength(1)) }), env)
+    .RELEASE_STATE_MACHINE_ARN;
 }

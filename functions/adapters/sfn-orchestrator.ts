@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   DescribeExecutionCommand,
   SendTaskSuccessCommand,
@@ -6,9 +5,15 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { ReleaseOrchestrator, ReleaseRepository } from '../coordinator/ports.js';
-import { orchestrationSettings, type RunConfig, runConfigFrom } from '../orchestration/config.js';
-import type { Executions, TaskTokens } from '../orchestration/ports.js';
-import { EXECUTION_NAME, WakeLatch } from '../orchestration/wake-latch.js';
+import {
+  type ExecutionInput,
+  orchestrationSettings,
+  type RunConfig,
+  runConfigFrom,
+} from '../orchestration/config.js';
+import { ensureDriven } from '../orchestration/executions.js';
+import type { ExecutionStatus, Executions, TaskTokens } from '../orchestration/ports.js';
+import { WakeLatch } from '../orchestration/wake-latch.js';
 import { log } from '../shared/log.js';
 import { documentClient, sfnClient } from './aws.js';
 import { tablesFromEnv } from './dynamodb/common.js';
@@ -36,9 +41,13 @@ export class SfnTaskTokens implements TaskTokens {
   }
 }
 
+/** The execution name of a release's generation (functions/orchestration/executions.ts). */
+export const executionName = (releaseId: string, generation: number) => `${releaseId}-g${generation}`;
+
 /**
- * Executions are named after the release id, so a repeated start is a no-op (ExecutionAlreadyExists). AWS keeps a
- * name for 90 days after its execution closed, so a redrive or a continue-as-new takes the release id plus a suffix.
+ * Executions of the release state machine, one name per release and generation. StartExecution with a name that was
+ * used is a no-op for us either way: AWS answers a running execution with the same input as a success and anything
+ * else with ExecutionAlreadyExists (a name stays taken for 90 days after its execution closed).
  */
 export class SfnExecutions implements Executions {
   constructor(
@@ -47,17 +56,18 @@ export class SfnExecutions implements Executions {
     private readonly config: RunConfig,
   ) {}
 
-  executionArn(name: string): string {
-    return `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+  executionArn(releaseId: string, generation: number): string {
+    return `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName(releaseId, generation)}`;
   }
 
-  private async startNamed(releaseId: string, name: string): Promise<'started' | 'exists'> {
+  async start(releaseId: string, generation: number): Promise<'started' | 'exists'> {
+    const input: ExecutionInput = { releaseId, generation, config: this.config };
     try {
       await this.sfn.send(
         new StartExecutionCommand({
           stateMachineArn: this.stateMachineArn,
-          name,
-          input: JSON.stringify({ releaseId, config: this.config }),
+          name: executionName(releaseId, generation),
+          input: JSON.stringify(input),
         }),
       );
       return 'started';
@@ -67,44 +77,31 @@ export class SfnExecutions implements Executions {
     }
   }
 
-  async start(releaseId: string): Promise<string> {
-    await this.startNamed(releaseId, releaseId);
-    return releaseId;
-  }
-
-  async startFresh(releaseId: string): Promise<string> {
-    for (;;) {
-      // Time first, so names sort by when they were started; 80 characters at most.
-      const name = `${releaseId}-${Date.now().toString(36)}${randomBytes(2).toString('hex')}`.slice(0, 80);
-      if ((await this.startNamed(releaseId, name)) === 'started') return name;
-    }
-  }
-
-  async ensureRunning(releaseId: string, current: string | undefined): Promise<{ started: string | null }> {
-    const name = current ?? releaseId;
+  async status(releaseId: string, generation: number): Promise<ExecutionStatus> {
     try {
       const out = await this.sfn.send(
-        new DescribeExecutionCommand({ executionArn: this.executionArn(name) }),
+        new DescribeExecutionCommand({ executionArn: this.executionArn(releaseId, generation) }),
       );
-      if (out.status === 'RUNNING') return { started: null };
+      // PENDING_REDRIVE: an operator redrove it (Step Functions' own redrive), so it is about to run again.
+      return out.status === 'RUNNING' || out.status === 'PENDING_REDRIVE' ? 'running' : 'ended';
     } catch (err) {
-      if ((err as Error).name !== 'ExecutionDoesNotExist') throw err;
-      // Never started here (e.g. a local restart: executions live in the process): the plain name is free.
-      if ((await this.startNamed(releaseId, releaseId)) === 'started') return { started: releaseId };
+      if ((err as Error).name === 'ExecutionDoesNotExist') return 'missing';
+      throw err;
     }
-    return { started: await this.startFresh(releaseId) };
   }
 }
 
-/** The ReleaseOrchestrator port on Step Functions: start, and wake/cancel through the latch (wake-latch.ts). */
+/** The ReleaseOrchestrator port on Step Functions: start, and wake/drive through the latch (wake-latch.ts). */
 export class SfnReleaseOrchestrator implements ReleaseOrchestrator {
   constructor(
     private readonly executions: Executions,
     private readonly latch: WakeLatch,
+    private readonly releases: Pick<ReleaseRepository, 'raiseExtra'>,
   ) {}
 
+  /** A new release is generation 0. */
   async start(releaseId: string): Promise<void> {
-    await this.executions.start(releaseId);
+    await this.executions.start(releaseId, 0);
   }
 
   async wake(releaseId: string): Promise<void> {
@@ -112,17 +109,20 @@ export class SfnReleaseOrchestrator implements ReleaseOrchestrator {
   }
 
   /**
-   * The release is `canceling`: wake its execution, and if no execution drives it any more (it died of an
-   * infrastructure error, or the process that ran it locally was restarted), start one, so a canceling release
-   * always reaches its end.
+   * Wake the release's execution, and if none drives it any more (it died of an infrastructure error, it never
+   * started, or the process that ran it locally was restarted), start one, so the published or canceling release
+   * reaches its end without waiting for the reconciler. Failures are left to the reconciler.
    */
-  async cancel(releaseId: string): Promise<void> {
-    const { delivered, extras } = await this.latch.wake(releaseId);
-    if (delivered || extras === null) return;
-    const current =
-      typeof extras[EXECUTION_NAME] === 'string' ? (extras[EXECUTION_NAME] as string) : undefined;
-    const { started } = await this.executions.ensureRunning(releaseId, current);
-    if (started) log.warn('canceling release had no running execution; started one', { releaseId, started });
+  async drive(releaseId: string): Promise<void> {
+    try {
+      const { outcome, extras } = await this.latch.wake(releaseId);
+      if (outcome === 'delivered' || extras === null) return;
+      const driven = await ensureDriven(this.releases, this.executions, releaseId, extras);
+      if (driven.outcome === 'started')
+        log.warn('release had no running execution; started one', { releaseId, ...driven });
+    } catch (err) {
+      log.error('could not drive the release now; the reconciler will', { releaseId, error: String(err) });
+    }
   }
 }
 
@@ -145,5 +145,5 @@ export function sfnOrchestration(
     deps.config ?? runConfigFrom(orchestrationSettings()),
   );
   const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
-  return { orchestrator: new SfnReleaseOrchestrator(executions, latch), executions, latch };
+  return { orchestrator: new SfnReleaseOrchestrator(executions, latch, releases), executions, latch };
 }

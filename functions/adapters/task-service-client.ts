@@ -2,7 +2,6 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import * as z from 'zod';
 import type {
   ActionBody,
   CallFailure,
@@ -14,6 +13,8 @@ import type {
 import { addressRefusal, checkServiceUrl, type UrlPolicy } from '../coordinator/url-policy.js';
 import type { CallOutcome, TaskServiceCalls } from '../orchestration/ports.js';
 import { boolEnv, parseEnv } from '../shared/config.js';
+import { hasCode } from '../shared/errors.js';
+import * as z from '../shared/zod.js';
 import type { TokenProvider } from './token-client.js';
 
 /**
@@ -69,9 +70,14 @@ export function urlPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): UrlPolic
   return { allowPrivate: c.TASK_SERVICE_ALLOW_PRIVATE, allowHttp: c.TASK_SERVICE_ALLOW_HTTP };
 }
 
-/** A refusal by the URL policy, raised inside the connection so that no byte reaches the refused address. */
+/**
+ * A refusal by the URL policy, raised inside the connection so that no byte reaches the refused address. Node's
+ * HTTP stack may wrap it (as a `cause`), so it is recognised by its code.
+ */
+const REFUSED = 'ESSRF_REFUSED';
 class RefusedError extends Error {
-  readonly code = 'ESSRF_REFUSED';
+  override name = 'RefusedError';
+  readonly code = REFUSED;
 }
 
 /** Every address the host resolves to, in resolver order. */
@@ -212,10 +218,10 @@ export function createTaskServiceClient(
         text = await res.text();
       }
     } catch (err) {
-      if (err instanceof RefusedError || (err as { cause?: unknown })?.cause instanceof RefusedError) {
-        const refused = err instanceof RefusedError ? err : (err as { cause: RefusedError }).cause;
-        return { ok: false, failure: { kind: 'refused', message: `refused: ${refused.message}` } };
-      }
+      const cause = (err as { cause?: unknown })?.cause;
+      const refused = hasCode(err, REFUSED) ? err : hasCode(cause, REFUSED) ? cause : null;
+      if (refused)
+        return { ok: false, failure: { kind: 'refused', message: `refused: ${(refused as Error).message}` } };
       return { ok: false, failure: describeNetworkError(err) };
     }
     if (status !== 200)

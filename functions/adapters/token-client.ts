@@ -1,8 +1,8 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import * as z from 'zod';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { parseEnv } from '../shared/config.js';
 import { AppError } from '../shared/errors.js';
+import * as z from '../shared/zod.js';
 
 /**
  * The coordinator's own bearer token for calls to task services: OAuth2 client credentials against the configured
@@ -28,16 +28,16 @@ export class TokenUnavailableError extends AppError {
 }
 
 export const tokenEnv = z.object({
-  COORDINATOR_TOKEN_URL: z.string().url().optional(),
-  COORDINATOR_CLIENT_ID: z.string().optional(),
-  COORDINATOR_CLIENT_SECRET: z.string().optional(),
+  COORDINATOR_TOKEN_URL: z.optional(z.url()),
+  COORDINATOR_CLIENT_ID: z.optional(z.string()),
+  COORDINATOR_CLIENT_SECRET: z.optional(z.string()),
   /** Secrets Manager secret holding the client secret (plain string, or JSON with client_secret). */
-  COORDINATOR_CLIENT_SECRET_ARN: z.string().optional(),
-  COORDINATOR_TOKEN_SCOPE: z.string().optional(),
+  COORDINATOR_CLIENT_SECRET_ARN: z.optional(z.string()),
+  COORDINATOR_TOKEN_SCOPE: z.optional(z.string()),
   /** Some providers (Auth0) need an audience parameter. */
-  COORDINATOR_TOKEN_AUDIENCE: z.string().optional(),
+  COORDINATOR_TOKEN_AUDIENCE: z.optional(z.string()),
   /** form: client_secret_post (default); basic: HTTP Basic client auth; json: a JSON body. */
-  COORDINATOR_TOKEN_STYLE: z.enum(['form', 'basic', 'json']).default('form'),
+  COORDINATOR_TOKEN_STYLE: z._default(z.enum(['form', 'basic', 'json']), 'form'),
 });
 export type TokenEnv = z.infer<typeof tokenEnv>;
 
@@ -45,8 +45,8 @@ export type TokenEnv = z.infer<typeof tokenEnv>;
 export const REFRESH_MARGIN_MS = 30_000;
 
 const tokenResponse = z.object({
-  access_token: z.string().min(1),
-  expires_in: z.coerce.number().positive().optional(),
+  access_token: z.string().check(z.minLength(1)),
+  expires_in: z.optional(z.coerce.number().check(z.positive())),
 });
 
 /** The `exp` claim of a JWT, in ms; null for opaque tokens. */

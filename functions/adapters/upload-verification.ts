@@ -1,7 +1,7 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import * as z from 'zod';
 import type { UploadVerification } from '../files/ports.js';
 import { parseEnv } from '../shared/config.js';
+import * as z from '../shared/zod.js';
 import { lambdaClient } from './aws.js';
 
 /**
@@ -29,7 +29,7 @@ export class LambdaUploadVerification implements UploadVerification {
 }
 
 /** VERIFY_UPLOAD_FUNCTION_NAME: the worker's function name or ARN (set by CDK and by the local stack). */
-const verificationEnv = z.object({ VERIFY_UPLOAD_FUNCTION_NAME: z.string().min(1) });
+const verificationEnv = z.object({ VERIFY_UPLOAD_FUNCTION_NAME: z.string().check(z.minLength(1)) });
 
 export function uploadVerificationFromEnv(env: NodeJS.ProcessEnv = process.env): UploadVerification {
   return new LambdaUploadVerification(

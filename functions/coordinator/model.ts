@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../shared/zod.js';
 
 /**
  * The coordinator's records as plain TypeScript (camelCase, bare ids, no AWS types). Repositories re-validate every
@@ -41,7 +41,7 @@ export const EVENT_SOURCES = ['coordinator', 'client'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 const timestamp = z.string();
-const nullableId = z.string().nullable().default(null);
+const nullableId = z._default(z.nullable(z.string()), null);
 
 export const taskServiceSchema = z.object({
   id: z.string(),
@@ -53,13 +53,13 @@ export const taskServiceSchema = z.object({
   /** `ok` or `down`; maintained by the health check. */
   healthStatus: z.string(),
   /** Consecutive non-200 answers to GET /status since the last 200. */
-  lastOkStatus: z.number().int(),
+  lastOkStatus: z.number().check(z.int()),
   /**
    * The OAuth client (or subject) whose tokens act for this service: only it (or an admin) may report its tasks and
    * write events about it. null: unbound, any service token may (the spec's behaviour). Items stored before the
    * field existed read as unbound.
    */
-  clientId: z.string().nullable().default(null),
+  clientId: z._default(z.nullable(z.string()), null),
   createdAt: timestamp,
 });
 export type TaskService = z.infer<typeof taskServiceSchema>;
@@ -86,7 +86,7 @@ export const taskSchema = z.object({
   /** Copied from the task service at creation, so history stays readable after the service is gone. */
   serviceName: z.string(),
   state: z.enum(TASK_STATES),
-  progress: z.number().int().min(0).max(100),
+  progress: z.number().check(z.int(), z.minimum(0), z.maximum(100)),
   createdAt: timestamp,
 });
 export type Task = z.infer<typeof taskSchema>;
@@ -111,7 +111,7 @@ export const eventSchema = z.object({
   /** Accepted and filterable, but not part of the spec's response shape. */
   studyId: nullableId,
   /** Events stored before the field existed were all written through the coordinator's own code: `coordinator`. */
-  source: z.enum(EVENT_SOURCES).default('coordinator'),
+  source: z._default(z.enum(EVENT_SOURCES), 'coordinator'),
   createdAt: timestamp,
 });
 export type CoordinatorEvent = z.infer<typeof eventSchema>;
@@ -125,12 +125,12 @@ export type NewEvent = Omit<
 export const studySchema = z.object({
   id: z.string(),
   name: z.string(),
-  version: z.string().nullable().default(null),
+  version: z._default(z.nullable(z.string()), null),
   visible: z.boolean(),
-  lastPubVersion: z.string().nullable().default(null),
-  lastPubDate: z.string().nullable().default(null),
+  lastPubVersion: z._default(z.nullable(z.string()), null),
+  lastPubDate: z._default(z.nullable(z.string()), null),
   deleted: z.boolean(),
-  createdAt: z.string().nullable().default(null),
+  createdAt: z._default(z.nullable(z.string()), null),
 });
 export type Study = z.infer<typeof studySchema>;
 

@@ -33,10 +33,14 @@ export interface EventPublisher {
 export interface ReleaseOrchestrator {
   /** Starts driving a freshly created release (a repeat start for the same release is a no-op). */
   start(releaseId: string): Promise<void>;
-  /** Wakes the release's poll loop now (a task reported, publish was requested, ...). Never lost. */
+  /** Wakes the release's poll loop now (a task reported, ...). Never lost. */
   wake(releaseId: string): Promise<void>;
-  /** The release was moved to `canceling`: make sure it gets driven to its end. */
-  cancel(releaseId: string): Promise<void>;
+  /**
+   * Wakes the release's execution and, if none is running, starts one: publish and cancel, whose work must not wait
+   * for the reconciler. A wake or start that fails is logged, not thrown: the change is already committed and the
+   * reconciler picks the release up.
+   */
+  drive(releaseId: string): Promise<void>;
 }
 
 /**
@@ -161,8 +165,13 @@ export interface ReleaseRepository {
     patch: Partial<Pick<Release, 'name' | 'description' | 'tags'>>,
   ): Promise<ReleaseAggregate | null>;
   list(filters: { state?: ReleaseState; studyId?: string }, page: Page): Promise<Paged<ReleaseAggregate>>;
-  /** Releases currently in one of the states (e.g. every non-terminal release after a restart). */
+  /** Releases currently in one of the states (non-terminal states only read the active index). */
   listByStates(states: readonly ReleaseState[]): Promise<Release[]>;
+  /**
+   * Every release that is not terminal, with its orchestration extras, from a sparse index that holds only those:
+   * the reconciler's and health check's reads grow with active work, not with history. Eventually consistent.
+   */
+  listActive(): Promise<{ release: Release; extras: Record<string, unknown> }[]>;
   /** Writes a ReleaseChange atomically and returns the events it wrote. */
   applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]>;
   /**
@@ -173,6 +182,13 @@ export interface ReleaseRepository {
     id: string,
     change: { set?: Record<string, unknown>; remove?: string[] },
   ): Promise<Record<string, unknown> | null>;
+  /**
+   * Raises a numeric orchestration attribute to `to` unless it already is at least `to` (absent counts as 0), in one
+   * conditional write; returns the value it holds afterwards (null when the release does not exist).
+   */
+  raiseExtra(id: string, name: string, to: number): Promise<number | null>;
+  /** Removes an orchestration attribute only while it still holds `value` (e.g. a task token nobody replaced). */
+  removeExtraIf(id: string, name: string, value: unknown): Promise<void>;
   /** The highest version ever published (null when none). */
   highestPublishedVersion(): Promise<string | null>;
 

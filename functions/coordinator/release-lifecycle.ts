@@ -11,7 +11,8 @@ import {
 /**
  * Publish and cancel, as the HTTP API asks for them. The state change and its event are one transaction conditioned
  * on the state we saw, so concurrent requests settle by condition: two publishes, exactly one wins. The orchestrator
- * is woken afterwards to do the work (send publish / cancel to the task services).
+ * is then driven to do the work (send publish / cancel to the task services): its execution is woken, or started
+ * when none is running.
  */
 export interface LifecycleDeps {
   releases: ReleaseRepository;
@@ -39,7 +40,7 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
       throw new ConflictError(`Release ${id} is no longer staged; it may not be published`);
     throw err;
   }
-  await deps.orchestrator.wake(id);
+  await deps.orchestrator.drive(id);
   return { message: `release ${id} is publishing` };
 }
 
@@ -55,7 +56,7 @@ export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<Re
     if (isTerminalRelease(release.state))
       throw new ConflictError(`The release in state ${release.state} may not be canceled`);
     if (release.state === 'canceling') {
-      await deps.orchestrator.cancel(id);
+      await deps.orchestrator.drive(id);
       return agg;
     }
     try {
@@ -70,7 +71,7 @@ export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<Re
       if (isChangeConflict(err)) continue; // the state moved under us: look again
       throw err;
     }
-    await deps.orchestrator.cancel(id);
+    await deps.orchestrator.drive(id);
     return { ...agg, release: { ...release, state: 'canceling' } };
   }
   throw new ConflictError(`Release ${id} is changing concurrently; retry`);

@@ -71,8 +71,12 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
   try {
     await deps.orchestrator.start(created.release.id);
   } catch (err) {
-    // The release exists; a failed hand-over is redriven by the orchestration's resume of in-flight releases.
-    log.error('release orchestrator did not start', { releaseId: created.release.id, error: String(err) });
+    // The release exists and is in the active index: the reconciler (functions/orchestration/reconcile.ts) starts
+    // its execution within a minute.
+    log.error('release orchestrator did not start; the reconciler will', {
+      releaseId: created.release.id,
+      error: String(err),
+    });
   }
   return created;
 }

@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import type { MirroredStudy, StudyPages, StudyRepository } from './ports.js';
 
 /**
@@ -8,11 +8,11 @@ import type { MirroredStudy, StudyPages, StudyRepository } from './ports.js';
  * lists as deleted and clears the flag of a study that reappears. last_pub_version / last_pub_date are never touched.
  */
 const sourceStudy = z.object({
-  kf_id: z.string().regex(/^SD_[0-9A-HJKMNP-TV-Z]{8}$/),
-  name: z.string().nullish(),
-  version: z.string().nullish(),
-  visible: z.boolean().nullish(),
-  created_at: z.string().nullish(),
+  kf_id: z.string().check(z.regex(/^SD_[0-9A-HJKMNP-TV-Z]{8}$/)),
+  name: z.nullish(z.string()),
+  version: z.nullish(z.string()),
+  visible: z.nullish(z.boolean()),
+  created_at: z.nullish(z.string()),
 });
 
 /**

@@ -138,7 +138,7 @@ export async function reportTask(
         ],
       );
       if (outcome === 'unchanged') continue; // reported concurrently: judge against the new state
-      if (outcome === 'canceling') await deps.orchestrator.cancel(task.releaseId);
+      if (outcome === 'canceling') await deps.orchestrator.drive(task.releaseId);
       return getTask(deps, id);
     }
     try {

@@ -1,45 +1,37 @@
-import * as z from 'zod';
 import { parseEnv } from '../shared/config.js';
+import * as z from '../shared/zod.js';
 
 const MiB = 1024 * 1024;
-const int = () => z.coerce.number().int();
+const int = () => z.coerce.number().check(z.int());
 
 /**
  * File-service settings, parsed once per container. Bounds are enforced here so that a misconfiguration fails at
  * cold start instead of weakening a guarantee (e.g. a signed-URL token that lives for an hour).
  */
 export const filesEnv = z.object({
-  FILES_TABLE: z.string().min(3),
-  STUDIES_TABLE: z.string().min(3),
-  FILES_BUCKET: z.string().min(3),
+  FILES_TABLE: z.string().check(z.minLength(3)),
+  STUDIES_TABLE: z.string().check(z.minLength(3)),
+  FILES_BUCKET: z.string().check(z.minLength(3)),
   /** Lifetime of a single-use signed-URL token. The spec asks for "a very short period". */
-  SIGNED_URL_TTL_SECONDS: z.coerce.number().positive().max(300).default(30),
+  SIGNED_URL_TTL_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(300)), 30),
   /** Lifetime of the presigned S3 GET a download redirects to; the issue caps it at 60 s. */
-  DOWNLOAD_URL_TTL_SECONDS: int().min(1).max(60).default(60),
+  DOWNLOAD_URL_TTL_SECONDS: z._default(int().check(z.minimum(1), z.maximum(60)), 60),
   /**
    * Objects up to this size are answered directly by the function; larger ones get a 302 to S3. The cap keeps a
    * base64 body (4/3 larger) under Lambda's 6 MB response limit.
    */
-  DIRECT_DOWNLOAD_MAX_BYTES: int()
-    .min(0)
-    .max(4 * MiB)
-    .default(MiB),
+  DIRECT_DOWNLOAD_MAX_BYTES: z._default(int().check(z.minimum(0), z.maximum(4 * MiB)), MiB),
   /** Lifetime of presigned upload URLs; the bucket refuses signatures older than 5 minutes anyway. */
-  UPLOAD_URL_TTL_SECONDS: int().min(1).max(300).default(300),
+  UPLOAD_URL_TTL_SECONDS: z._default(int().check(z.minimum(1), z.maximum(300)), 300),
   /** Uploads larger than this use a multipart upload (issue 4: above 100 MiB). */
-  MULTIPART_THRESHOLD_BYTES: int()
-    .min(5 * MiB)
-    .default(100 * MiB),
+  MULTIPART_THRESHOLD_BYTES: z._default(int().check(z.minimum(5 * MiB)), 100 * MiB),
   /** Preferred part size; raised automatically so that no upload needs more than 10,000 parts. */
-  MULTIPART_PART_SIZE_BYTES: int()
-    .min(5 * MiB)
-    .max(5 * 1024 * MiB)
-    .default(64 * MiB),
+  MULTIPART_PART_SIZE_BYTES: z._default(int().check(z.minimum(5 * MiB), z.maximum(5 * 1024 * MiB)), 64 * MiB),
   /** Largest accepted upload: S3's object limit, 5 TiB, unless lowered. */
-  FILE_MAX_BYTES: int()
-    .min(1)
-    .max(5 * 1024 * 1024 * MiB)
-    .default(5 * 1024 * 1024 * MiB),
+  FILE_MAX_BYTES: z._default(
+    int().check(z.minimum(1), z.maximum(5 * 1024 * 1024 * MiB)),
+    5 * 1024 * 1024 * MiB,
+  ),
 });
 export type FilesConfig = z.infer<typeof filesEnv>;
 

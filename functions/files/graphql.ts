@@ -7,10 +7,10 @@ import {
   parse as parseDocument,
   validate,
 } from 'graphql';
-import * as z from 'zod';
 import { isAppError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import type { Caller } from './access.js';
 import { getFile, getVersion, latestAvailable, listStudyFiles, listVersions } from './catalog.js';
 import { createDevToken, deleteDevToken, listDevTokens } from './dev-tokens.js';
@@ -161,7 +161,8 @@ export const typeDefs = /* GraphQL */ `
 const schema = buildSchema(typeDefs);
 
 export interface GraphqlContext {
-  deps: FilesDeps;
+  /** Everything but the object store and the audit query: no resolver reads or writes bytes. */
+  deps: Pick<FilesDeps, 'config' | 'clock' | 'files' | 'signedTokens' | 'devTokens' | 'studies'>;
   caller: Caller;
   baseUrl: string;
   info: RequestInfo;
@@ -201,8 +202,8 @@ function connection<R, N>(listing: Listing<R>, page: Page, toNode: (r: R) => N) 
 }
 
 /** Validates one argument with zod; a failure is a BAD_USER_INPUT error naming the argument. */
-function arg<S extends z.ZodType>(name: string, s: S, value: unknown): z.infer<S> {
-  const r = s.safeParse(value);
+function arg<S extends z.core.$ZodType>(name: string, s: S, value: unknown): z.output<S> {
+  const r = z.safeParse(s, value);
   if (!r.success) throw ValidationError.field(name, r.error.issues[0]?.message ?? 'is invalid');
   return r.data;
 }
@@ -296,9 +297,12 @@ const rootValue = {
       ctx.deps,
       { kind: 'caller', caller: ctx.caller },
       {
-        studyId: arg('studyId', z.string().max(64), args.studyId),
-        fileId: arg('fileId', z.string().max(64), args.fileId),
-        versionId: args.versionId == null ? undefined : arg('versionId', z.string().max(64), args.versionId),
+        studyId: arg('studyId', z.string().check(z.maxLength(64)), args.studyId),
+        fileId: arg('fileId', z.string().check(z.maxLength(64)), args.fileId),
+        versionId:
+          args.versionId == null
+            ? undefined
+            : arg('versionId', z.string().check(z.maxLength(64)), args.versionId),
       },
       ctx.baseUrl,
       ctx.info,
@@ -311,7 +315,7 @@ const rootValue = {
     return { token: devTokenNode(record, secret) };
   },
   deleteDevToken: async (args: Args, ctx: GraphqlContext) => {
-    const name = arg('name', z.string().max(100), args.name);
+    const name = arg('name', z.string().check(z.maxLength(100)), args.name);
     await deleteDevToken(ctx.deps, ctx.caller, name, ctx.info);
     return { success: true, name };
   },

@@ -1,7 +1,7 @@
-import * as z from 'zod';
 import type { Request } from '../shared/http.js';
 import { parse } from '../shared/http.js';
 import { type Page, pageQuery } from '../shared/list.js';
+import * as z from '../shared/zod.js';
 import { callerOf } from './access.js';
 import type { Presented } from './downloads.js';
 import type { RequestInfo } from './model.js';

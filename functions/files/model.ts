@@ -1,22 +1,24 @@
-import * as z from 'zod';
 import { idPattern } from '../shared/ids.js';
+import * as z from '../shared/zod.js';
 
 /**
  * The file service's records, as stored and as the use cases see them. Repositories re-validate every item they
  * read back against these schemas.
  */
-export const StudyId = z.string().regex(idPattern('SD'), 'must be a SD_ id');
-export const FileId = z.string().regex(idPattern('SF'), 'must be a SF_ id');
-export const VersionId = z.string().regex(idPattern('FV'), 'must be a FV_ id');
+export const StudyId = z.string().check(z.regex(idPattern('SD'), 'must be a SD_ id'));
+export const FileId = z.string().check(z.regex(idPattern('SF'), 'must be a SF_ id'));
+export const VersionId = z.string().check(z.regex(idPattern('FV'), 'must be a FV_ id'));
 
 /** Developer token names appear in URLs (DELETE /developer-tokens/<name>), so they stay plain. */
 export const DevTokenName = z
   .string()
-  .min(1)
-  .max(100)
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9 ._-]*$/,
-    'letters, digits, space, dot, underscore and dash; starts with a letter or digit',
+  .check(
+    z.minLength(1),
+    z.maxLength(100),
+    z.regex(
+      /^[A-Za-z0-9][A-Za-z0-9 ._-]*$/,
+      'letters, digits, space, dot, underscore and dash; starts with a letter or digit',
+    ),
   );
 
 /**
@@ -30,16 +32,16 @@ export const fileRecord = z.object({
   id: FileId,
   study_id: StudyId,
   name: z.string(),
-  description: z.string().nullable(),
+  description: z.nullable(z.string()),
   created_at: z.string(),
-  created_by: z.string().nullable(),
+  created_by: z.nullable(z.string()),
 });
 export type FileRecord = z.infer<typeof fileRecord>;
 
 export const multipartState = z.object({
   upload_id: z.string(),
-  part_size: z.number().int().positive(),
-  part_count: z.number().int().positive(),
+  part_size: z.number().check(z.int(), z.positive()),
+  part_count: z.number().check(z.int(), z.positive()),
 });
 
 export const versionRecord = z.object({
@@ -49,16 +51,16 @@ export const versionRecord = z.object({
   /** The object key; every version has its own. */
   key: z.string(),
   file_name: z.string(),
-  size: z.number().int().nonnegative(),
+  size: z.number().check(z.int(), z.nonnegative()),
   content_type: z.string(),
   /** Hex SHA-256 the uploader declared, verified against the stored object before the version is available. */
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
   state: z.enum(VERSION_STATES),
   created_at: z.string(),
-  created_by: z.string().nullable(),
-  confirmed_at: z.string().nullable(),
+  created_by: z.nullable(z.string()),
+  confirmed_at: z.nullable(z.string()),
   /** Set while a multipart upload is open. */
-  multipart: multipartState.nullable(),
+  multipart: z.nullable(multipartState),
 });
 export type VersionRecord = z.infer<typeof versionRecord>;
 
@@ -68,11 +70,11 @@ export const signedTokenRecord = z.object({
   file_id: FileId,
   version_id: VersionId,
   created_at: z.string(),
-  created_by: z.string().nullable(),
+  created_by: z.nullable(z.string()),
   /** The developer token that minted it, if one did. */
-  dev_token: z.string().nullable().default(null),
+  dev_token: z._default(z.nullable(z.string()), null),
   /** That developer token's hash: the link dies with the token (checked at every claim). */
-  dev_token_hash: z.string().nullable().default(null),
+  dev_token_hash: z._default(z.nullable(z.string()), null),
   expires_at_ms: z.number(),
   claimed: z.boolean(),
 });
@@ -83,7 +85,7 @@ export const devTokenRecord = z.object({
   /** The first characters of the secret, so an admin can tell tokens apart without seeing them. */
   hint: z.string(),
   created_at: z.string(),
-  created_by: z.string().nullable(),
+  created_by: z.nullable(z.string()),
 });
 export type DevTokenRecord = z.infer<typeof devTokenRecord>;
 
@@ -112,14 +114,14 @@ export const auditRecord = z.object({
   action: z.enum(AUDIT_ACTIONS),
   method: z.enum(AUDIT_METHODS),
   /** The user (JWT sub) behind the action: for a signed URL, whoever minted it; null for a developer token. */
-  actor: z.string().nullable(),
+  actor: z.nullable(z.string()),
   /** The developer token's name when one was used or managed. */
-  dev_token: z.string().nullable(),
-  study_id: z.string().nullable(),
-  file_id: z.string().nullable(),
-  version_id: z.string().nullable(),
-  source_ip: z.string().nullable(),
-  user_agent: z.string().nullable(),
+  dev_token: z.nullable(z.string()),
+  study_id: z.nullable(z.string()),
+  file_id: z.nullable(z.string()),
+  version_id: z.nullable(z.string()),
+  source_ip: z.nullable(z.string()),
+  user_agent: z.nullable(z.string()),
 });
 export type AuditRecord = z.infer<typeof auditRecord>;
 

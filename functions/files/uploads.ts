@@ -26,6 +26,7 @@ const ID_ATTEMPTS = 5;
 
 /** The uploaded object did not match what the uploader declared. */
 export class UploadMismatchError extends AppError {
+  override name = 'UploadMismatchError';
   constructor(message: string) {
     super(422, 'upload_mismatch', message);
   }

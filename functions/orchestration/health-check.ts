@@ -26,9 +26,23 @@ export interface HealthReport {
   failedReleases: string[];
 }
 
+/**
+ * The service's tasks with work in progress, found through the active-release index: the cost follows the releases
+ * in flight, not every task ever given to the service.
+ */
+async function workInProgressOf(deps: OrchestrationDeps, taskServiceId: string) {
+  const tasks = [];
+  for (const { release } of await deps.releases.listActive()) {
+    const agg = await deps.releases.load(release.id);
+    for (const t of agg?.tasks ?? [])
+      if (t.taskServiceId === taskServiceId && IN_PROGRESS.includes(t.state)) tasks.push(t);
+  }
+  return tasks;
+}
+
 export async function runHealthChecks(
   deps: OrchestrationDeps,
-  orchestrator: Pick<ReleaseOrchestrator, 'wake'>,
+  orchestrator: Pick<ReleaseOrchestrator, 'drive'>,
   settings: { failures: number; timeoutMs: number },
 ): Promise<HealthReport> {
   const services = await deps.services.all();
@@ -57,9 +71,7 @@ export async function runHealthChecks(
     }
     report.down.push(service.id);
     const reason = `task service "${service.name}" (${service.id}) is down: GET /status failed ${count} time(s) in a row (last: ${out.reason})`;
-    const active = (await deps.releases.tasksOfService(service.id)).filter((t) =>
-      IN_PROGRESS.includes(t.state),
-    );
+    const active = await workInProgressOf(deps, service.id);
     const byRelease = new Map<string, string[]>();
     for (const t of active) byRelease.set(t.releaseId, [...(byRelease.get(t.releaseId) ?? []), t.id]);
     for (const [releaseId, taskIds] of byRelease) {
@@ -70,7 +82,7 @@ export async function runHealthChecks(
       );
       if (outcome === 'canceling') {
         report.failedReleases.push(releaseId);
-        await orchestrator.wake(releaseId);
+        await orchestrator.drive(releaseId);
       }
     }
   };

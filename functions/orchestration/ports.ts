@@ -14,14 +14,17 @@ export interface TaskTokens {
   succeed(token: string, output?: Record<string, unknown>): Promise<'delivered' | 'stale'>;
 }
 
-/** Starts executions for a release (the state machine's own name for it is an adapter detail). */
+/** running; ended (succeeded, failed, aborted, timed out); missing (never started, or long forgotten). */
+export type ExecutionStatus = 'running' | 'ended' | 'missing';
+
+/**
+ * The executions that drive a release. Generation N of a release has one fixed name (`<releaseId>-g<N>`), so a
+ * start that is retried, or made by two callers at once, never runs two executions.
+ */
 export interface Executions {
-  /** Starts the release's first execution; a repeat is a no-op. Returns the execution name. */
-  start(releaseId: string): Promise<string>;
-  /** Makes sure an execution drives the release: a new one (fresh name) unless `current` is still running. */
-  ensureRunning(releaseId: string, current: string | undefined): Promise<{ started: string | null }>;
-  /** Starts a fresh execution for the release unconditionally (continue-as-new); returns its name. */
-  startFresh(releaseId: string): Promise<string>;
+  /** Starts the release's execution of this generation; 'exists' when that name was already used. */
+  start(releaseId: string, generation: number): Promise<'started' | 'exists'>;
+  status(releaseId: string, generation: number): Promise<ExecutionStatus>;
 }
 
 export interface EventSink {

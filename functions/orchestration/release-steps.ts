@@ -1,9 +1,9 @@
-import * as z from 'zod';
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
-import { isTerminalRelease } from '../coordinator/model.js';
+import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { log } from '../shared/log.js';
+import * as z from '../shared/zod.js';
 import {
   commit,
   failTasks,
@@ -15,16 +15,22 @@ import {
   TransientError,
   taskPart,
 } from './changes.js';
-import { type RunConfig, runConfigSchema } from './config.js';
+import { MAX_EXECUTION_AGE_SECONDS, type RunConfig, runConfigSchema } from './config.js';
+import { GENERATION, generationOf } from './executions.js';
 import type { Executions, OrchestrationDeps } from './ports.js';
 import { interpretReply, laterState, type TaskAction } from './replies.js';
-import { EXECUTION_NAME, WAKE_PENDING, type WakeLatch } from './wake-latch.js';
+import { WAKE_PENDING, type WakeLatch } from './wake-latch.js';
 
 /**
  * The release state machine's work: one ReleaseStep call per state, each fanning out to ALL tasks of the release
  * (so Step Functions transitions per release do not grow with the number of task services). Every step reads the
  * release as stored (strongly consistent) and answers which state comes next; it never trusts what the execution
  * carried, so a restarted or concurrent execution, a DELETE or a callback in the middle is always seen.
+ *
+ * Every call counts one step (`rounds`). Once an execution has made `config.maxRounds` steps, or is older than
+ * MAX_EXECUTION_AGE_SECONDS, the next step is `continue`: the release is handed to the next generation (a fresh
+ * execution) before Step Functions' limits (25,000 history events, one year) are near. The ASL lint checks that
+ * every loop of the machine goes through a step, so no loop escapes the count.
  */
 export const STEPS = [
   'route',
@@ -37,35 +43,45 @@ export const STEPS = [
   'continue',
 ] as const;
 export type StepName = (typeof STEPS)[number];
-export type NextStep =
-  | 'initialize'
-  | 'start'
-  | 'wait'
-  | 'poll'
-  | 'waitPublish'
-  | 'publish'
-  | 'cancel'
-  | 'continue'
-  | 'done';
+export const NEXT_STEPS = [
+  'initialize',
+  'start',
+  'wait',
+  'poll',
+  'waitPublish',
+  'publish',
+  'cancel',
+  'continue',
+  'done',
+] as const;
+export type NextStep = (typeof NEXT_STEPS)[number];
 
 export const stepInputSchema = z.object({
   step: z.enum(STEPS),
-  releaseId: z.string().min(1),
+  releaseId: z.string().check(z.minLength(1)),
+  /** The generation this execution runs as (functions/orchestration/executions.ts). */
+  generation: z._default(z.number().check(z.int(), z.minimum(0)), 0),
   config: runConfigSchema,
-  rounds: z.number().int().min(0).default(0),
-  /** $$.Execution.Name, recorded by the first state so cancel/resume know which execution drives the release. */
-  execution: z.string().optional(),
+  /** Steps this execution has made so far. */
+  rounds: z._default(z.number().check(z.int(), z.minimum(0)), 0),
+  /** $$.Execution.StartTime: an execution continues as a new one well before Step Functions' one-year limit. */
+  startedAt: z.optional(z.string()),
   /** The error a Catch caught, for the abort step. */
-  error: z.looseObject({ Error: z.string().optional(), Cause: z.unknown().optional() }).optional(),
+  error: z.optional(z.looseObject({ Error: z.optional(z.string()), Cause: z.optional(z.unknown()) })),
 });
 export type StepInput = z.input<typeof stepInputSchema>;
 
-export interface StepResult {
-  next: NextStep;
-  state: ReleaseState | 'missing';
-  /** Poll rounds this execution has made (continue-as-new after config.maxRounds). */
-  rounds: number;
-}
+/** What a ReleaseStep answers (the state machine keeps it at $.step). */
+export const stepResultSchema = z.object({
+  next: z.enum(NEXT_STEPS),
+  state: z.union([z.enum(RELEASE_STATES), z.literal('missing')]),
+  /** Steps this execution has made, this one included (continue-as-new after config.maxRounds). */
+  rounds: z.number().check(z.int(), z.minimum(1)),
+});
+export type StepResult = z.infer<typeof stepResultSchema>;
+
+/** What one step decides; run() adds the step count and the hand-over. */
+type Outcome = Omit<StepResult, 'rounds'>;
 
 const ACTIVE_FOR_POLL: readonly TaskState[] = ['pending', 'running'];
 
@@ -126,40 +142,81 @@ export class ReleaseSteps {
   constructor(
     private readonly deps: OrchestrationDeps,
     private readonly latch: Pick<WakeLatch, 'beginRound'>,
-    private readonly executions: Pick<Executions, 'startFresh'>,
+    private readonly executions: Pick<Executions, 'start'>,
   ) {}
 
   async run(raw: StepInput): Promise<StepResult> {
     const input = stepInputSchema.parse(raw);
+    const out = await this.step(input);
+    const rounds = input.rounds + 1;
+    const age = input.startedAt ? (this.deps.clock.nowMs() - Date.parse(input.startedAt)) / 1000 : 0;
+    // `start` is the one step a fresh execution could not re-derive from the stored state (it would initialize the
+    // tasks again), so the hand-over waits one step for it.
+    const handOver =
+      (rounds >= input.config.maxRounds || age >= MAX_EXECUTION_AGE_SECONDS) &&
+      !['done', 'continue', 'start'].includes(out.next);
+    return { ...out, next: handOver ? 'continue' : out.next, rounds };
+  }
+
+  private async step(input: z.infer<typeof stepInputSchema>): Promise<Outcome> {
     const { releaseId, config } = input;
     switch (input.step) {
-      case 'route': {
-        if ((await this.latch.beginRound(releaseId, input.execution)) === null) return this.result(null, 0);
-        return this.result(await this.deps.releases.load(releaseId), 0);
-      }
+      case 'route':
+        return this.route(releaseId, input.generation);
       case 'initialize':
-        return this.initialize(releaseId, config, input.rounds);
+        return this.initialize(releaseId, config);
       case 'start':
-        return this.start(releaseId, config, input.rounds);
+        return this.start(releaseId, config);
       case 'poll':
-        return this.poll(releaseId, config, input.rounds);
+        return this.poll(releaseId, config, input.generation);
       case 'publish':
-        return this.publish(releaseId, config, input.rounds);
+        return this.publish(releaseId, config);
       case 'cancel':
         return this.cancel(releaseId, config);
       case 'abort':
         return this.abort(releaseId, input.error ?? {});
-      case 'continue': {
-        const name = await this.executions.startFresh(releaseId);
-        await this.deps.releases.exchangeExtras(releaseId, { set: { [EXECUTION_NAME]: name } });
-        log.info('release continues in a fresh execution', { releaseId, execution: name });
-        return { next: 'done', state: 'missing', rounds: input.rounds };
-      }
+      case 'continue':
+        return this.continueAsNew(releaseId, input.generation);
     }
   }
 
-  private result(agg: ReleaseAggregate | null, rounds: number, next: NextStep = routeOf(agg)): StepResult {
-    return { next, state: agg?.release.state ?? 'missing', rounds };
+  /**
+   * The first step of an execution, and the one after each staged wait. An execution whose generation is no longer
+   * the release's (another one took over) ends here.
+   */
+  private async route(releaseId: string, generation: number): Promise<Outcome> {
+    const extras = await this.latch.beginRound(releaseId);
+    if (extras === null) return this.result(null);
+    if (generationOf(extras) > generation) return this.superseded(releaseId, generation, extras);
+    return this.result(await this.deps.releases.load(releaseId));
+  }
+
+  private superseded(releaseId: string, generation: number, extras: Record<string, unknown>): Outcome {
+    log.warn('a newer execution drives this release; this one ends', {
+      releaseId,
+      generation,
+      current: generationOf(extras),
+    });
+    return { next: 'done', state: 'missing' };
+  }
+
+  /**
+   * Hands the release to the next generation: claims it (one conditional write) and starts its execution. A retry
+   * of this step claims nothing new and starts the same name again, which is a no-op; so the hand-over never starts
+   * two executions.
+   */
+  private async continueAsNew(releaseId: string, generation: number): Promise<Outcome> {
+    const next = generation + 1;
+    const now = await this.deps.releases.raiseExtra(releaseId, GENERATION, next);
+    if (now === next) {
+      await this.executions.start(releaseId, next);
+      log.info('release continues in a fresh execution', { releaseId, generation: next });
+    }
+    return { next: 'done', state: 'missing' };
+  }
+
+  private result(agg: ReleaseAggregate | null, next: NextStep = routeOf(agg)): Outcome {
+    return { next, state: agg?.release.state ?? 'missing' };
   }
 
   /** Sends one action to each of the tasks at once; a reply is judged against the task's recorded state. */
@@ -193,80 +250,76 @@ export class ReleaseSteps {
   }
 
   /** Any failed reply fails the release (the failing tasks `failed`, the release `canceling`). */
-  private async failOn(agg: ReleaseAggregate, replies: Reply[]): Promise<StepResult | null> {
+  private async failOn(agg: ReleaseAggregate, replies: Reply[]): Promise<Outcome | null> {
     const failures: TaskFailure[] = replies
       .filter((r) => !r.ok)
       .map((r) => ({ taskId: r.task.id, reason: r.reason ?? 'failed' }));
     if (failures.length === 0) return null;
     log.warn('task action failed', { releaseId: agg.release.id, failures });
     const outcome = await failTasks(this.deps, agg.release.id, failures);
-    if (outcome === 'missing') return this.result(null, 0);
-    return this.result(await this.deps.releases.load(agg.release.id), 0);
+    if (outcome === 'missing') return this.result(null);
+    return this.result(await this.deps.releases.load(agg.release.id));
   }
 
-  private async initialize(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+  private async initialize(releaseId: string, config: RunConfig): Promise<Outcome> {
     const agg = await this.deps.releases.load(releaseId);
-    if (agg?.release.state !== 'initializing') return this.result(agg, rounds);
+    if (agg?.release.state !== 'initializing') return this.result(agg);
     if (agg.tasks.length === 0) {
       // No enabled task service: nothing to stage (issue 3, Lifecycle 1).
       try {
         await commit(this.deps, releaseId, [], releaseMove(agg, 'staged'));
-        return { next: 'waitPublish', state: 'staged', rounds };
+        return { next: 'waitPublish', state: 'staged' };
       } catch (err) {
         if (!isConflict(err)) throw err;
-        return this.result(await this.deps.releases.load(releaseId), rounds);
+        return this.result(await this.deps.releases.load(releaseId));
       }
     }
     const replies = await this.send(agg, agg.tasks, 'initialize', config);
     const failed = await this.failOn(agg, replies);
     if (failed) return failed;
-    return { next: 'start', state: 'initializing', rounds };
+    return { next: 'start', state: 'initializing' };
   }
 
-  private async start(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+  private async start(releaseId: string, config: RunConfig): Promise<Outcome> {
     const agg = await this.deps.releases.load(releaseId);
-    if (agg?.release.state !== 'initializing') return this.result(agg, rounds);
+    if (agg?.release.state !== 'initializing') return this.result(agg);
     const replies = await this.send(
       agg,
       agg.tasks.filter((t) => t.state === 'pending'),
       'start',
       config,
     );
-    return (
-      (await this.failOn(agg, replies)) ??
-      this.settle(releaseId, 'initializing', replies, config, rounds, agg)
-    );
+    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'initializing', replies, agg);
   }
 
-  private async poll(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+  private async poll(releaseId: string, config: RunConfig, generation: number): Promise<Outcome> {
     // Clear the wake flag first: a wake after this point is either in the read below or wakes the next wait.
-    if ((await this.latch.beginRound(releaseId)) === null) return this.result(null, rounds);
+    const extras = await this.latch.beginRound(releaseId);
+    if (extras === null) return this.result(null);
+    if (generationOf(extras) > generation) return this.superseded(releaseId, generation, extras);
     const agg = await this.deps.releases.load(releaseId);
-    const round = rounds + 1;
-    if (!agg) return this.result(null, round);
+    if (!agg) return this.result(null);
     const state = agg.release.state;
     if (state === 'publishing' && agg.tasks.some((t) => t.state === 'staged'))
-      return this.result(agg, round, 'publish');
-    if (state !== 'running' && state !== 'publishing') return this.result(agg, round);
+      return this.result(agg, 'publish');
+    if (state !== 'running' && state !== 'publishing') return this.result(agg);
     const targets = agg.tasks.filter((t) =>
       state === 'running' ? ACTIVE_FOR_POLL.includes(t.state) : t.state === 'publishing',
     );
     const replies = await this.send(agg, targets, 'get_status', config);
-    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, state, replies, config, round, agg);
+    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, state, replies, agg);
   }
 
-  private async publish(releaseId: string, config: RunConfig, rounds: number): Promise<StepResult> {
+  private async publish(releaseId: string, config: RunConfig): Promise<Outcome> {
     const agg = await this.deps.releases.load(releaseId);
-    if (agg?.release.state !== 'publishing') return this.result(agg, rounds);
+    if (agg?.release.state !== 'publishing') return this.result(agg);
     const replies = await this.send(
       agg,
       agg.tasks.filter((t) => t.state === 'staged'),
       'publish',
       config,
     );
-    return (
-      (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'publishing', replies, config, rounds, agg)
-    );
+    return (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'publishing', replies, agg);
   }
 
   /**
@@ -279,18 +332,16 @@ export class ReleaseSteps {
     releaseId: string,
     phase: 'initializing' | 'running' | 'publishing',
     replies: Reply[],
-    config: RunConfig,
-    rounds: number,
     first: ReleaseAggregate,
-  ): Promise<StepResult> {
+  ): Promise<Outcome> {
     const byTask = new Map(replies.filter((r) => r.ok).map((r) => [r.task.id, r]));
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
-      if (!agg || agg.release.state !== phase) return this.result(agg, rounds);
+      if (!agg || agg.release.state !== phase) return this.result(agg);
       if (agg.tasks.some((t) => t.state === 'failed')) {
         // A task failed through another path (callback, health check) but its release was not moved yet.
         const outcome = await failTasks(this.deps, releaseId, [], agg);
-        if (outcome !== 'unchanged') return this.result(await this.deps.releases.load(releaseId), rounds);
+        if (outcome !== 'unchanged') return this.result(await this.deps.releases.load(releaseId));
       }
       const parts: TaskPart[] = [];
       const after = new Map<string, TaskState>();
@@ -324,12 +375,12 @@ export class ReleaseSteps {
         next = 'done';
       } else {
         release = parts.length ? { expectState: phase } : null;
-        next = rounds >= config.maxRounds ? 'continue' : 'wait';
+        next = 'wait';
       }
-      if (!release) return { next, state, rounds };
+      if (!release) return { next, state };
       try {
         await commit(this.deps, releaseId, parts, release);
-        return { next, state, rounds };
+        return { next, state };
       } catch (err) {
         if (!isConflict(err)) throw err;
         log.info('release changed during a step; planning again', { releaseId, failed: err.failed });
@@ -368,9 +419,9 @@ export class ReleaseSteps {
    * (a failed cancel is a warning event, nothing more); the tasks end `canceled`, and the release ends `failed` when a
    * task failed or the orchestration itself failed, `canceled` otherwise.
    */
-  private async cancel(releaseId: string, config: RunConfig): Promise<StepResult> {
+  private async cancel(releaseId: string, config: RunConfig): Promise<Outcome> {
     const first = await this.deps.releases.load(releaseId);
-    if (first?.release.state !== 'canceling') return this.result(first, 0);
+    if (first?.release.state !== 'canceling') return this.result(first);
     const targets = first.tasks.filter((t) => t.state !== 'failed' && t.state !== 'canceled');
     const replies = await this.send(first, targets, 'cancel', config);
     const warnings: NewEvent[] = replies
@@ -384,7 +435,7 @@ export class ReleaseSteps {
       }));
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
-      if (agg?.release.state !== 'canceling') return this.result(agg, 0);
+      if (agg?.release.state !== 'canceling') return this.result(agg);
       const failed =
         agg.tasks.some((t) => t.state === 'failed') || typeof agg.extras.failureReason === 'string';
       const parts = agg.tasks
@@ -393,7 +444,7 @@ export class ReleaseSteps {
       const to: ReleaseState = failed ? 'failed' : 'canceled';
       try {
         await commit(this.deps, releaseId, parts, releaseMove(agg, to, { events: warnings }));
-        return { next: 'done', state: to, rounds: 0 };
+        return { next: 'done', state: to };
       } catch (err) {
         if (!isConflict(err)) throw err;
       }
@@ -402,12 +453,12 @@ export class ReleaseSteps {
   }
 
   /** The execution hit an error its Retry could not absorb: the release fails (an error event says why). */
-  private async abort(releaseId: string, error: { Error?: string; Cause?: unknown }): Promise<StepResult> {
+  private async abort(releaseId: string, error: { Error?: string; Cause?: unknown }): Promise<Outcome> {
     const reason = `${error.Error ?? 'Error'}: ${describeCause(error.Cause)}`.slice(0, 500);
     log.error('release orchestration failed', { releaseId, reason });
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = await this.deps.releases.load(releaseId);
-      if (!agg || isTerminalRelease(agg.release.state)) return this.result(agg, 0);
+      if (!agg || isTerminalRelease(agg.release.state)) return this.result(agg);
       const event: NewEvent = {
         eventType: 'error',
         message: `release ${releaseId}: orchestration error (${reason})`,
@@ -419,7 +470,7 @@ export class ReleaseSteps {
           : releaseMove(agg, 'canceling', { setExtras: { failureReason: reason }, events: [event] });
       try {
         await commit(this.deps, releaseId, [], change);
-        return { next: 'cancel', state: 'canceling', rounds: 0 };
+        return { next: 'cancel', state: 'canceling' };
       } catch (err) {
         if (!isConflict(err)) throw err;
       }

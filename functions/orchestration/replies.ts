@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import type { TaskState } from '../coordinator/model.js';
+import * as z from '../shared/zod.js';
 
 /**
  * How the coordinator reads task-service replies (spec: Task service API). Pure functions, no I/O.
@@ -80,9 +80,9 @@ export function validReplies(action: TaskAction, recorded: TaskState): readonly 
 
 const replySchema = z.looseObject({
   state: z.unknown(),
-  task_id: z.unknown().optional(),
-  kf_id: z.unknown().optional(),
-  progress: z.unknown().optional(),
+  task_id: z.optional(z.unknown()),
+  kf_id: z.optional(z.unknown()),
+  progress: z.optional(z.unknown()),
 });
 
 export type Interpretation =

@@ -1,37 +1,45 @@
 import type { ReleaseRepository } from '../coordinator/ports.js';
+import { log } from '../shared/log.js';
 import type { TaskTokens } from './ports.js';
 
 /**
  * The wake-up latch between the poll loop and everything that should cut a wait short (a task reporting staged,
- * published or failed; publish; cancel; a health failure). Two attributes on the release item, each changed by one
+ * published or failed; publish; cancel; a health failure). Attributes on the release item, each changed by one
  * atomic UpdateItem that returns the previous values (ReleaseRepository.exchangeExtras):
  *
  *   waitToken    the task token of the callback state now waiting (PollWait / WaitForPublish), if any
+ *   waitKind     which of the two it is: 'poll' or 'staged'
  *   wakePending  a wake arrived that no poll round has seen yet
  *
  * - A waiting state stores its token. If a wake was pending, it answers its own token at once.
- * - A wake sets wakePending and takes the stored token; if it got one it answers it (SendTaskSuccess). A token that
- *   no longer waits (timed out, already answered) is harmless: wakePending stays set.
+ * - A wake sets wakePending and reads the stored token; if there is one it answers it (SendTaskSuccess) and only
+ *   then removes it (if no newer wait replaced it). A token that no longer waits (timed out, already answered) is
+ *   harmless: wakePending stays set. A SendTaskSuccess that fails (throttled, say) leaves the token in place, so the
+ *   reconciler (reconcile.ts), or the next wake, can still deliver it.
  * - A poll round clears wakePending BEFORE it reads the release, so a wake is either seen by that read or leaves the
  *   flag set for the next wait, which then returns at once. A wake is never lost, whether it lands during a wait,
  *   during a round, or between the two; and it costs at most one extra round.
  */
 export const WAIT_TOKEN = 'waitToken';
+export const WAIT_KIND = 'waitKind';
 export const WAKE_PENDING = 'wakePending';
-/** The name of the execution now driving the release (the first state records it). */
-export const EXECUTION_NAME = 'executionName';
 
+export type WaitKind = 'poll' | 'staged';
 export type ArmOutcome = 'waiting' | 'woken' | 'missing';
+/** delivered: a waiting state was answered; latched: nobody waits, the flag is set; failed: see above. */
+export type WakeOutcome = 'delivered' | 'latched' | 'failed';
 
 export class WakeLatch {
   constructor(
-    private readonly releases: Pick<ReleaseRepository, 'exchangeExtras'>,
+    private readonly releases: Pick<ReleaseRepository, 'exchangeExtras' | 'removeExtraIf'>,
     private readonly tokens: TaskTokens,
   ) {}
 
   /** Called by the waiting state's function with its fresh token. */
-  async arm(releaseId: string, token: string): Promise<ArmOutcome> {
-    const previous = await this.releases.exchangeExtras(releaseId, { set: { [WAIT_TOKEN]: token } });
+  async arm(releaseId: string, token: string, kind: WaitKind = 'poll'): Promise<ArmOutcome> {
+    const previous = await this.releases.exchangeExtras(releaseId, {
+      set: { [WAIT_TOKEN]: token, [WAIT_KIND]: kind },
+    });
     if (previous === null) {
       // The release is gone: let the execution move on and find that out.
       await this.tokens.succeed(token, { missing: true });
@@ -39,27 +47,43 @@ export class WakeLatch {
     }
     if (previous[WAKE_PENDING] === true) {
       await this.tokens.succeed(token, { latched: true });
+      await this.releases.removeExtraIf(releaseId, WAIT_TOKEN, token);
       return 'woken';
     }
     return 'waiting';
   }
 
-  /** Wakes the release's loop now, or at its next wait. Returns the release's extras before the wake (null: gone). */
-  async wake(releaseId: string): Promise<{ delivered: boolean; extras: Record<string, unknown> | null }> {
-    const previous = await this.releases.exchangeExtras(releaseId, {
-      set: { [WAKE_PENDING]: true },
-      remove: [WAIT_TOKEN],
-    });
+  /**
+   * Wakes the release's loop now, or at its next wait. Returns the outcome and the release's extras before the wake
+   * (null: the release is gone). Only the store's own errors are thrown; a failed delivery is `failed`.
+   */
+  async wake(releaseId: string): Promise<{ outcome: WakeOutcome; extras: Record<string, unknown> | null }> {
+    const previous = await this.releases.exchangeExtras(releaseId, { set: { [WAKE_PENDING]: true } });
     const token = previous?.[WAIT_TOKEN];
-    if (typeof token !== 'string') return { delivered: false, extras: previous };
-    const outcome = await this.tokens.succeed(token, { woken: true });
-    return { delivered: outcome === 'delivered', extras: previous };
+    if (typeof token !== 'string') return { outcome: 'latched', extras: previous };
+    let delivered: 'delivered' | 'stale';
+    try {
+      delivered = await this.tokens.succeed(token, { woken: true });
+    } catch (err) {
+      log.warn('wake not delivered; the token stays for a retry', { releaseId, error: String(err) });
+      return { outcome: 'failed', extras: previous };
+    }
+    await this.releases.removeExtraIf(releaseId, WAIT_TOKEN, token);
+    return { outcome: delivered === 'delivered' ? 'delivered' : 'latched', extras: previous };
   }
 
   /** A poll round starts: clear the flag before reading (see above). Null when the release does not exist. */
-  async beginRound(releaseId: string, executionName?: string): Promise<Record<string, unknown> | null> {
-    return this.releases.exchangeExtras(releaseId, {
-      set: { [WAKE_PENDING]: false, ...(executionName ? { [EXECUTION_NAME]: executionName } : {}) },
-    });
+  async beginRound(releaseId: string): Promise<Record<string, unknown> | null> {
+    return this.releases.exchangeExtras(releaseId, { set: { [WAKE_PENDING]: false } });
   }
+}
+
+/**
+ * Whether a wake should be delivered (again) to a release whose execution is running: a wake that was not
+ * delivered left its token and the flag, or the release is no longer staged while its execution still waits for
+ * publish (the change that moved it could not set the flag).
+ */
+export function wakeOwed(state: string, extras: Record<string, unknown>): boolean {
+  if (typeof extras[WAIT_TOKEN] !== 'string') return false;
+  return extras[WAKE_PENDING] === true || (extras[WAIT_KIND] === 'staged' && state !== 'staged');
 }

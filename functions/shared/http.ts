@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type * as z from 'zod';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import {
   BadRequestError,
@@ -13,6 +13,7 @@ import {
 } from './errors.js';
 import { LIMITS } from './limits.js';
 import { log } from './log.js';
+import * as z from './zod.js';
 
 /** What a route may demand of its caller. */
 export type Access =
@@ -206,6 +207,11 @@ export function httpApp(options: HttpAppOptions) {
     const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
     const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
     const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
+    // A CORS preflight of the dashboard. Routes are `ANY <path>`, so API Gateway hands preflights to the function;
+    // a bare 2xx is enough: the API's corsPreflight settings add the Access-Control-* headers for allowed origins
+    // (and the local server answers preflights itself, as API Gateway would).
+    if (method === 'OPTIONS' && lowerHeaders(event.headers)['access-control-request-method'])
+      return { statusCode: 204, headers: { Vary: 'Origin' }, body: '' };
     let allow: string[] = [];
     let res: Response;
     try {
@@ -243,7 +249,7 @@ export function httpApp(options: HttpAppOptions) {
     } catch (err) {
       res = toErrorResponse(err, requestId, options.errorBody);
     }
-    return render(res, allow);
+    return render(res, allow, conditional(method, event.headers));
   };
   const routeTable: RouteInfo[] = options.routes.map(({ method, path, access }) => ({
     method,
@@ -269,7 +275,36 @@ async function authenticate(access: Access, headers: Record<string, string>, ver
   return principal;
 }
 
-function render(res: Response, allow: string[]): APIGatewayProxyStructuredResultV2 {
+/** What a conditional read asked for: only GET and HEAD are answered with ETags (and 304s). */
+interface Conditional {
+  read: boolean;
+  ifNoneMatch?: string;
+}
+
+function conditional(method: string, headers: APIGatewayProxyEventV2['headers']): Conditional {
+  const read = method === 'GET' || method === 'HEAD';
+  if (!read) return { read };
+  const name = Object.keys(headers ?? {}).find((k) => k.toLowerCase() === 'if-none-match');
+  return { read, ifNoneMatch: name ? headers?.[name] : undefined };
+}
+
+/**
+ * A strong entity tag of a JSON body: the SHA-256 of its exact bytes. Pollers (the dashboard refreshes an open
+ * release every second) send it back in If-None-Match and get a bodiless 304 while nothing changed.
+ */
+export function etagOf(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url')}"`;
+}
+
+/** RFC 9110 §13.1.2: `*` or a list of tags, compared weakly (a W/ prefix is ignored). */
+export function etagMatches(ifNoneMatch: string, etag: string): boolean {
+  const value = ifNoneMatch.trim();
+  if (value === '*') return true;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return value.split(',').some((tag) => opaque(tag) === opaque(etag));
+}
+
+function render(res: Response, allow: string[], cond: Conditional): APIGatewayProxyStructuredResultV2 {
   const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     Vary: 'Accept',
@@ -278,7 +313,16 @@ function render(res: Response, allow: string[]): APIGatewayProxyStructuredResult
   };
   if (res.raw)
     return { statusCode: res.status, headers, body: res.raw.body, isBase64Encoded: res.raw.isBase64Encoded };
-  return { statusCode: res.status, headers, body: res.body === undefined ? '' : JSON.stringify(res.body) };
+  const body = res.body === undefined ? '' : JSON.stringify(res.body);
+  // Only successful reads get a validator; an answer the route marked no-store (a freshly minted signed URL) is
+  // different on every call, so a tag would never match.
+  const noStore = /no-store/i.test(headers['Cache-Control'] ?? '');
+  if (cond.read && res.status === 200 && res.body !== undefined && !noStore) {
+    headers.ETag = etagOf(body);
+    if (cond.ifNoneMatch && etagMatches(cond.ifNoneMatch, headers.ETag))
+      return { statusCode: 304, headers, body: '' };
+  }
+  return { statusCode: res.status, headers, body };
 }
 
 /** The caller as the use cases judge writes: admin, or the identity its token acts as (auth.ts, clientId). */
@@ -287,8 +331,8 @@ export function actorOf(req: Pick<Request, 'principal'>): { isAdmin: boolean; id
 }
 
 /** Validates input with zod; failures become a 400 that names each field. */
-export function parse<S extends z.ZodType>(schema: S, input: unknown, what = 'body'): z.infer<S> {
-  const result = schema.safeParse(input ?? (what === 'body' ? {} : input));
+export function parse<S extends z.core.$ZodType>(schema: S, input: unknown, what = 'body'): z.output<S> {
+  const result = z.safeParse(schema, input ?? (what === 'body' ? {} : input));
   if (result.success) return result.data;
   const fields: Record<string, string[]> = {};
   for (const issue of result.error.issues) {

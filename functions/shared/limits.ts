@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from './zod.js';
 
 /**
  * Every size limit of both APIs, in one place (docs/security.md lists them). Strings are measured in UTF-16 code
@@ -45,8 +45,8 @@ export const LIMITS = {
 } as const;
 
 /** A string of at most `max` code units, with the limit in the message so a 400 says what is allowed. */
-export const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+export const text = (max: number) => z.string().check(z.maxLength(max, `must be at most ${max} characters`));
 
 /** A list of at most `max` items. */
-export const list = <T extends z.ZodType>(item: T, max: number) =>
-  z.array(item).max(max, `must have at most ${max} items`);
+export const list = <T extends z.ZodMiniType>(item: T, max: number) =>
+  z.array(item).check(z.maxLength(max, `must have at most ${max} items`));

@@ -1,14 +1,14 @@
-import * as z from 'zod';
 import { type IdPrefix, idPattern } from './ids.js';
 import { LIMITS } from './limits.js';
+import * as z from './zod.js';
 
 /** Documented page-size bounds. A limit above MAX_LIMIT is refused with a 400 (see README). */
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 
 export const pageQuery = {
-  limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
-  offset: z.coerce.number().int().min(0).max(LIMITS.offset).default(0),
+  limit: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_LIMIT)), DEFAULT_LIMIT),
+  offset: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(LIMITS.offset)), 0),
 };
 export interface Page {
   limit: number;
@@ -50,13 +50,16 @@ export function envelope<T>(
 export function ref(prefix: IdPrefix, collection: string) {
   const pattern = idPattern(prefix);
   return z
-    .string()
-    .max(LIMITS.url, `must be at most ${LIMITS.url} characters`)
-    .transform((v) => {
-      const m = new RegExp(`/${collection}/([^/?#]+)/?$`).exec(v);
-      return m ? m[1] : v;
-    })
-    .refine((v) => pattern.test(v), { message: `must be a ${prefix}_ id or a /${collection}/<id> URL` });
+    .pipe(
+      z.string().check(z.maxLength(LIMITS.url, `must be at most ${LIMITS.url} characters`)),
+      z.transform((v) => {
+        const m = new RegExp(`/${collection}/([^/?#]+)/?$`).exec(v);
+        return m ? m[1] : v;
+      }),
+    )
+    .check(
+      z.refine((v) => pattern.test(v), { message: `must be a ${prefix}_ id or a /${collection}/<id> URL` }),
+    );
 }
 
 /** Maps a bare id to its absolute URL in responses. */
@@ -65,6 +68,7 @@ export function urlOf(baseUrl: string, collection: string, id: string | null | u
 }
 
 /** Boolean query values as the spec writes them (True/False), plus true/false. */
-export const boolQuery = z
-  .enum(['True', 'False', 'true', 'false'])
-  .transform((v) => v.toLowerCase() === 'true');
+export const boolQuery = z.pipe(
+  z.enum(['True', 'False', 'true', 'false']),
+  z.transform((v) => v.toLowerCase() === 'true'),
+);

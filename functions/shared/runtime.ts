@@ -1,6 +1,6 @@
-import * as z from 'zod';
 import { createTokenVerifier, type TokenVerifier } from './auth.js';
 import { authEnv, parseEnv } from './config.js';
+import * as z from './zod.js';
 
 /**
  * Cold-start wiring shared by every HTTP function: auth settings parsed once with zod, and one verifier (and so one
@@ -9,7 +9,7 @@ import { authEnv, parseEnv } from './config.js';
 const httpEnv = z.object({
   ...authEnv,
   /** Fixed public base URL for absolute links; otherwise taken from the request. */
-  PUBLIC_BASE_URL: z.string().url().optional(),
+  PUBLIC_BASE_URL: z.optional(z.url()),
 });
 export type HttpEnv = z.infer<typeof httpEnv>;
 

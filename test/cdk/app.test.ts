@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
@@ -9,6 +9,7 @@ import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../../lib/api-manifest.js';
 import { buildApp, type ReleaseCoordinatorApp } from '../../lib/app.js';
+import { bundleFunction } from '../../lib/bundling.js';
 import { CAPABILITIES } from '../../lib/capabilities.js';
 import { FILES_WORKERS, WORKER_FUNCTIONS } from '../../lib/orchestration-manifest.js';
 import { ServiceFunction } from '../../lib/service-function.js';
@@ -98,9 +99,10 @@ const WRITE_ACTIONS = [
 ];
 
 let base: Synth;
+// A whole-app synth with cdk-nag: seconds on a quiet machine, several times that on a busy one.
 beforeAll(() => {
   base = synth();
-});
+}, 120_000);
 
 describe('stateful stack', () => {
   it('creates every declared table with its keys, GSIs, on-demand billing, PITR, KMS encryption and TTL', () => {
@@ -244,8 +246,14 @@ describe('auth', () => {
 
   it('accepts tokens of every app client but the coordinator own, and scopes machine clients to service or admin', () => {
     const cognito = base.built.auth!.auth;
-    // The coordinator's client is left out: its token goes to task services and must be refused if replayed.
-    const clients = [cognito.taskServiceClient, cognito.adminClient, cognito.userClient];
+    // The coordinator's client is left out: its token goes to task services and must be refused if replayed. The
+    // dashboard's public client signs operators in for these APIs.
+    const clients = [
+      cognito.taskServiceClient,
+      cognito.adminClient,
+      cognito.userClient,
+      cognito.dashboardClient!,
+    ];
     const fn = base.built.files.functions.Files;
     const env = base.files.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
     const audience = collectImports(env.AUTH_AUDIENCE);
@@ -353,8 +361,12 @@ describe('HTTP APIs', () => {
     const routes = routesOf(base.coordinator);
     const expected = new Map<string, string>();
     for (const entry of COORDINATOR_API)
-      for (const path of entry.paths)
+      for (const path of entry.paths) {
         expected.set(`ANY ${path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
+        // CORS preflights of bearer-only paths (the dashboard's origin is allowed by default) skip the authorizer.
+        if (entry.bearerOnly)
+          expected.set(`OPTIONS ${path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
+      }
     expect(routes).toEqual(expected);
     expect(routes.has('$default')).toBe(false);
   });
@@ -363,14 +375,126 @@ describe('HTTP APIs', () => {
     const routes = routesOf(base.files);
     const expected = new Map<string, string>();
     for (const entry of FILES_API)
-      for (const path of entry.paths)
+      for (const path of entry.paths) {
         expected.set(`ANY ${path}`, logicalId(base.built.files.functions[entry.name].fn));
+        if (entry.bearerOnly)
+          expected.set(`OPTIONS ${path}`, logicalId(base.built.files.functions[entry.name].fn));
+      }
     expect(routes).toEqual(expected);
     base.files.resourceCountIs('AWS::ApiGatewayV2::Api', 1);
     // One per API entry plus the asynchronously invoked workers (upload verification).
     expect(Object.keys(base.files.findResources('AWS::Lambda::Function'))).toHaveLength(
       FILES_API.length + FILES_WORKERS.length,
     );
+  });
+
+  /** Per route key: the authorization type and the authorizer it points to. */
+  function authOf(template: Template): Map<string, { type: string; authorizer?: string }> {
+    const out = new Map<string, { type: string; authorizer?: string }>();
+    for (const route of Object.values(template.findResources('AWS::ApiGatewayV2::Route')))
+      out.set(route.Properties.RouteKey, {
+        type: route.Properties.AuthorizationType,
+        authorizer: route.Properties.AuthorizerId?.Ref,
+      });
+    return out;
+  }
+  const jwtAuthorizer = (template: Template) => {
+    const all = Object.entries(template.findResources('AWS::ApiGatewayV2::Authorizer'));
+    expect(all).toHaveLength(1);
+    const [id, a] = all[0];
+    return { id, ...a.Properties };
+  };
+  const apis = () =>
+    [
+      [base.coordinator, COORDINATOR_API, base.built.coordinator.functions.Releases.fn],
+      [base.files, FILES_API, base.built.files.functions.Files.fn],
+    ] as const;
+
+  it('guards every bearer-only route with a JWT authorizer, and leaves public and token-taking routes open', () => {
+    for (const [template, manifest] of apis()) {
+      const authorizer = jwtAuthorizer(template);
+      expect(authorizer).toMatchObject({
+        AuthorizerType: 'JWT',
+        IdentitySource: ['$request.header.Authorization'],
+      });
+      const routes = authOf(template);
+      for (const entry of manifest)
+        for (const path of entry.paths) {
+          expect(routes.get(`ANY ${path}`), `${entry.name} ${path}`).toEqual(
+            entry.bearerOnly
+              ? { type: 'JWT', authorizer: authorizer.id }
+              : { type: 'NONE', authorizer: undefined },
+          );
+          // A preflight carries no token: it must never meet the authorizer.
+          if (entry.bearerOnly)
+            expect(routes.get(`OPTIONS ${path}`), `${entry.name} ${path}`).toEqual({
+              type: 'NONE',
+              authorizer: undefined,
+            });
+        }
+    }
+    // The open ones, by name: what takes no credential or a non-JWT one.
+    const open = [...COORDINATOR_API, ...FILES_API].filter((e) => !e.bearerOnly).map((e) => e.name);
+    expect(open.sort()).toEqual([
+      'FilesDownload',
+      'FilesDrs',
+      'FilesGraphql',
+      'FilesHealth',
+      'FilesSignedUrl',
+      'Health',
+    ]);
+  });
+
+  it('checks the same issuer and audiences at the gateway as in the functions (Cognito)', () => {
+    for (const [template, , fn] of apis()) {
+      const { JwtConfiguration } = jwtAuthorizer(template);
+      const env = template.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables;
+      expect(JwtConfiguration.Issuer).toEqual(env.AUTH_ISSUER);
+      expect(JSON.stringify(JwtConfiguration.Issuer)).toContain('https://cognito-idp.');
+      // The functions get the same list joined with commas.
+      expect(collectImports(JwtConfiguration.Audience)).toEqual(collectImports(env.AUTH_AUDIENCE));
+      // The app clients: admin, task service, scripts, and the dashboard's public client. Not the coordinator's own:
+      // its token is for task services, and the gateway must refuse it when a task service replays it.
+      expect(JwtConfiguration.Audience).toHaveLength(4);
+    }
+  });
+
+  it('checks the same issuer and audiences at the gateway as in the functions (external OIDC)', () => {
+    const s = synth({
+      oidcIssuer: 'https://idp.example.org/realms/kf',
+      oidcAudience: 'coordinator-api,files-api',
+    });
+    for (const template of [s.coordinator, s.files]) {
+      const { JwtConfiguration } = jwtAuthorizer(template);
+      expect(JwtConfiguration).toEqual({
+        Issuer: 'https://idp.example.org/realms/kf',
+        Audience: ['coordinator-api', 'files-api'],
+      });
+    }
+  });
+
+  it('every manifest entry says truthfully whether its routes take only bearer tokens', () => {
+    // An entry open at the gateway must have a route that takes no bearer (public, or optional with ?token=); a
+    // bearer-only entry must have none, or the authorizer would refuse requests its function accepts.
+    for (const entry of [...COORDINATOR_API, ...FILES_API]) {
+      const source = readFileSync(entry.entry, 'utf8');
+      const takesOtherCredentials = /access: '(public|optional)'/.test(source);
+      expect(takesOtherCredentials, entry.name).toBe(!entry.bearerOnly);
+    }
+  });
+
+  it('throttles both stages, 100 requests/s with bursts of 200 unless context says otherwise', () => {
+    for (const template of [base.coordinator, base.files])
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        StageName: '$default',
+        DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      });
+    const s = synth({ apiThrottleRate: '25', apiThrottleBurst: '50' });
+    for (const template of [s.coordinator, s.files])
+      template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        DefaultRouteSettings: { ThrottlingRateLimit: 25, ThrottlingBurstLimit: 50 },
+      });
+    expect(() => synth({ apiThrottleRate: 0 })).toThrow(/apiThrottleRate/);
   });
 
   it('writes access logs from the $default stage of both APIs', () => {
@@ -455,32 +579,50 @@ describe('functions', () => {
     check(synth({ logRetentionDays: 7 }).coordinator, 7);
   });
 
-  it('bundles a handler with esbuild as minified ESM with a source map, without Docker', () => {
+  it('deploys exactly the bundles npm run build:functions makes: minified ESM with a source map, no Docker', () => {
     const app = newApp();
     const stack = new Stack(app, 'BundlingProbe');
     const tables = new Tables(stack, 'Tables', { removalPolicy: RemovalPolicy.DESTROY }).byKey;
-    const fn = new ServiceFunction(stack, 'Health', {
-      entry: 'functions/coordinator/handlers/health.ts',
-      description: 'probe',
-      environment: {},
-      timeout: Duration.seconds(10),
-      memorySize: 256,
-      logRetention: 30,
-      tableAccess: {},
-      tables,
-    });
+    const entries = {
+      Health: 'functions/coordinator/handlers/health.ts',
+      Studies: 'functions/coordinator/handlers/studies.ts',
+    };
+    const fns = Object.entries(entries).map(
+      ([id, entry]) =>
+        new ServiceFunction(stack, id, {
+          entry,
+          description: 'probe',
+          environment: {},
+          timeout: Duration.seconds(10),
+          memorySize: 256,
+          logRetention: 30,
+          tableAccess: {},
+          tables,
+        }),
+    );
     const assembly = app.synth();
-    const code =
-      assembly.getStackByName('BundlingProbe').template.Resources[logicalId(fn.fn)].Properties.Code;
-    const assetDir = join(assembly.directory, `asset.${code.S3Key.replace(/\.zip$/, '')}`);
-    expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
-    const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
-    expect(bundle.startsWith("import { createRequire } from 'node:module'")).toBe(true);
-    expect(bundle).toMatch(/export\s*\{[^}]*as handler/);
-    // Minified: very long lines rather than the source's layout.
-    expect(bundle.length / bundle.split('\n').length).toBeGreaterThan(1000);
-    expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
-  });
+    const resources = assembly.getStackByName('BundlingProbe').template.Resources;
+    const assetDirs = fns.map((fn) =>
+      join(
+        assembly.directory,
+        `asset.${resources[logicalId(fn.fn)].Properties.Code.S3Key.replace(/\.zip$/, '')}`,
+      ),
+    );
+    // One asset per entry (CDK caches bundling by its options: the entry must be part of them).
+    expect(new Set(assetDirs).size).toBe(fns.length);
+    for (const [i, entry] of Object.values(entries).entries()) {
+      const assetDir = assetDirs[i];
+      expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+      const bundle = readFileSync(join(assetDir, 'index.mjs'));
+      expect(bundle.toString('utf8').startsWith("import { createRequire } from 'node:module'")).toBe(true);
+      expect(bundle.toString('utf8')).toMatch(/export\s*\{[^}]*as handler/);
+      // Minified: very long lines rather than the source's layout.
+      expect(bundle.length / bundle.toString('utf8').split('\n').length).toBeGreaterThan(1000);
+      // The one bundling definition (lib/bundling.ts): the build step writes the very same bytes.
+      const built = bundleFunction(entry, mkdtempSync(join(outRoot, 'build-')));
+      expect(readFileSync(built.file).equals(bundle)).toBe(true);
+    }
+  }, 180_000); // esbuild runs four times; generous, since a busy machine may be several times slower
 });
 
 describe('least privilege', () => {
@@ -689,16 +831,27 @@ describe('schedules', () => {
     return rules[0].Properties.ScheduleExpression;
   }
 
-  it('runs the health check every minute and the study sync hourly by default, and nothing else', () => {
+  it('runs the health check and the reconciler every minute and the study sync hourly by default, and nothing else', () => {
     expect(rateOf(base, 'HealthCheck')).toBe('rate(1 minute)');
+    expect(rateOf(base, 'Reconciler')).toBe('rate(1 minute)');
     expect(rateOf(base, 'StudySync')).toBe('rate(1 hour)');
     base.coordinator.resourceCountIs('AWS::Events::Rule', WORKER_FUNCTIONS.filter((w) => w.schedule).length);
   });
 
-  it('takes both intervals from context', () => {
-    const s = synth({ healthIntervalMinutes: 5, studySyncMinutes: 30 });
+  it('takes every interval from context', () => {
+    const s = synth({ healthIntervalMinutes: 5, studySyncMinutes: 30, reconcileMinutes: 2 });
     expect(rateOf(s, 'HealthCheck')).toBe('rate(5 minutes)');
     expect(rateOf(s, 'StudySync')).toBe('rate(30 minutes)');
+    expect(rateOf(s, 'Reconciler')).toBe('rate(2 minutes)');
+  });
+
+  it('lets the reconciler start, describe and wake executions of the release machine, and use the coordinator table', () => {
+    const fn = base.built.coordinator.functions.Reconciler;
+    const actions = statementsOfRole(base.coordinator, logicalId(fn.role)).flatMap(actionsOf);
+    expect(actions).toEqual(
+      expect.arrayContaining(['states:StartExecution', 'states:DescribeExecution', 'states:SendTaskSuccess']),
+    );
+    expect(actions.some((a) => a.startsWith('dynamodb:'))).toBe(true);
   });
 });
 
@@ -719,8 +872,21 @@ describe('release state machine', () => {
         ]),
       ),
     );
-    expect(p.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: true });
+    expect(p.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
     expect(p.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('logs execution data (and with it task tokens) only when context logExecutionData asks for it', () => {
+    const props = (s: Synth) =>
+      s.coordinator.toJSON().Resources[logicalId(s.built.coordinator.stateMachine.stateMachine)].Properties;
+    expect(props(base).LoggingConfiguration.IncludeExecutionData).toBe(false);
+    for (const value of [true, 'true'])
+      expect(props(synth({ logExecutionData: value })).LoggingConfiguration).toMatchObject({
+        Level: 'ALL',
+        IncludeExecutionData: true,
+      });
+    expect(props(synth({ logExecutionData: 'false' })).LoggingConfiguration.IncludeExecutionData).toBe(false);
+    expect(() => synth({ logExecutionData: 'yes' })).toThrow(/logExecutionData/);
   });
 
   it('may invoke exactly the substituted functions and nothing else', () => {

@@ -21,6 +21,10 @@ export interface TestIdp {
   issued: string[];
   /** Bodies the token endpoint received. */
   tokenRequests: string[];
+  /** The token endpoint answers the next `n` requests with 503, as a provider in an outage does. */
+  refuseTokens(n: number): void;
+  /** How many token requests were refused so far. */
+  refused(): number;
   mint(opts?: MintOptions): string;
   admin(): string;
   service(): string;
@@ -50,6 +54,8 @@ export async function startTestIdp(opts: { tokenLifetime?: number } = {}): Promi
   const taskServiceAudience = 'task-services-test';
   const issued: string[] = [];
   const tokenRequests: string[] = [];
+  let toRefuse = 0;
+  let refused = 0;
   let issuer = '';
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -63,6 +69,11 @@ export async function startTestIdp(opts: { tokenLifetime?: number } = {}): Promi
       if (req.method === 'POST' && req.url === '/oauth/token') {
         const body = Buffer.concat(chunks).toString('utf8');
         tokenRequests.push(body);
+        if (toRefuse > 0) {
+          toRefuse--;
+          refused++;
+          return json(503, { error: 'temporarily_unavailable' });
+        }
         const form = new URLSearchParams(body);
         if (form.get('client_id') !== TEST_CLIENT_ID || form.get('client_secret') !== TEST_CLIENT_SECRET)
           return json(401, { error: 'invalid_client' });
@@ -115,6 +126,10 @@ export async function startTestIdp(opts: { tokenLifetime?: number } = {}): Promi
     },
     issued,
     tokenRequests,
+    refuseTokens: (n) => {
+      toRefuse = n;
+    },
+    refused: () => refused,
     mint,
     admin: () => mint({ sub: 'admin-user', roles: ['admin'] }),
     service: () => mint({ sub: 'task-service', roles: ['service'] }),

@@ -39,9 +39,12 @@ export interface ApiResponse {
   text: string;
 }
 
-export async function startCoordinatorApi(extraEnv: Record<string, string> = {}): Promise<CoordinatorApi> {
+export async function startCoordinatorApi(
+  extraEnv: Record<string, string> = {},
+  opts: { tokenLifetime?: number } = {},
+): Promise<CoordinatorApi> {
   const tables = await useLocalTables();
-  const idp = await startTestIdp();
+  const idp = await startTestIdp({ tokenLifetime: opts.tokenLifetime });
   Object.assign(
     process.env,
     idp.env,

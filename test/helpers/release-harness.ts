@@ -1,4 +1,6 @@
 import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
+import type { ReconcileReport } from '../../functions/orchestration/reconcile.js';
+import { loadHandler } from '../../local/handlers.js';
 import { type LocalStepFunctions, startStepFunctions } from '../../local/step-functions.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
 import {
@@ -31,11 +33,16 @@ export interface ReleaseHarness {
   createRelease(extra?: Record<string, unknown>): Promise<any>;
   release(id: string): Promise<any>;
   events(releaseId: string): Promise<any[]>;
-  /** Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs` with the last state). */
+  /**
+   * Polls GET /releases/<id> until `pred` holds (or throws after `timeoutMs`, 30 s by default, with the last state).
+   * The limit only bounds a hang: a busy machine may take several times the usual second.
+   */
   waitFor(id: string, pred: (release: any) => boolean, timeoutMs?: number): Promise<any>;
   waitForState(id: string, state: string | string[], timeoutMs?: number): Promise<any>;
-  /** Status of the execution driving the release (by its name = the release id). */
-  execution(name: string): Promise<string | undefined>;
+  /** Status of the release's execution of that generation (named <releaseId>-g<generation>). */
+  execution(releaseId: string, generation?: number): Promise<string | undefined>;
+  /** One run of the reconciler (the scheduled function, in-process), as the local stack's timer runs it. */
+  reconcile(): Promise<ReconcileReport>;
   /** Disables every registered service and stops the fakes (between scenarios). */
   reset(): Promise<void>;
   close(): Promise<void>;
@@ -46,18 +53,31 @@ export interface RegisteredService {
   fake: FakeTaskService;
 }
 
-export async function startReleaseHarness(env: Record<string, string> = {}): Promise<ReleaseHarness> {
-  const api = await startCoordinatorApi({
-    // Generous by default, so a loaded machine never fails a healthy service; the fault matrix sets its own.
-    ACTION_TIMEOUT_SECONDS: '3',
-    POLL_SECONDS: '1',
-    HEALTH_FAILURES: '3',
-    HEALTH_TIMEOUT_SECONDS: '0.5',
-    ...env,
-  });
+export interface ReleaseHarnessOptions {
+  /** Replaces every Retry interval of the state machine (ms, full jitter still applies); default 20. */
+  retryIntervalMs?: number;
+  /** Lifetime of the coordinator's own tokens (s); under 30 s they are never cached, so every call fetches one. */
+  tokenLifetime?: number;
+}
+
+export async function startReleaseHarness(
+  env: Record<string, string> = {},
+  opts: ReleaseHarnessOptions = {},
+): Promise<ReleaseHarness> {
+  const api = await startCoordinatorApi(
+    {
+      // Generous by default, so a loaded machine never fails a healthy service; the fault matrix sets its own.
+      ACTION_TIMEOUT_SECONDS: '3',
+      POLL_SECONDS: '1',
+      HEALTH_FAILURES: '3',
+      HEALTH_TIMEOUT_SECONDS: '0.5',
+      ...env,
+    },
+    { tokenLifetime: opts.tokenLifetime },
+  );
   const sfn = await startStepFunctions({
     waitMs: (state, seconds) => (state === 'PollWait' ? 250 : seconds * 1000),
-    retryIntervalMs: 20,
+    retryIntervalMs: opts.retryIntervalMs ?? 20,
   });
   // After startCoordinatorApi (which clears it) and before any handler module loads.
   Object.assign(process.env, sfn.env);
@@ -104,7 +124,7 @@ export async function startReleaseHarness(env: Record<string, string> = {}): Pro
       if (res.status !== 200) throw new Error(`GET /events: ${res.status} ${res.text}`);
       return [...res.body.results].reverse(); // oldest first: the story in order
     },
-    async waitFor(id, pred, timeoutMs = 10_000) {
+    async waitFor(id, pred, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       let last: any;
       for (;;) {
@@ -121,13 +141,20 @@ export async function startReleaseHarness(env: Record<string, string> = {}): Pro
       const wanted = Array.isArray(state) ? state : [state];
       return h.waitFor(id, (r) => wanted.includes(r.state), timeoutMs);
     },
-    async execution(name) {
-      const arn = `${sfn.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+    async execution(releaseId, generation = 0) {
+      const arn = `${h.sfn.stateMachineArn.replace(':stateMachine:', ':execution:')}:${releaseId}-g${generation}`;
       try {
         return (await sfnClient.send(new DescribeExecutionCommand({ executionArn: arn }))).status;
       } catch {
         return undefined;
       }
+    },
+    async reconcile() {
+      // Through the LOCAL_HANDLERS switch, as the local stack's timer loads it: the bundle in the bundled project.
+      const handler = await loadHandler<() => Promise<ReconcileReport>>(
+        'functions/orchestration/handlers/reconcile.ts',
+      );
+      return handler();
     },
     async reset() {
       for (const id of registered.splice(0)) {

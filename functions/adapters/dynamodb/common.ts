@@ -6,9 +6,9 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
 import { ConflictError } from '../../shared/errors.js';
 import type { Page } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
 import { assertItemFits } from './item-size.js';
 
 /**
@@ -18,6 +18,7 @@ import { assertItemFits } from './item-size.js';
  * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id)
  *   task service   TS#<id>        / TS        gsi1 TS / <created>#<id>
  *   release        RE#<id>        / RE        gsi1 RE / <created>#<id>
+ *                                            gsi2 ACTIVE#RE / <created>#<id>   only while not terminal (below)
  *   task           RE#<release>   / TA#<id>   gsi1 TA / <created>#<id>   gsi2 <id> / TA
  *   release note   RE#<release>   / RN#<id>   gsi1 RN / <created>#<id>   gsi2 <id> / RN
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
@@ -29,6 +30,14 @@ import { assertItemFits } from './item-size.js';
  *   study          SD#<id>        / SD        gsi1 SD / <created>#<id>
  *
  * A release, its tasks and its notes share one partition (item collection), so GET /releases/<id> is one Query.
+ *
+ * The active index: a release item carries gsi2 keys (gsi2pk ACTIVE#RE) from its creation until the change that
+ * makes it terminal (published, canceled, failed), which removes them in the same transaction. gsi2 is therefore a
+ * sparse index of exactly the releases that still need driving, and the reconciler (every minute) and the health
+ * check read that one partition instead of every release ever made: their cost follows active work, not history.
+ * Its projection is the whole item, so the orchestration extras (generation, waitToken, wakePending) come with it.
+ * One partition key is fine for the few hundred releases that can be in flight at once; shard the key
+ * (ACTIVE#RE#<n>) if that ever grows past a partition's write rate.
  * Every id is written with attribute_not_exists and redrawn on collision. Task ids are checked within their (new)
  * release only: a per-task id claim would double the items of the creating transaction (capped at 100).
  */
@@ -38,8 +47,8 @@ export interface Tables {
 }
 
 const tableEnv = z.object({
-  COORDINATOR_TABLE: z.string().min(3).optional(),
-  STUDIES_TABLE: z.string().min(3).optional(),
+  COORDINATOR_TABLE: z.optional(z.string().check(z.minLength(3))),
+  STUDIES_TABLE: z.optional(z.string().check(z.minLength(3))),
 });
 
 /** Table names from the env, read once per container; a function that needs a table it was not given fails fast. */
@@ -72,6 +81,9 @@ export const K = {
   version: (v: string) => ({ pk: `VERSION#${v}`, sk: 'VERSION' }),
   highestVersion: () => ({ pk: 'VERSION', sk: 'HIGHEST' }),
   registry: () => ({ pk: 'REGISTRY', sk: 'SERVICES' }),
+  /** gsi2 partition of the releases that are not terminal (see above). */
+  ACTIVE_RELEASES: 'ACTIVE#RE',
+  activeRelease: (createdAt: string, id: string) => ({ gsi2pk: 'ACTIVE#RE', gsi2sk: `${createdAt}#${id}` }),
   study: (id: string) => ({ pk: `SD#${id}`, sk: 'SD' }),
   /** Newest-first listing key: timestamps sort lexically; the id breaks ties. */
   listSk: (createdAt: string | null, id: string) => `${createdAt ?? ''}#${id}`,
@@ -272,8 +284,8 @@ export class Filter {
 }
 
 /** Re-validates an item read back from DynamoDB (never a cast); a bad item is a server fault, not a 4xx. */
-export function decode<S extends z.ZodType>(schema: S, item: Record<string, unknown>): z.infer<S> {
-  const result = schema.safeParse(stripKeys(item));
+export function decode<S extends z.core.$ZodType>(schema: S, item: Record<string, unknown>): z.output<S> {
+  const result = z.safeParse(schema, stripKeys(item));
   if (!result.success) {
     throw new Error(
       `Stored item ${String(item.pk)}/${String(item.sk)} does not match its schema: ${result.error.message}`,

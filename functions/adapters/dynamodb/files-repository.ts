@@ -1,5 +1,4 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod';
 import {
   type AuditRecord,
   FileId,
@@ -10,12 +9,13 @@ import {
 } from '../../files/model.js';
 import type { AddVersionOutcome, CreateFileOutcome, FileRepository, Listing } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
 import { decode, type LabelledItem, pagedQuery, putNew, queryAll, transact } from './common.js';
 import { auditPut } from './files-audit.js';
 import { FK, TOTALS_SHARDS } from './files-table.js';
 
 const idClaim = z.object({ file_id: FileId });
-const totalsShard = z.object({ versions: z.number().default(0), bytes: z.number().default(0) });
+const totalsShard = z.object({ versions: z._default(z.number(), 0), bytes: z._default(z.number(), 0) });
 
 /** Version deletions per transaction: DynamoDB's 100 items, less one for the totals. */
 const VERSIONS_PER_TRANSACTION = 99;

@@ -5,9 +5,9 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type * as z from 'zod';
 import {
   type CoordinatorEvent,
+  isTerminalRelease,
   type NewEvent,
   type Release,
   type ReleaseAggregate,
@@ -33,6 +33,7 @@ import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { ValidationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
+import type * as z from '../../shared/zod.js';
 import {
   decode,
   Filter,
@@ -94,7 +95,13 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   // ---- items -------------------------------------------------------------------------------------------------
 
   private releaseItem(r: Release): Record<string, unknown> {
-    return { ...K.release(r.id), gsi1pk: 'RE', gsi1sk: K.listSk(r.createdAt, r.id), ...r };
+    return {
+      ...K.release(r.id),
+      gsi1pk: 'RE',
+      gsi1sk: K.listSk(r.createdAt, r.id),
+      ...(isTerminalRelease(r.state) ? {} : K.activeRelease(r.createdAt, r.id)),
+      ...r,
+    };
   }
 
   private taskItem(t: Task): Record<string, unknown> {
@@ -267,6 +274,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   }
 
   async listByStates(wanted: readonly ReleaseState[]): Promise<Release[]> {
+    if (wanted.every((state) => !isTerminalRelease(state)))
+      return (await this.listActive()).map((a) => a.release).filter((r) => wanted.includes(r.state));
     const items = await queryAll(this.doc, {
       TableName: this.table,
       IndexName: 'gsi1',
@@ -274,6 +283,106 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       ExpressionAttributeValues: { ':p': 'RE' },
     });
     return items.map((i) => decode(releaseSchema, i)).filter((r) => wanted.includes(r.state));
+  }
+
+  async listActive(): Promise<{ release: Release; extras: Record<string, unknown> }[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :p',
+      ExpressionAttributeValues: { ':p': K.ACTIVE_RELEASES },
+    });
+    return (
+      items
+        .map((item) => ({ release: decode(releaseSchema, item), extras: this.extrasOf(item) }))
+        // The index lags the table: a release that just ended may still be listed.
+        .filter((a) => !isTerminalRelease(a.release.state))
+    );
+  }
+
+  /**
+   * Puts every non-terminal release that is missing from the active index into it. Releases written before the
+   * index existed need this once (the local stack runs it at start-up; on AWS an operator runs it, see
+   * docs/orchestration.md). It reads every release, so it is not for a schedule.
+   */
+  async indexActiveReleases(): Promise<string[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.table,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      FilterExpression: 'attribute_not_exists(gsi2pk)',
+      ExpressionAttributeValues: { ':p': 'RE' },
+    });
+    const added: string[] = [];
+    for (const r of items.map((i) => decode(releaseSchema, i))) {
+      if (isTerminalRelease(r.state)) continue;
+      const keys = K.activeRelease(r.createdAt, r.id);
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: K.release(r.id),
+            UpdateExpression: 'SET gsi2pk = :pk, gsi2sk = :sk',
+            ConditionExpression: 'attribute_exists(pk) AND #state = :state',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues: { ':pk': keys.gsi2pk, ':sk': keys.gsi2sk, ':state': r.state },
+          }),
+        );
+        added.push(r.id);
+      } catch (err) {
+        // It moved meanwhile: a change to a terminal state keeps it out, any other change is looked at next time.
+        if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+      }
+    }
+    return added;
+  }
+
+  private extrasOf(item: Record<string, unknown>): Record<string, unknown> {
+    return Object.fromEntries(Object.entries(item).filter(([k]) => !RESERVED.has(k)));
+  }
+
+  async raiseExtra(id: string, name: string, to: number): Promise<number | null> {
+    checkExtraNames([name]);
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: K.release(id),
+          UpdateExpression: 'SET #n = :to',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#n) OR #n < :to)',
+          ExpressionAttributeNames: { '#n': name },
+          ExpressionAttributeValues: { ':to': to },
+        }),
+      );
+      return to;
+    } catch (err) {
+      if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    }
+    // Missing, or already at least `to`: say which.
+    const got = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: K.release(id), ConsistentRead: true }),
+    );
+    if (!got.Item) return null;
+    const value = got.Item[name];
+    return typeof value === 'number' ? value : 0;
+  }
+
+  async removeExtraIf(id: string, name: string, value: unknown): Promise<void> {
+    checkExtraNames([name]);
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: K.release(id),
+          UpdateExpression: 'REMOVE #n',
+          ConditionExpression: '#n = :v',
+          ExpressionAttributeNames: { '#n': name },
+          ExpressionAttributeValues: { ':v': value },
+        }),
+      );
+    } catch (err) {
+      if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    }
   }
 
   /**
@@ -329,7 +438,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       const got = await this.doc.send(
         new GetCommand({ TableName: this.table, Key: K.release(id), ConsistentRead: true }),
       );
-      return got.Item ? Object.fromEntries(Object.entries(got.Item).filter(([k]) => !RESERVED.has(k))) : null;
+      return got.Item ? this.extrasOf(got.Item) : null;
     }
     try {
       const out = await this.doc.send(
@@ -343,7 +452,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
           ReturnValues: 'ALL_OLD',
         }),
       );
-      return Object.fromEntries(Object.entries(out.Attributes ?? {}).filter(([k]) => !RESERVED.has(k)));
+      return this.extrasOf(out.Attributes ?? {});
     } catch (err) {
       if ((err as Error).name === 'ConditionalCheckFailedException') return null;
       throw err;
@@ -465,6 +574,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       names['#state'] = 'state';
       values[':to'] = change.toState;
       sets.push('#state = :to');
+      // A release leaves the active index with the change that ends it (and never comes back: terminal is final).
+      if (isTerminalRelease(change.toState)) removes.push('gsi2pk', 'gsi2sk');
     }
     if (change.version !== undefined) {
       values[':version'] = change.version;
@@ -523,11 +634,11 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   }
 
   /** Finds an item through the id index, then reads the item itself: the index is only eventually consistent. */
-  private async getById<S extends z.ZodType>(
+  private async getById<S extends z.core.$ZodType>(
     id: string,
     type: 'TA' | 'RN',
     schema: S,
-  ): Promise<z.infer<S> | null> {
+  ): Promise<z.output<S> | null> {
     const found = await this.findById(id, type);
     if (!found) return null;
     const got = await this.doc.send(

@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
@@ -9,6 +8,7 @@ import { actorOf, empty, httpApp, ok, parse } from '../../shared/http.js';
 import { LIMITS, text } from '../../shared/limits.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { createEvent, deleteEvent, getEvent, listEvents } from '../events.js';
 import { EVENT_TYPES } from '../model.js';
 import { eventJson } from '../views.js';
@@ -32,18 +32,18 @@ const refs = {
 };
 const listQuery = z.object({
   ...pageQuery,
-  release: refs.release.optional(),
-  study: refs.study.optional(),
-  task: refs.task.optional(),
-  task_service: refs.task_service.optional(),
+  release: z.optional(refs.release),
+  study: z.optional(refs.study),
+  task: z.optional(refs.task),
+  task_service: z.optional(refs.task_service),
 });
 const createBody = z.strictObject({
-  event_type: z.enum(EVENT_TYPES).default('info'),
-  message: text(LIMITS.eventMessage).min(1, 'must not be empty'),
-  release: refs.release.nullish(),
-  study: refs.study.nullish(),
-  task: refs.task.nullish(),
-  task_service: refs.task_service.nullish(),
+  event_type: z._default(z.enum(EVENT_TYPES), 'info'),
+  message: text(LIMITS.eventMessage).check(z.minLength(1, 'must not be empty')),
+  release: z.nullish(refs.release),
+  study: z.nullish(refs.study),
+  task: z.nullish(refs.task),
+  task_service: z.nullish(refs.task_service),
 });
 
 export const handler = httpApp({

@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -6,6 +5,7 @@ import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { LIMITS, text } from '../../shared/limits.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { createNote, deleteNote, getNote, listNotes, updateNote } from '../release-notes.js';
 import { noteJson } from '../views.js';
 
@@ -15,21 +15,21 @@ const deps = { releases: new DynamoReleaseRepository(documentClient(), tablesFro
 
 const listQuery = z.object({
   ...pageQuery,
-  release: ref('RE', 'releases').optional(),
-  study: ref('SD', 'studies').optional(),
+  release: z.optional(ref('RE', 'releases')),
+  study: z.optional(ref('SD', 'studies')),
 });
 const createBody = z.strictObject({
   description: text(LIMITS.description),
-  author: text(LIMITS.author).optional(),
+  author: z.optional(text(LIMITS.author)),
   release: ref('RE', 'releases'),
-  study: ref('SD', 'studies').nullish(),
+  study: z.nullish(ref('SD', 'studies')),
 });
 const patchBody = z.strictObject({
-  description: text(LIMITS.description).optional(),
-  author: text(LIMITS.author).optional(),
-  release: ref('RE', 'releases').optional(),
+  description: z.optional(text(LIMITS.description)),
+  author: z.optional(text(LIMITS.author)),
+  release: z.optional(ref('RE', 'releases')),
   /** null removes the study. */
-  study: ref('SD', 'studies').nullish(),
+  study: z.nullish(ref('SD', 'studies')),
 });
 
 export const handler = httpApp({

@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -10,6 +9,7 @@ import { httpApp, ok, parse } from '../../shared/http.js';
 import { LIMITS, list, text } from '../../shared/limits.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { RELEASE_STATES } from '../model.js';
 import { cancelRelease, publishRelease } from '../release-lifecycle.js';
 import { getRelease, listReleases, startRelease, updateRelease } from '../releases.js';
@@ -31,23 +31,23 @@ const deps = {
 
 const listQuery = z.object({
   ...pageQuery,
-  state: z.enum(RELEASE_STATES).optional(),
+  state: z.optional(z.enum(RELEASE_STATES)),
   /** Beyond the spec: a study's timeline of releases. */
-  study: ref('SD', 'studies').optional(),
+  study: z.optional(ref('SD', 'studies')),
 });
 const tags = list(text(LIMITS.tag), LIMITS.tags);
 const createBody = z.strictObject({
-  name: text(LIMITS.name).min(1),
-  description: text(LIMITS.description).default(''),
-  is_major: z.boolean().default(false),
-  author: text(LIMITS.author).optional(),
-  tags: tags.default([]),
-  studies: list(ref('SD', 'studies'), LIMITS.studies).min(1, 'at least one study is required'),
+  name: text(LIMITS.name).check(z.minLength(1)),
+  description: z._default(text(LIMITS.description), ''),
+  is_major: z._default(z.boolean(), false),
+  author: z.optional(text(LIMITS.author)),
+  tags: z._default(tags, []),
+  studies: list(ref('SD', 'studies'), LIMITS.studies).check(z.minLength(1, 'at least one study is required')),
 });
 const patchBody = z.strictObject({
-  name: text(LIMITS.name).min(1).optional(),
-  description: text(LIMITS.description).optional(),
-  tags: tags.optional(),
+  name: z.optional(text(LIMITS.name).check(z.minLength(1))),
+  description: z.optional(text(LIMITS.description)),
+  tags: z.optional(tags),
 });
 
 export const handler = httpApp({

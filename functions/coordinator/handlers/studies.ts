@@ -1,10 +1,10 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { getStudy, listStudies } from '../studies.js';
 import { studyJson } from '../views.js';
 

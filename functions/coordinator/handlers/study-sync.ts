@@ -1,17 +1,17 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { studySource } from '../../adapters/study-source.js';
 import { parseEnv } from '../../shared/config.js';
 import { log } from '../../shared/log.js';
+import * as z from '../../shared/zod.js';
 import { type SyncResult, syncStudies } from '../study-sync.js';
 
 /**
  * The scheduled study mirror (EventBridge on AWS; at start-up and on a timer locally). Not an HTTP handler.
  * STUDIES_SOURCE: the dataservice base URL (http/https) or the path of a JSON file of the same shape.
  */
-const syncEnv = z.object({ STUDIES_SOURCE: z.string().min(1) });
+const syncEnv = z.object({ STUDIES_SOURCE: z.string().check(z.minLength(1)) });
 
 /** Runs one sync from `source` (default STUDIES_SOURCE). Exported for bin/local.ts's start-up sync. */
 export async function runStudySync(source?: string): Promise<SyncResult> {

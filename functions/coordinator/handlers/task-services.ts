@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -10,6 +9,7 @@ import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { LIMITS, text } from '../../shared/limits.js';
 import { boolQuery, envelope, pageQuery } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import {
   deleteTaskService,
   getTaskService,
@@ -24,7 +24,7 @@ const { env, verifier } = httpRuntime();
 const config = parseEnv(
   z.object({
     /** How long POST/PATCH /task-services waits for GET {url}/status. */
-    TASK_SERVICE_PROBE_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+    TASK_SERVICE_PROBE_TIMEOUT_MS: z._default(z.coerce.number().check(z.int(), z.positive()), 5000),
     /** Every task service must name the OAuth client whose tokens act for it. */
     TASK_SERVICE_CLIENT_REQUIRED: boolEnv(false),
   }),
@@ -41,25 +41,25 @@ const deps = {
   clientRequired: config.TASK_SERVICE_CLIENT_REQUIRED,
 };
 
-const listQuery = z.object({ ...pageQuery, enabled: boolQuery.optional() });
-const clientId = text(LIMITS.clientId).min(1, 'must not be empty');
+const listQuery = z.object({ ...pageQuery, enabled: z.optional(boolQuery) });
+const clientId = text(LIMITS.clientId).check(z.minLength(1, 'must not be empty'));
 const createBody = z.strictObject({
-  name: text(LIMITS.name).min(1),
-  description: text(LIMITS.description).default(''),
-  author: text(LIMITS.author).default(''),
-  url: text(LIMITS.url).min(1),
-  enabled: z.boolean().default(true),
+  name: text(LIMITS.name).check(z.minLength(1)),
+  description: z._default(text(LIMITS.description), ''),
+  author: z._default(text(LIMITS.author), ''),
+  url: text(LIMITS.url).check(z.minLength(1)),
+  enabled: z._default(z.boolean(), true),
   /** The OAuth client (or subject) whose tokens act for this service. */
-  client_id: clientId.nullish(),
+  client_id: z.nullish(clientId),
 });
 const patchBody = z.strictObject({
-  name: text(LIMITS.name).min(1).optional(),
-  description: text(LIMITS.description).optional(),
-  author: text(LIMITS.author).optional(),
-  url: text(LIMITS.url).min(1).optional(),
-  enabled: z.boolean().optional(),
+  name: z.optional(text(LIMITS.name).check(z.minLength(1))),
+  description: z.optional(text(LIMITS.description)),
+  author: z.optional(text(LIMITS.author)),
+  url: z.optional(text(LIMITS.url).check(z.minLength(1))),
+  enabled: z.optional(z.boolean()),
   /** null unbinds the service. */
-  client_id: clientId.nullish(),
+  client_id: z.nullish(clientId),
 });
 
 export const handler = httpApp({

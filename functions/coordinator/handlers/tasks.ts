@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -8,6 +7,7 @@ import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { actorOf, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope, pageQuery, ref } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { TASK_STATES } from '../model.js';
 import { parseProgress, reportTask } from '../task-callback.js';
 import { getTask, listTasks } from '../tasks.js';
@@ -27,19 +27,21 @@ const deps = {
 
 const listQuery = z.object({
   ...pageQuery,
-  release: ref('RE', 'releases').optional(),
-  task_service: ref('TS', 'task-services').optional(),
-  state: z.enum(TASK_STATES).optional(),
+  release: z.optional(ref('RE', 'releases')),
+  task_service: z.optional(ref('TS', 'task-services')),
+  state: z.optional(z.enum(TASK_STATES)),
 });
 // Task services in the wild say "cancelled" for canceled and "initialized" for pending (issue 3, tolerance).
 const ALIASES: Record<string, string> = { cancelled: 'canceled', initialized: 'pending' };
-const reportedState = z.preprocess(
-  (v) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v),
+const reportedState = z.pipe(
+  z.transform((v: unknown) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v)),
   z.enum(TASK_STATES),
 );
 const patchBody = z.strictObject({
-  state: reportedState.optional(),
-  progress: z.union([z.number(), z.string().max(20, 'must be at most 20 characters')]).optional(),
+  state: z.optional(reportedState),
+  progress: z.optional(
+    z.union([z.number(), z.string().check(z.maxLength(20, 'must be at most 20 characters'))]),
+  ),
 });
 
 export const handler = httpApp({

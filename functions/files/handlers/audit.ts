@@ -1,9 +1,9 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
 import { httpApp, ok, parse, type Route } from '../../shared/http.js';
 import { envelope, pageQuery } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { queryAudit } from '../audit.js';
 import { filesConfigFromEnv } from '../config.js';
@@ -14,9 +14,9 @@ import { auditJson } from '../views.js';
 /** GET /audit?study=<SD_>&file=<SF_>&user=<sub>: who downloaded what, how and when (admins only). */
 const auditQuery = z.object({
   ...pageQuery,
-  study: StudyId.optional(),
-  file: FileId.optional(),
-  user: z.string().min(1).max(256).optional(),
+  study: z.optional(StudyId),
+  file: z.optional(FileId),
+  user: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
 });
 
 export function routes(deps: Pick<FilesDeps, 'audit'>): Route[] {

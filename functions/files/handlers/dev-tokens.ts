@@ -1,10 +1,10 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { DynamoDevTokenRepository } from '../../adapters/dynamodb/files-tokens.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { empty, httpApp, ok, parse, type Route } from '../../shared/http.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
 import { createDevToken, deleteDevToken, listDevTokens } from '../dev-tokens.js';

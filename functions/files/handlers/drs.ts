@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
@@ -10,6 +9,7 @@ import { NotFoundError } from '../../shared/errors.js';
 import { httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
 import { LIMITS, list, text } from '../../shared/limits.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
 import type { Presented } from '../downloads.js';
@@ -44,21 +44,21 @@ export const DRS_PREFIX = '/ga4gh/drs/v1';
 
 // Every string and list is bounded (functions/shared/limits.ts). The number of ids of a bulk request is not a zod
 // maximum: DRS answers more than maxBulkRequestLength with a 413, which the use case decides (drs.ts).
-const passports = list(text(LIMITS.drsPassport), LIMITS.drsPassports).optional();
-const objectId = text(LIMITS.drsObjectId).min(1);
-const accessId = text(LIMITS.drsAccessId).min(1);
-const objectBody = z.strictObject({ expand: z.boolean().optional(), passports });
+const passports = z.optional(list(text(LIMITS.drsPassport), LIMITS.drsPassports));
+const objectId = text(LIMITS.drsObjectId).check(z.minLength(1));
+const accessId = text(LIMITS.drsAccessId).check(z.minLength(1));
+const objectBody = z.strictObject({ expand: z.optional(z.boolean()), passports });
 const accessBody = z.strictObject({ passports });
 const bulkObjectsBody = z.strictObject({ bulk_object_ids: z.array(objectId), passports });
 const bulkAccessBody = z.strictObject({
   bulk_object_access_ids: z.array(
-    z.strictObject({ bulk_object_id: objectId, bulk_access_ids: z.array(accessId).optional() }),
+    z.strictObject({ bulk_object_id: objectId, bulk_access_ids: z.optional(z.array(accessId)) }),
   ),
   passports,
 });
-const bulkOptionsBody = z.strictObject({ bulk_object_ids: z.array(objectId).optional() });
+const bulkOptionsBody = z.strictObject({ bulk_object_ids: z.optional(z.array(objectId)) });
 /** `?expand` is accepted (and has no bundle to expand: every object is a single blob). */
-const expandQuery = z.object({ expand: z.enum(['true', 'false']).optional() });
+const expandQuery = z.object({ expand: z.optional(z.enum(['true', 'false'])) });
 
 /** The credential presented: `?token=` or `Authorization: Token` as on downloads, `Bearer sfdt_…`, or a JWT. */
 async function credentialOf(req: Request, verifier: TokenVerifier): Promise<Presented> {

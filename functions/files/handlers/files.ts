@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
@@ -10,6 +9,7 @@ import { empty, httpApp, ok, parse, type Request, type Route } from '../../share
 import { isId } from '../../shared/ids.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVersions } from '../catalog.js';
 import { filesConfigFromEnv } from '../config.js';
@@ -29,44 +29,51 @@ import { fileJson, versionJson } from '../views.js';
  * Files and versions: list, read, upload (create + presigned PUT or multipart, then confirm) and delete.
  * Routes are listed in docs/files.md.
  */
-const fileName = z
-  .string()
-  .min(1)
-  .max(1000)
-  .refine(
+const fileName = z.string().check(
+  z.minLength(1),
+  z.maxLength(1000),
+  z.refine(
     (s) => ![...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f || c === '/' || c === '\\'),
     'must be a plain file name (no path, no control characters)',
-  );
+  ),
+);
 const upload = {
   file_name: fileName,
-  size: z.number().int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be the hex SHA-256 of the file'),
-  content_type: z
-    .string()
-    .max(255)
-    .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/csv')
-    .optional(),
+  size: z.number().check(z.int(), z.nonnegative()),
+  sha256: z.string().check(z.regex(/^[0-9a-fA-F]{64}$/, 'must be the hex SHA-256 of the file')),
+  content_type: z.optional(
+    z
+      .string()
+      .check(
+        z.maxLength(255),
+        z.regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/csv'),
+      ),
+  ),
 };
 const newFileBody = z.strictObject({
   ...upload,
-  name: z.string().min(1).max(1000).optional(),
-  description: z.string().max(10_000).nullable().optional(),
+  name: z.optional(z.string().check(z.minLength(1), z.maxLength(1000))),
+  description: z.optional(z.nullable(z.string().check(z.maxLength(10_000)))),
 });
 const newVersionBody = z.strictObject(upload);
 const confirmBody = z.strictObject({
-  parts: z
-    .array(
-      z.strictObject({
-        part_number: z.number().int().min(1).max(MAX_PARTS),
-        etag: z.string().min(1).max(200, 'must be at most 200 characters'),
-      }),
-    )
-    .min(1)
-    .max(MAX_PARTS, `must have at most ${MAX_PARTS} items`)
-    .optional(),
+  parts: z.optional(
+    z
+      .array(
+        z.strictObject({
+          part_number: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PARTS)),
+          etag: z.string().check(z.minLength(1), z.maxLength(200, 'must be at most 200 characters')),
+        }),
+      )
+      .check(z.minLength(1), z.maxLength(MAX_PARTS, `must have at most ${MAX_PARTS} items`)),
+  ),
 });
 const uploadUrlsBody = z.strictObject({
-  part_numbers: z.array(z.number().int().min(1).max(MAX_PARTS)).min(1).max(100).optional(),
+  part_numbers: z.optional(
+    z
+      .array(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PARTS)))
+      .check(z.minLength(1), z.maxLength(100)),
+  ),
 });
 
 /** A path id of the wrong shape names nothing: 404, after authentication like any other unknown id. */

@@ -1,31 +1,28 @@
-import * as z from 'zod';
-import { documentClient, s3Client } from '../../adapters/aws.js';
-import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
+import { documentClient } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
 } from '../../adapters/dynamodb/files-tokens.js';
 import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
-import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, parse, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
-import { runGraphql } from '../graphql.js';
+import { type GraphqlContext, runGraphql } from '../graphql.js';
 import { requestInfo } from '../http.js';
-import type { FilesDeps } from '../ports.js';
 
 /** POST /graphql: the bearer JWT (if any) is verified by httpApp; each resolver decides what the caller may do. */
 const body = z.strictObject({
-  query: z.string().min(1).max(20_000),
-  variables: z.record(z.string(), z.unknown()).nullable().optional(),
-  operationName: z.string().max(200).nullable().optional(),
-  extensions: z.record(z.string(), z.unknown()).nullable().optional(),
+  query: z.string().check(z.minLength(1), z.maxLength(20_000)),
+  variables: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+  operationName: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
+  extensions: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
 });
 
-export function routes(deps: FilesDeps): Route[] {
+export function routes(deps: GraphqlContext['deps']): Route[] {
   return [
     {
       method: 'POST',
@@ -40,19 +37,17 @@ export function routes(deps: FilesDeps): Route[] {
   ];
 }
 
-/** Wires this function's adapters: every port of the file service, since the schema covers all of it. */
+/** Wires this function's adapters: records and tokens; no resolver touches the object store. */
 export function createHandler(clock: Clock = systemClock) {
   const config = filesConfigFromEnv();
   const doc = documentClient();
-  const deps: FilesDeps = {
+  const deps: GraphqlContext['deps'] = {
     config,
     clock,
     files: new DynamoFileRepository(doc, config.FILES_TABLE),
     signedTokens: new DynamoSignedTokenRepository(doc, config.FILES_TABLE),
     devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
-    audit: new DynamoAuditLog(doc, config.FILES_TABLE),
     studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
-    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
   };
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });

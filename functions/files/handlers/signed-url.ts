@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { documentClient } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import {
@@ -8,6 +7,7 @@ import {
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, ok, parse, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
+import * as z from '../../shared/zod.js';
 import { filesConfigFromEnv } from '../config.js';
 import { mintSignedUrl } from '../downloads.js';
 import { pathVariants, presented, requestInfo } from '../http.js';

@@ -1,10 +1,10 @@
 import type { Context } from 'aws-lambda';
-import * as z from 'zod';
 import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { log } from '../../shared/log.js';
+import * as z from '../../shared/zod.js';
 import { filesConfigFromEnv } from '../config.js';
 import { verifyUpload } from '../uploads.js';
 
@@ -14,7 +14,10 @@ import { verifyUpload } from '../uploads.js';
  * and moves the version from `verifying` to `available` or `failed`. Its budget is Lambda's 15 minutes; a thrown
  * error (S3 or DynamoDB trouble) makes Lambda retry the invocation. Not an HTTP handler.
  */
-const eventSchema = z.object({ fileId: z.string().min(1), versionId: z.string().min(1) });
+const eventSchema = z.object({
+  fileId: z.string().check(z.minLength(1)),
+  versionId: z.string().check(z.minLength(1)),
+});
 
 export function createHandler(clock: Clock = systemClock) {
   const config = filesConfigFromEnv();

@@ -23,7 +23,7 @@ const deps = {
   clock: systemClock,
   concurrency: settings.ACTION_CONCURRENCY,
 };
-// Without RELEASE_STATE_MACHINE_ARN the check still runs; it then wakes nothing.
+// Without RELEASE_STATE_MACHINE_ARN the check still runs; it then drives nothing.
 const orchestrator = createReleaseOrchestrator(releases);
 
 export async function handler(): Promise<HealthReport> {

@@ -1,9 +1,9 @@
-import * as z from 'zod';
 import { documentClient, sfnClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
 import { hasCode } from '../../shared/errors.js';
+import * as z from '../../shared/zod.js';
 import { isTransient, TransientError } from '../changes.js';
 import { WakeLatch } from '../wake-latch.js';
 
@@ -18,12 +18,17 @@ const latch = new WakeLatch(
   new SfnTaskTokens(sfnClient()),
 );
 
-const payload = z.looseObject({ token: z.string().min(1), releaseId: z.string().min(1) });
+const payload = z.looseObject({
+  token: z.string().check(z.minLength(1)),
+  releaseId: z.string().check(z.minLength(1)),
+  /** Which wait: PollWait ('poll') or WaitForPublish ('staged'); the reconciler reads it. */
+  wait: z._default(z.enum(['poll', 'staged']), 'poll'),
+});
 
 export async function handler(event: unknown): Promise<{ armed: string }> {
-  const { token, releaseId } = payload.parse(event);
+  const { token, releaseId, wait } = payload.parse(event);
   try {
-    return { armed: await latch.arm(releaseId, token) };
+    return { armed: await latch.arm(releaseId, token, wait) };
   } catch (err) {
     if (isTransient(err) && !hasCode(err, 'transient'))
       throw new TransientError(err instanceof Error ? err.message : String(err), { cause: err });

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
@@ -169,6 +169,67 @@ describe('ReleaseRepository.applyChange', () => {
     const found = await releases.listByStates(['canceling']);
     expect(found.map((r) => r.id)).toContain(release.id);
     expect(found.every((r) => r.state === 'canceling')).toBe(true);
+  });
+
+  it('keeps exactly the releases that are not terminal in the active index, with their extras', async () => {
+    const { release: kept } = await newRelease(0);
+    const { release: ended } = await newRelease(0);
+    await releases.exchangeExtras(kept.id, { set: { generation: 2 } });
+    await releases.applyChange({ releaseId: kept.id, toState: 'staged' });
+    await releases.applyChange({ releaseId: ended.id, toState: 'failed' });
+    const item = async (id: string) =>
+      (
+        await doc.send(
+          new GetCommand({ TableName: process.env.COORDINATOR_TABLE, Key: { pk: `RE#${id}`, sk: 'RE' } }),
+        )
+      ).Item;
+    // The change that ends a release takes it out of the index in the same write.
+    expect((await item(ended.id))?.gsi2pk).toBeUndefined();
+    expect((await item(kept.id))?.gsi2pk).toBe('ACTIVE#RE');
+    const active = await releases.listActive();
+    const ids = active.map((a) => a.release.id);
+    expect(ids).toContain(kept.id);
+    expect(ids).not.toContain(ended.id);
+    expect(active.find((a) => a.release.id === kept.id)).toMatchObject({
+      release: { state: 'staged' },
+      extras: { generation: 2 },
+    });
+  });
+
+  it('puts releases written before the active index into it, once', async () => {
+    const { release } = await newRelease(0);
+    await doc.send(
+      new UpdateCommand({
+        TableName: process.env.COORDINATOR_TABLE,
+        Key: { pk: `RE#${release.id}`, sk: 'RE' },
+        UpdateExpression: 'REMOVE gsi2pk, gsi2sk',
+      }),
+    );
+    expect((await releases.listActive()).map((a) => a.release.id)).not.toContain(release.id);
+    expect(await releases.indexActiveReleases()).toContain(release.id);
+    expect((await releases.listActive()).map((a) => a.release.id)).toContain(release.id);
+    expect(await releases.indexActiveReleases()).not.toContain(release.id);
+  });
+
+  it('raiseExtra only ever raises a counter, and says what it holds', async () => {
+    const { release } = await newRelease(0);
+    expect(await releases.raiseExtra(release.id, 'generation', 1)).toBe(1);
+    expect(await releases.raiseExtra(release.id, 'generation', 1)).toBe(1);
+    expect(await releases.raiseExtra(release.id, 'generation', 3)).toBe(3);
+    expect(await releases.raiseExtra(release.id, 'generation', 2)).toBe(3);
+    expect(await releases.raiseExtra('RE_ZZZZZZZZ', 'generation', 1)).toBeNull();
+    // Concurrent claims of the same next value: all see it claimed, once.
+    const both = await Promise.all([4, 4, 4].map((to) => releases.raiseExtra(release.id, 'generation', to)));
+    expect(both).toEqual([4, 4, 4]);
+  });
+
+  it('removeExtraIf removes a value only while it is still the same', async () => {
+    const { release } = await newRelease(0);
+    await releases.exchangeExtras(release.id, { set: { waitToken: 't2' } });
+    await releases.removeExtraIf(release.id, 'waitToken', 't1');
+    expect((await releases.load(release.id))?.extras.waitToken).toBe('t2');
+    await releases.removeExtraIf(release.id, 'waitToken', 't2');
+    expect((await releases.load(release.id))?.extras.waitToken).toBeUndefined();
   });
 });
 

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { loadHandlerModule } from '../../../local/handlers.js';
 import { type CoordinatorApi, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 
 /** A dataservice look-alike under a path prefix; `_links.next` is relative to the origin, as the real one's is. */
@@ -56,7 +57,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => source.listen(0, '127.0.0.1', r));
   sourceUrl = `http://127.0.0.1:${(source.address() as AddressInfo).port}/api`;
   api = await startCoordinatorApi();
-  ({ runStudySync } = await import('../../../functions/coordinator/handlers/study-sync.js'));
+  // The scheduled function's module, from the sources or the bundle (LOCAL_HANDLERS).
+  ({ runStudySync } = await loadHandlerModule<{ runStudySync: typeof runStudySync }>(
+    'functions/coordinator/handlers/study-sync.ts',
+  ));
 });
 afterAll(async () => {
   await api?.close();

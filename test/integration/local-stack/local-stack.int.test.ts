@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../local/dynamodb-local.js';
+import { ownBundlesEnv } from '../../helpers/stack-bundles.js';
 
 /**
  * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process, with random free ports and a temporary
@@ -40,7 +41,15 @@ let stack: Stack | undefined;
 async function startStack(reuse?: Record<string, number>): Promise<Stack> {
   const ports: Record<string, number> = { ...reuse };
   if (!reuse)
-    for (const name of ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'])
+    for (const name of [
+      'COORDINATOR_PORT',
+      'FILES_PORT',
+      'IDP_PORT',
+      'S3_PORT',
+      'SFN_PORT',
+      'UI_PORT',
+      'DYNAMODB_PORT',
+    ])
       ports[name] = await freePort();
   const child = spawn('npx', ['tsx', 'bin/local.ts'], {
     cwd: ROOT,
@@ -51,6 +60,7 @@ async function startStack(reuse?: Record<string, number>): Promise<Stack> {
       STUDIES_SOURCE: sourceUrl,
       STUDY_SYNC_RETRY_SECONDS: '1',
       LOG_LEVEL: 'warn',
+      ...ownBundlesEnv(dataDir),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group, so cleanup can reach the whole tree if a test fails half-way.
@@ -186,15 +196,45 @@ describe('npm start (bin/local.ts)', () => {
     const printed = await eventually(
       async () => (stack!.output().includes('Admin token') ? stack!.output() : undefined),
       'the banner',
-      10_000,
+      // The banner also waits for the dashboard build, which runs alongside the start-up.
+      60_000,
     );
-    for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`])
+    const ui = `http://127.0.0.1:${stack!.ports.UI_PORT}`;
+    for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`, ui])
       expect(printed).toContain(url);
+    expect(printed).toContain(`handlers: ${process.env.LOCAL_HANDLERS ?? 'source'}`);
     expect(printed).toContain(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`);
     firstAdminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     expect(printed).toContain(firstAdminToken);
     const claims = await json(`${stack!.idp}/oauth/token/verify`, { headers: bearer(firstAdminToken) });
     expect(claims.body).toMatchObject({ sub: 'local-admin', roles: ['admin'] });
+  });
+
+  it('serves the dashboard on UI_PORT with its runtime config, and lets its origin call the APIs (CORS)', async () => {
+    const ui = `http://127.0.0.1:${stack!.ports.UI_PORT}`;
+    const page = await fetch(`${ui}/releases/RE_AAAAAAAA`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="app">');
+    const config = await json(`${ui}/config.json`);
+    expect(config.body).toEqual({
+      coordinatorUrl: stack!.coordinator,
+      filesUrl: `http://127.0.0.1:${stack!.ports.FILES_PORT}`,
+      authority: stack!.idp,
+      clientId: 'dashboard',
+      scope: 'openid',
+      logoutUrl: null,
+      pollMs: 1000,
+    });
+    const preflight = await fetch(`${stack!.coordinator}/releases`, {
+      method: 'OPTIONS',
+      headers: { Origin: ui, 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(ui);
+    const discovery = await fetch(`${stack!.idp}/.well-known/openid-configuration`, {
+      headers: { Origin: ui },
+    });
+    expect(discovery.headers.get('access-control-allow-origin')).toBe(ui);
   });
 
   it('serves GET /studies with a minted token (the synced sample) and 401 without one', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadHandler } from '../../../local/handlers.js';
 import { isTerminal, type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
 
 /**
@@ -10,8 +11,9 @@ describe('health check', () => {
   let check: () => Promise<any>;
   beforeAll(async () => {
     h = await startReleaseHarness({ HEALTH_FAILURES: '3' });
-    const mod = await import('../../../functions/orchestration/handlers/health-check.js');
-    check = () => mod.handler();
+    // As the schedule runs it: the manifest entry, from the sources or the bundle (LOCAL_HANDLERS).
+    const handler = await loadHandler<() => Promise<any>>('functions/orchestration/handlers/health-check.ts');
+    check = () => handler();
   });
   afterEach(async () => {
     await h.reset();

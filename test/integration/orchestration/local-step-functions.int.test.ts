@@ -29,7 +29,7 @@ describe('local Step Functions endpoint', () => {
   const releaseStep: WorkerHandler = async (event) => {
     steps.push({ releaseId: event.releaseId, step: event.step });
     const next = scripts.get(event.releaseId)?.shift() ?? 'done';
-    return { next, state: 'running', rounds: 0 };
+    return { next, state: 'running', rounds: event.rounds + 1 };
   };
   const pollWait: WorkerHandler = async (event) => {
     const list = tokens.get(event.releaseId) ?? [];
@@ -48,6 +48,7 @@ describe('local Step Functions endpoint', () => {
   const input = (releaseId: string, pollSeconds = 60) =>
     JSON.stringify({
       releaseId,
+      generation: 0,
       config: { pollSeconds, actionTimeoutSeconds: 1, stagedWaitSeconds: 600, maxRounds: 10 },
     });
   const arn = (name: string) => `${sfn.stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
@@ -150,10 +151,11 @@ describe('local Step Functions endpoint', () => {
     expect(steps.filter((s) => s.releaseId === 'RE_SFN00003').map((s) => s.step)).toEqual(['route', 'poll']);
     const history = await client.send(new GetExecutionHistoryCommand({ executionArn: arn('RE_SFN00003') }));
     const entered = (history.events ?? []).filter((e) => e.type?.endsWith('StateEntered'));
-    // Route, Dispatch, PollWait, Poll, Dispatch, Done
     expect(entered.map((e) => e.stateEnteredEventDetails?.name)).toEqual([
+      'Begin',
       'Route',
       'Dispatch',
+      'PollWaitArgs',
       'PollWait',
       'Poll',
       'Dispatch',
@@ -161,7 +163,11 @@ describe('local Step Functions endpoint', () => {
     ]);
     expect(entered.map((e) => e.type)).toContain('TaskStateEntered');
     expect(entered.map((e) => e.type)).toContain('ChoiceStateEntered');
-    expect(sfn.transitions('RE_SFN00003')).toBe(6);
+    expect(entered.map((e) => e.type)).toContain('PassStateEntered');
+    expect(sfn.transitions('RE_SFN00003')).toBe(8);
+    // The step count went through the wait: Route answered 1, Poll got it and answered 2.
+    const exited = (history.events ?? []).filter((e) => e.type === 'TaskStateExited');
+    expect(JSON.parse(exited.at(-1)?.stateExitedEventDetails?.output ?? '{}').step.rounds).toBe(2);
   });
 
   it('stops an execution waiting on a token: ABORTED, and the token no longer answers', async () => {

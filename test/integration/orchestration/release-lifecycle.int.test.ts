@@ -15,6 +15,15 @@ import {
  */
 const messages = (events: any[]) => events.map((e) => e.message as string);
 
+/** Polls a condition of the test's own fakes (no fixed sleep); 30 s only bounds a hang. */
+async function until(cond: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
 describe('release orchestration', () => {
   let h: ReleaseHarness;
   beforeAll(async () => {
@@ -28,7 +37,13 @@ describe('release orchestration', () => {
   });
 
   it('drives a release from initializing to published with callbacks, versioning the release and its studies', async () => {
-    const [a, b] = await h.addServices(2, (i) => ({ stageMs: 150, publishMs: 150, legacySpelling: i === 1 }));
+    // Staging takes long enough for the coordinator to record `running` first, even on a busy machine: a callback
+    // that overtakes the start step finds the task still `pending` and is refused (409), and polling stages it.
+    const [a, b] = await h.addServices(2, (i) => ({
+      stageMs: 1000,
+      publishMs: 150,
+      legacySpelling: i === 1,
+    }));
     const rel = await h.createRelease();
     expect(rel.state).toBe('initializing');
     const staged = await h.waitForState(rel.item_id, 'staged');
@@ -56,6 +71,8 @@ describe('release orchestration', () => {
       ]);
       expect(fake.received[0].studies).toEqual(STUDIES);
       expect(fake.received[0].releaseId).toBe(rel.item_id);
+      // A poll round may have seen `published` before this service's own callback came back: wait for its answer.
+      await until(() => fake.callbacks.length >= 2, 'both callbacks answered');
       expect(fake.callbacks.map((c) => [c.state, c.status])).toEqual([
         ['staged', 200],
         ['published', 200],
@@ -278,26 +295,24 @@ describe('release orchestration', () => {
     await h.waitForState(rel.item_id, 'canceled');
   });
 
-  it('carries an in-flight release on after a restart of the Step Functions endpoint', async () => {
+  it('carries an in-flight release on after a restart of the Step Functions endpoint: the reconciler resumes it', async () => {
     const { startStepFunctions } = await import('../../../local/step-functions.js');
-    const { resumeInFlightReleases } = await import('../../../functions/orchestration/index.js');
     await h.addServices(1, { stageMs: Number.POSITIVE_INFINITY, callbacks: false });
     const rel = await h.createRelease();
     await h.waitForState(rel.item_id, 'running');
     const port = Number(new URL(h.sfn.endpoint).port);
     await h.sfn.stop(); // the local stack dies, and its executions with it
     expect(await h.execution(rel.item_id)).toBeUndefined();
-    // Started the way bin/local.ts starts it: in-flight releases are resumed right away.
     h.sfn = await startStepFunctions({
       port,
-      resumeInFlight: true,
       waitMs: (s, sec) => (s === 'PollWait' ? 250 : sec * 1000),
     });
-    for (let i = 0; i < 200 && (await h.execution(rel.item_id)) !== 'RUNNING'; i++)
-      await new Promise((r) => setTimeout(r, 25));
+    // The reconciler's first run (bin/local.ts runs it at start-up) starts the generation that never ran here.
+    expect((await h.reconcile()).started).toContainEqual({ releaseId: rel.item_id, generation: 0 });
     expect(await h.execution(rel.item_id)).toBe('RUNNING');
-    // The operator's redrive leaves a release alone while its execution runs.
-    expect(await resumeInFlightReleases([rel.item_id])).toEqual({ resumed: [], running: [rel.item_id] });
+    // A second run leaves the release alone while its execution runs.
+    const again = await h.reconcile();
+    expect(again.started.map((s) => s.releaseId)).not.toContain(rel.item_id);
     // The new execution routed by the stored state (running) into polling; finish the work now.
     const task = h.services[0].tasks.values().next().value;
     if (task) {

@@ -6,6 +6,7 @@ import type {
   Task,
   TaskService,
 } from '../../../functions/coordinator/model.js';
+import { isTerminalRelease } from '../../../functions/coordinator/model.js';
 import {
   ChangeConflictError,
   type ReleaseChange,
@@ -36,6 +37,9 @@ export class MemoryReleases
       | 'exchangeExtras'
       | 'highestPublishedVersion'
       | 'listByStates'
+      | 'listActive'
+      | 'raiseExtra'
+      | 'removeExtraIf'
       | 'tasksOfService'
     >
 {
@@ -147,6 +151,25 @@ export class MemoryReleases
     Object.assign(r.extras, change.set ?? {});
     for (const k of change.remove ?? []) delete r.extras[k];
     return old;
+  }
+
+  async listActive() {
+    return [...this.releases.values()]
+      .filter((r) => !isTerminalRelease(r.release.state))
+      .map((r) => structuredClone({ release: r.release, extras: r.extras }));
+  }
+
+  async raiseExtra(id: string, name: string, to: number) {
+    const r = this.releases.get(id);
+    if (!r) return null;
+    const now = typeof r.extras[name] === 'number' ? (r.extras[name] as number) : 0;
+    if (now < to || !(name in r.extras)) r.extras[name] = Math.max(now, to);
+    return r.extras[name] as number;
+  }
+
+  async removeExtraIf(id: string, name: string, value: unknown) {
+    const r = this.releases.get(id);
+    if (r && r.extras[name] === value) delete r.extras[name];
   }
 
   async highestPublishedVersion() {

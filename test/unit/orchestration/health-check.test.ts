@@ -10,7 +10,7 @@ describe('health check bookkeeping', () => {
     const deps = memoryDeps(releases, calls, services(2));
     const woken: string[] = [];
     const check = () =>
-      runHealthChecks(deps, { wake: async (id) => void woken.push(id) }, { failures: 3, timeoutMs: 100 });
+      runHealthChecks(deps, { drive: async (id) => void woken.push(id) }, { failures: 3, timeoutMs: 100 });
     return { releases, deps, check, woken };
   }
   const down = { ok: false, kind: 'status', reason: 'answered status 503' };

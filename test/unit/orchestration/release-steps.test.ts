@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunConfig } from '../../../functions/orchestration/config.js';
+import { MAX_EXECUTION_AGE_SECONDS, type RunConfig } from '../../../functions/orchestration/config.js';
 import { ReleaseSteps, routeOf } from '../../../functions/orchestration/release-steps.js';
 import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
 import { MemoryReleases, memoryDeps, reply, type Script, ScriptedCalls, services } from './fakes.js';
@@ -17,17 +17,17 @@ function setup(
   releases.add({ id: REL, ...release }, tasks ?? Array.from({ length: n }, () => ({})));
   const calls = new ScriptedCalls(script);
   const deps = memoryDeps(releases, calls, services(Math.max(n, tasks?.length ?? 0)));
-  const fresh: string[] = [];
+  const started: string[] = [];
   const latch = new WakeLatch(releases, { succeed: async () => 'delivered' });
   const steps = new ReleaseSteps(deps, latch, {
-    startFresh: async (id) => {
-      fresh.push(id);
-      return `${id}-fresh`;
+    start: async (id, generation) => {
+      started.push(`${id}-g${generation}`);
+      return 'started';
     },
   });
   const run = (step: string, extra: Record<string, unknown> = {}) =>
     steps.run({ step: step as any, releaseId: REL, config, ...extra });
-  return { releases, calls, deps, run, fresh };
+  return { releases, calls, deps, run, started };
 }
 
 describe('routing by the stored release state', () => {
@@ -54,15 +54,23 @@ describe('routing by the stored release state', () => {
 });
 
 describe('release steps', () => {
-  it('route records the execution name and clears a pending wake before reading', async () => {
+  it('route clears a pending wake before reading, and counts one step', async () => {
     const { releases, run } = setup(() => reply('pending'));
     await releases.exchangeExtras(REL, { set: { wakePending: true } });
-    const out = await run('route', { execution: 'RE_00000001-x' });
-    expect(out).toEqual({ next: 'initialize', state: 'initializing', rounds: 0 });
-    expect((await releases.load(REL))?.extras).toMatchObject({
-      wakePending: false,
-      executionName: 'RE_00000001-x',
-    });
+    const out = await run('route');
+    expect(out).toEqual({ next: 'initialize', state: 'initializing', rounds: 1 });
+    expect((await releases.load(REL))?.extras).toMatchObject({ wakePending: false });
+  });
+
+  it('an execution of an older generation than the release records ends at its next route or poll', async () => {
+    const { releases, calls, run } = setup(() => reply('running'), 1, { state: 'running' }, [
+      { state: 'running' },
+    ]);
+    await releases.exchangeExtras(REL, { set: { generation: 3 } });
+    expect(await run('route', { generation: 2 })).toMatchObject({ next: 'done' });
+    expect(await run('poll', { generation: 2 })).toMatchObject({ next: 'done' });
+    expect(calls.calls).toEqual([]);
+    expect(await run('poll', { generation: 3 })).toMatchObject({ next: 'wait' });
   });
 
   it('initialize accepts pending and the legacy "initialized" and moves on to start without writing', async () => {
@@ -152,6 +160,27 @@ describe('release steps', () => {
     expect(await run('poll', { rounds: 0 })).toMatchObject({ next: 'wait', rounds: 1 });
     expect(calls.calls.map((c) => c.taskId)).toEqual(['TA_00000001']);
     expect(await run('poll', { rounds: 4 })).toMatchObject({ next: 'continue', rounds: 5 });
+  });
+
+  it('every loop hands over at maxRounds: the staged wait too, and any step but start and done', async () => {
+    const staged = setup(() => reply('staged'), 1, { state: 'staged' }, [{ state: 'staged' }]);
+    expect(await staged.run('route', { rounds: 3 })).toMatchObject({ next: 'waitPublish', rounds: 4 });
+    expect(await staged.run('route', { rounds: 4 })).toMatchObject({ next: 'continue', rounds: 5 });
+    const canceling = setup(() => reply('canceled'), 1, { state: 'canceling' }, [{ state: 'running' }]);
+    expect(await canceling.run('route', { rounds: 9 })).toMatchObject({ next: 'continue', rounds: 10 });
+    // start cannot be re-derived by a fresh execution (it would initialize again): it goes first.
+    const init = setup(() => reply('pending'), 1, {}, [{ state: 'pending' }]);
+    expect(await init.run('initialize', { rounds: 4 })).toMatchObject({ next: 'start', rounds: 5 });
+    const done = setup(() => reply('canceled'), 1, { state: 'canceling' }, [{ state: 'running' }]);
+    expect(await done.run('cancel', { rounds: 7 })).toMatchObject({ next: 'done', state: 'canceled' });
+  });
+
+  it('an execution that has run for MAX_EXECUTION_AGE_SECONDS hands over at its next step', async () => {
+    const { deps, run } = setup(() => reply('staged'), 1, { state: 'staged' }, [{ state: 'staged' }]);
+    const started = new Date(deps.clock.nowMs() - MAX_EXECUTION_AGE_SECONDS * 1000).toISOString();
+    expect(await run('route', { startedAt: started })).toMatchObject({ next: 'continue', rounds: 1 });
+    const recent = new Date(deps.clock.nowMs() - 1000).toISOString();
+    expect(await run('route', { startedAt: recent })).toMatchObject({ next: 'waitPublish' });
   });
 
   it('never moves a task back when a callback moved it on while the round was asking', async () => {
@@ -292,12 +321,18 @@ describe('release steps', () => {
     expect(releases.changes).toEqual([]);
   });
 
-  it('continue starts a fresh execution for the release and records it', async () => {
-    const { releases, fresh, run } = setup(() => reply('running'), 1, { state: 'running' }, [
+  it('continue claims the next generation and starts its execution; a retried hand-over starts no second one', async () => {
+    const { releases, started, run } = setup(() => reply('running'), 1, { state: 'running' }, [
       { state: 'running' },
     ]);
-    expect(await run('continue')).toMatchObject({ next: 'done' });
-    expect(fresh).toEqual([REL]);
-    expect((await releases.load(REL))?.extras.executionName).toBe(`${REL}-fresh`);
+    expect(await run('continue', { generation: 0 })).toMatchObject({ next: 'done' });
+    expect((await releases.load(REL))?.extras.generation).toBe(1);
+    // The same step again (a Lambda retry after the start): the claim is already there, the name is the same.
+    await run('continue', { generation: 0 });
+    expect(started).toEqual([`${REL}-g1`, `${REL}-g1`]);
+    // A hand-over from a generation that was already superseded starts nothing.
+    await releases.exchangeExtras(REL, { set: { generation: 5 } });
+    await run('continue', { generation: 3 });
+    expect(started).toHaveLength(2);
   });
 });

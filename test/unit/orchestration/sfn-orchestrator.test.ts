@@ -18,9 +18,10 @@ import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
 import { MemoryReleases } from './fakes.js';
 
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:Release';
-const CONFIG = { pollSeconds: 5, actionTimeoutSeconds: 15, stagedWaitSeconds: 86400, maxRounds: 1000 };
+const CONFIG = { pollSeconds: 5, actionTimeoutSeconds: 15, stagedWaitSeconds: 86400, maxRounds: 300 };
 const sfnMock = mockClient(SFNClient);
 const meta = { $metadata: {} };
+const executionArn = (name: string) => `arn:aws:states:us-east-1:123456789012:execution:Release:${name}`;
 
 function setup() {
   const sfn = new SFNClient({ region: 'us-east-1' });
@@ -28,23 +29,40 @@ function setup() {
   releases.add({ id: 'RE_1', state: 'canceling' });
   const executions = new SfnExecutions(sfn, ARN, CONFIG);
   const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
-  return { releases, executions, orchestrator: new SfnReleaseOrchestrator(executions, latch) };
+  return { releases, executions, orchestrator: new SfnReleaseOrchestrator(executions, latch, releases) };
 }
+const startedNames = () => sfnMock.commandCalls(StartExecutionCommand).map((c) => c.args[0].input.name);
 
 describe('Step Functions adapter', () => {
   beforeEach(() => sfnMock.reset());
 
-  it('starts the execution named after the release with the run config as input', async () => {
+  it('starts generation 0 of a new release, named <release>-g0, with the execution input', async () => {
     sfnMock.on(StartExecutionCommand).resolves({ executionArn: 'x', startDate: new Date() });
     await setup().orchestrator.start('RE_1');
     const input = sfnMock.commandCalls(StartExecutionCommand)[0].args[0].input;
-    expect(input).toMatchObject({ stateMachineArn: ARN, name: 'RE_1' });
-    expect(JSON.parse(input.input ?? '')).toEqual({ releaseId: 'RE_1', config: CONFIG });
+    expect(input).toMatchObject({ stateMachineArn: ARN, name: 'RE_1-g0' });
+    expect(JSON.parse(input.input ?? '')).toEqual({ releaseId: 'RE_1', generation: 0, config: CONFIG });
   });
 
   it('treats a repeated start as a no-op', async () => {
     sfnMock.on(StartExecutionCommand).rejects(new ExecutionAlreadyExists({ message: 'exists', ...meta }));
     await expect(setup().orchestrator.start('RE_1')).resolves.toBeUndefined();
+    expect(await setup().executions.start('RE_1', 2)).toBe('exists');
+  });
+
+  it('reads an execution as running, ended or missing', async () => {
+    const { executions } = setup();
+    sfnMock
+      .on(DescribeExecutionCommand)
+      .resolvesOnce({ status: 'RUNNING' } as any)
+      .resolvesOnce({ status: 'ABORTED' } as any)
+      .rejectsOnce(new ExecutionDoesNotExist({ message: 'no', ...meta }));
+    expect(await executions.status('RE_1', 3)).toBe('running');
+    expect(await executions.status('RE_1', 3)).toBe('ended');
+    expect(await executions.status('RE_1', 3)).toBe('missing');
+    expect(sfnMock.commandCalls(DescribeExecutionCommand)[0].args[0].input.executionArn).toBe(
+      executionArn('RE_1-g3'),
+    );
   });
 
   it('wakes a waiting execution with SendTaskSuccess on the stored token, and only once', async () => {
@@ -66,30 +84,44 @@ describe('Step Functions adapter', () => {
     expect((await releases.load('RE_1'))?.extras.wakePending).toBe(true);
   });
 
-  it('on cancel, starts a fresh execution when the one that drove the release has ended', async () => {
+  it('drive: a wake that reached its execution is all it takes', async () => {
+    sfnMock.on(SendTaskSuccessCommand).resolves({});
+    const { releases, orchestrator } = setup();
+    await releases.exchangeExtras('RE_1', { set: { waitToken: 'tok' } });
+    await orchestrator.drive('RE_1');
+    expect(sfnMock.commandCalls(DescribeExecutionCommand)).toHaveLength(0);
+  });
+
+  it('drive: starts the next generation when the one that drove the release has ended', async () => {
     sfnMock.on(DescribeExecutionCommand).resolves({ status: 'FAILED' } as any);
     sfnMock.on(StartExecutionCommand).resolves({ executionArn: 'x', startDate: new Date() });
     const { releases, orchestrator } = setup();
-    await releases.exchangeExtras('RE_1', { set: { executionName: 'RE_1' } });
-    await orchestrator.cancel('RE_1');
+    await releases.exchangeExtras('RE_1', { set: { generation: 2 } });
+    await orchestrator.drive('RE_1');
     expect(sfnMock.commandCalls(DescribeExecutionCommand)[0].args[0].input.executionArn).toBe(
-      'arn:aws:states:us-east-1:123456789012:execution:Release:RE_1',
+      executionArn('RE_1-g2'),
     );
-    const name = sfnMock.commandCalls(StartExecutionCommand)[0].args[0].input.name ?? '';
-    expect(name).toMatch(/^RE_1-[0-9a-z]+$/);
-    expect(name.length).toBeLessThanOrEqual(80);
+    expect(startedNames()).toEqual(['RE_1-g3']);
+    expect((await releases.load('RE_1'))?.extras.generation).toBe(3);
   });
 
-  it('on cancel, leaves a running execution alone', async () => {
+  it('drive: starts the same generation when it never ran (a start that failed, a local restart)', async () => {
+    sfnMock.on(DescribeExecutionCommand).rejects(new ExecutionDoesNotExist({ message: 'no', ...meta }));
+    sfnMock.on(StartExecutionCommand).resolves({ executionArn: 'x', startDate: new Date() });
+    await setup().orchestrator.drive('RE_1');
+    expect(startedNames()).toEqual(['RE_1-g0']);
+  });
+
+  it('drive: leaves a running execution alone', async () => {
     sfnMock.on(DescribeExecutionCommand).resolves({ status: 'RUNNING' } as any);
-    await setup().orchestrator.cancel('RE_1');
+    await setup().orchestrator.drive('RE_1');
     expect(sfnMock.commandCalls(StartExecutionCommand)).toHaveLength(0);
   });
 
-  it('resumes under the plain release id where no execution of that name exists (a fresh local endpoint)', async () => {
-    sfnMock.on(DescribeExecutionCommand).rejects(new ExecutionDoesNotExist({ message: 'no', ...meta }));
-    sfnMock.on(StartExecutionCommand).resolves({ executionArn: 'x', startDate: new Date() });
-    const { executions } = setup();
-    expect(await executions.ensureRunning('RE_1', 'RE_1-abc')).toEqual({ started: 'RE_1' });
+  it('drive: never fails the request that changed the release; the reconciler takes over', async () => {
+    sfnMock
+      .on(DescribeExecutionCommand)
+      .rejects(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+    await expect(setup().orchestrator.drive('RE_1')).resolves.toBeUndefined();
   });
 });

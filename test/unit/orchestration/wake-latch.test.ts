@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
+import { WakeLatch, wakeOwed } from '../../../functions/orchestration/wake-latch.js';
 import { MemoryReleases } from './fakes.js';
 
 /** The latch that makes wakes never lost (issue 3, Callbacks). */
@@ -8,43 +8,76 @@ function setup() {
   releases.add({ id: 'RE_1' });
   const answered: string[] = [];
   const live = new Set<string>();
+  let throttled = false;
   const latch = new WakeLatch(releases, {
     succeed: async (token) => {
+      if (throttled) throw Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
       if (!live.has(token)) return 'stale';
       live.delete(token);
       answered.push(token);
       return 'delivered';
     },
   });
-  const wait = async (token: string) => {
+  const wait = async (token: string, kind: 'poll' | 'staged' = 'poll') => {
     live.add(token);
-    return latch.arm('RE_1', token);
+    return latch.arm('RE_1', token, kind);
   };
-  return { latch, answered, wait, live, releases };
+  const extras = async () => (await releases.load('RE_1'))?.extras ?? {};
+  return { latch, answered, wait, live, releases, extras, throttle: (on: boolean) => (throttled = on) };
 }
 
 describe('wake latch', () => {
-  it('answers a waiting token at once when woken', async () => {
-    const { latch, answered, wait } = setup();
+  it('answers a waiting token at once when woken, then forgets the token', async () => {
+    const { latch, answered, wait, extras } = setup();
     expect(await wait('t1')).toBe('waiting');
-    expect((await latch.wake('RE_1')).delivered).toBe(true);
+    expect(await extras()).toMatchObject({ waitToken: 't1', waitKind: 'poll' });
+    expect((await latch.wake('RE_1')).outcome).toBe('delivered');
     expect(answered).toEqual(['t1']);
+    expect((await extras()).waitToken).toBeUndefined();
   });
 
   it('keeps a wake that came while nothing waited, and the next wait returns at once', async () => {
-    const { latch, answered, wait } = setup();
-    expect((await latch.wake('RE_1')).delivered).toBe(false);
+    const { latch, answered, wait, extras } = setup();
+    expect((await latch.wake('RE_1')).outcome).toBe('latched');
     expect(await wait('t2')).toBe('woken');
     expect(answered).toEqual(['t2']);
+    expect((await extras()).waitToken).toBeUndefined();
   });
 
   it('keeps a wake whose token had already timed out', async () => {
     const { latch, answered, wait, live } = setup();
     await wait('t1');
     live.delete('t1'); // the wait timed out; the execution is polling
-    expect((await latch.wake('RE_1')).delivered).toBe(false);
+    expect((await latch.wake('RE_1')).outcome).toBe('latched');
     expect(await wait('t2')).toBe('woken');
     expect(answered).toEqual(['t2']);
+  });
+
+  it('a wake whose SendTaskSuccess fails leaves its token, so a second wake still wakes the wait', async () => {
+    const { latch, answered, wait, extras, throttle } = setup();
+    await wait('t1', 'staged');
+    throttle(true);
+    expect((await latch.wake('RE_1')).outcome).toBe('failed');
+    expect(await extras()).toMatchObject({ waitToken: 't1', wakePending: true });
+    expect(wakeOwed('publishing', await extras())).toBe(true);
+    throttle(false);
+    expect((await latch.wake('RE_1')).outcome).toBe('delivered');
+    expect(answered).toEqual(['t1']);
+    expect(wakeOwed('publishing', await extras())).toBe(false);
+  });
+
+  it('does not remove a newer token than the one it answered', async () => {
+    const { latch, wait, releases, extras } = setup();
+    await wait('t1');
+    const original = releases.removeExtraIf.bind(releases);
+    // A new wait arms between the SendTaskSuccess and the removal.
+    releases.removeExtraIf = async (id, name, value) => {
+      releases.removeExtraIf = original;
+      await releases.exchangeExtras(id, { set: { waitToken: 't2' } });
+      return original(id, name, value);
+    };
+    await latch.wake('RE_1');
+    expect((await extras()).waitToken).toBe('t2');
   });
 
   it('a poll round clears the flag before reading, so an old wake does not wake the next wait', async () => {
@@ -59,5 +92,13 @@ describe('wake latch', () => {
     releases.releases.clear();
     expect(await wait('t4')).toBe('missing');
     expect(answered).toEqual(['t4']);
+  });
+
+  it('owes a wake to an execution waiting for publish once the release is no longer staged', () => {
+    const waiting = { waitToken: 't', waitKind: 'staged', wakePending: false };
+    expect(wakeOwed('staged', waiting)).toBe(false);
+    expect(wakeOwed('canceling', waiting)).toBe(true);
+    expect(wakeOwed('running', { ...waiting, waitKind: 'poll' })).toBe(false);
+    expect(wakeOwed('running', { wakePending: true })).toBe(false);
   });
 });

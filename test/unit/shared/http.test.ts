@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ANONYMOUS, type Principal, type TokenVerifier } from '../../../functions/shared/auth.js';
 import { ConflictError, UnauthorizedError } from '../../../functions/shared/errors.js';
-import { httpApp, ok, parse, type Route } from '../../../functions/shared/http.js';
+import { etagMatches, etagOf, httpApp, ok, parse, type Route } from '../../../functions/shared/http.js';
 
 const user = (roles: string[]): Principal => ({
   ...ANONYMOUS,
@@ -37,6 +37,12 @@ const routes: Route[] = [
   },
   { method: 'GET', path: '/things/{id}', access: 'read', handle: async (req) => ok({ id: req.params.id }) },
   {
+    method: 'GET',
+    path: '/minted',
+    access: 'read',
+    handle: async () => ok({ token: Math.random() }, { 'Cache-Control': 'no-store' }),
+  },
+  {
     method: 'PATCH',
     path: '/things/{id}',
     access: 'service',
@@ -55,7 +61,11 @@ const routes: Route[] = [
 ];
 const app = httpApp({ routes, verifier });
 
-function call(method: string, path: string, opts: { token?: string; body?: string; query?: string } = {}) {
+function call(
+  method: string,
+  path: string,
+  opts: { token?: string; body?: string; query?: string; headers?: Record<string, string> } = {},
+) {
   const event = {
     rawPath: path,
     rawQueryString: opts.query ?? '',
@@ -63,6 +73,7 @@ function call(method: string, path: string, opts: { token?: string; body?: strin
       host: 'api.example.com',
       'x-forwarded-proto': 'https',
       ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      ...opts.headers,
     },
     requestContext: { http: { method }, domainName: 'api.example.com', requestId: 'r1' },
     body: opts.body,
@@ -206,6 +217,20 @@ describe('httpApp options for APIs with their own conventions', () => {
     expect(res.headers.Allow).toBe('GET, OPTIONS, POST');
   });
 
+  it('still answers a CORS preflight (OPTIONS with Access-Control-Request-Method) itself, before the OPTIONS route', async () => {
+    const res = await drsLike(
+      {
+        rawPath: '/objects/a',
+        rawQueryString: '',
+        headers: { origin: 'https://dashboard.example', 'access-control-request-method': 'GET' },
+        requestContext: { http: { method: 'OPTIONS' }, domainName: 'api.example.com', requestId: 'r1' },
+        isBase64Encoded: false,
+      } as unknown as APIGatewayProxyEventV2,
+      { awsRequestId: 'req-3' } as Context,
+    );
+    expect(res).toMatchObject({ statusCode: 204, body: '' });
+  });
+
   it('answers a malformed percent-encoding in a path parameter as an unknown id (404, in the app’s body)', async () => {
     const res = await send('GET', '/objects/%E0%A4%A', { token: 'reader' });
     expect(res.statusCode).toBe(404);
@@ -213,5 +238,74 @@ describe('httpApp options for APIs with their own conventions', () => {
     expect(JSON.parse((await send('GET', '/objects/drs%3A%2F%2Fh%2Fx', { token: 'reader' })).body)).toEqual({
       id: 'drs://h/x',
     });
+  });
+});
+
+describe('conditional reads (ETag / If-None-Match)', () => {
+  it('tags a successful GET with a strong ETag: the SHA-256 of the exact body', async () => {
+    const res = await call('GET', '/things/abc', { token: 'reader' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.ETag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect(res.headers.ETag).toBe(etagOf(res.body));
+    // The same state gives the same tag; another state another one.
+    expect((await call('GET', '/things/abc', { token: 'reader' })).headers.ETag).toBe(res.headers.ETag);
+    expect((await call('GET', '/things/abd', { token: 'reader' })).headers.ETag).not.toBe(res.headers.ETag);
+  });
+
+  it('answers 304 with no body (and the same ETag) when If-None-Match holds the current tag', async () => {
+    const first = await call('GET', '/things/abc', { token: 'reader' });
+    const again = await call('GET', '/things/abc', {
+      token: 'reader',
+      headers: { 'if-none-match': first.headers.ETag },
+    });
+    expect(again.statusCode).toBe(304);
+    expect(again.body).toBe('');
+    expect(again.headers.ETag).toBe(first.headers.ETag);
+  });
+
+  it('answers 200 with the new body when the tag is stale, and also for a weak or listed match', async () => {
+    const current = (await call('GET', '/things/abc', { token: 'reader' })).headers.ETag;
+    const stale = await call('GET', '/things/abc', {
+      token: 'reader',
+      headers: { 'if-none-match': '"old"' },
+    });
+    expect(stale.statusCode).toBe(200);
+    expect(JSON.parse(stale.body)).toEqual({ id: 'abc' });
+    for (const header of [`W/${current}`, `"old", ${current}`, '*']) {
+      const res = await call('GET', '/things/abc', { token: 'reader', headers: { 'if-none-match': header } });
+      expect(res.statusCode).toBe(304);
+    }
+  });
+
+  it('never tags writes, errors or no-store answers, and checks the token before answering 304', async () => {
+    const write = await call('POST', '/things', { token: 'admin', body: '{"name":"x"}' });
+    expect(write.statusCode).toBe(200);
+    expect(write.headers.ETag).toBeUndefined();
+    const missing = await call('GET', '/nope', { token: 'admin', headers: { 'if-none-match': '*' } });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers.ETag).toBeUndefined();
+    const minted = await call('GET', '/minted', { token: 'reader', headers: { 'if-none-match': '*' } });
+    expect(minted.statusCode).toBe(200);
+    expect(minted.headers.ETag).toBeUndefined();
+    const anonymous = await call('GET', '/things/abc', { headers: { 'if-none-match': '*' } });
+    expect(anonymous.statusCode).toBe(401);
+  });
+
+  it('etagMatches compares tags weakly and ignores spacing', () => {
+    expect(etagMatches(' "a" ,W/"b"', '"b"')).toBe(true);
+    expect(etagMatches('"a"', 'W/"a"')).toBe(true);
+    expect(etagMatches('"a"', '"b"')).toBe(false);
+  });
+});
+
+describe('CORS preflights', () => {
+  it('answers a CORS preflight with a bare 204 before routing or authentication (API Gateway adds the headers)', async () => {
+    const res = await call('OPTIONS', '/things/abc', {
+      headers: { origin: 'https://dashboard.example', 'access-control-request-method': 'PATCH' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.body).toBe('');
+    // Without the preflight header, OPTIONS is just a method the path does not support.
+    expect((await call('OPTIONS', '/things/abc', { token: 'reader' })).statusCode).toBe(405);
   });
 });

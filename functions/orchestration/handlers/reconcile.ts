@@ -1,0 +1,22 @@
+import { documentClient, sfnClient } from '../../adapters/aws.js';
+import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { stateMachineArnFromEnv } from '../../adapters/orchestrator.js';
+import { SfnExecutions, SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
+import { orchestrationSettings, runConfigFrom } from '../config.js';
+import { type ReconcileReport, reconcile } from '../reconcile.js';
+import { WakeLatch } from '../wake-latch.js';
+
+/**
+ * The scheduled reconciler (EventBridge rule every `reconcileMinutes` on AWS; locally a timer every
+ * RECONCILE_SECONDS and once at start-up): every release that is not terminal gets an execution if none runs, and
+ * a wake that was not delivered is delivered again. It wires only what it uses.
+ */
+const sfn = sfnClient();
+const releases = new DynamoReleaseRepository(documentClient(), tablesFromEnv());
+const executions = new SfnExecutions(sfn, stateMachineArnFromEnv(), runConfigFrom(orchestrationSettings()));
+const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
+
+export async function handler(): Promise<ReconcileReport> {
+  return reconcile({ releases, executions, latch, concurrency: 8 });
+}

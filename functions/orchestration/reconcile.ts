@@ -1,0 +1,69 @@
+import type { ReleaseRepository } from '../coordinator/ports.js';
+import { log } from '../shared/log.js';
+import { ensureDriven } from './executions.js';
+import type { Executions } from './ports.js';
+import { type WakeLatch, wakeOwed } from './wake-latch.js';
+
+/**
+ * The reconciler, run on a schedule (an EventBridge rule every minute on AWS, a timer in the local stack, which
+ * also runs it right after start-up). It reads the active-release index (the releases that are not terminal,
+ * functions/adapters/dynamodb/common.ts) and, for each:
+ *
+ * - no execution of its generation is running (a StartExecution that failed after POST /releases, an execution
+ *   that died of an infrastructure error, a local stack that was killed): it starts one (executions.ts), which
+ *   carries on from the release's stored state;
+ * - its execution runs but a wake was not delivered (the token is still stored), or it waits for publish while the
+ *   release is no longer staged: it delivers the wake again.
+ *
+ * Every action is idempotent (named executions per generation, conditional claims, stale tokens are harmless), so
+ * overlapping runs, or a run racing a hand-over, do no harm. Its cost is one index query plus one
+ * DescribeExecution per active release.
+ */
+export interface ReconcileDeps {
+  releases: Pick<ReleaseRepository, 'listActive' | 'raiseExtra'>;
+  executions: Executions;
+  latch: Pick<WakeLatch, 'wake'>;
+  /** How many releases are looked at at the same time. */
+  concurrency: number;
+}
+
+export interface ReconcileReport {
+  active: number;
+  running: number;
+  /** Releases that got an execution (with its generation). */
+  started: { releaseId: string; generation: number }[];
+  /** Releases whose owed wake was delivered again. */
+  woken: string[];
+  /** Releases that could not be looked at this time (the next run tries again). */
+  failed: string[];
+}
+
+export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
+  const active = await deps.releases.listActive();
+  const report: ReconcileReport = { active: active.length, running: 0, started: [], woken: [], failed: [] };
+  const one = async ({ release, extras }: (typeof active)[number]) => {
+    const driven = await ensureDriven(deps.releases, deps.executions, release.id, extras);
+    if (driven.outcome === 'started')
+      report.started.push({ releaseId: release.id, generation: driven.generation });
+    if (driven.outcome !== 'running') return;
+    report.running++;
+    if (!wakeOwed(release.state, extras)) return;
+    const { outcome } = await deps.latch.wake(release.id);
+    if (outcome === 'failed') report.failed.push(release.id);
+    else report.woken.push(release.id);
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < active.length) {
+      const item = active[next++];
+      await one(item).catch((err) => {
+        report.failed.push(item.release.id);
+        log.error('reconciler: release not reconciled', { releaseId: item.release.id, error: String(err) });
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(deps.concurrency, active.length) }, worker));
+  if (report.started.length || report.woken.length || report.failed.length)
+    log.warn('reconciler', { ...report });
+  return report;
+}

@@ -1,0 +1,402 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  clientCredentials,
+  type RunningTaskService,
+  startTaskService,
+} from '../../examples/task-service/service.js';
+import { freePort } from '../../local/dynamodb-local.js';
+import { type SpawnedStack, spawnStack } from '../helpers/spawned-stack.js';
+import { checkedPages, expectAccessible, launchChromium, screenshot, tabTo } from './browser.js';
+
+/**
+ * The dashboard end to end, in headless Chromium, against `npm start` (bin/local.ts in a child process) and a real
+ * HTTP task service (the reference one). The steps run in order and share the browser:
+ *   1. sign in as an admin; 2. register a task service; 3. create a release; 4. watch its progress bars reach
+ *   staged without reloading; 5. publish, and see published and its version; 6. sign in as a reader, and see no
+ *   publish or cancel buttons; 7. upload a file, and download it byte-identical.
+ * Controls are reached and used with the keyboard (Tab, Enter, Space) wherever a person could; axe-core checks
+ * every page. With SCREENSHOTS_DIR set (npm run screenshots) each page is also photographed.
+ */
+const STUDY = { id: 'SD_DYPMEHHF', name: 'Kids First: Ewing Sarcoma Genetic Susceptibility' };
+const MiB = 1024 * 1024;
+
+let stack: SpawnedStack;
+let service: RunningTaskService;
+let browser: Browser;
+let admin: BrowserContext;
+let page: Page;
+let releaseId = '';
+
+beforeAll(async () => {
+  const servicePort = await freePort();
+  stack = await spawnStack({
+    POLL_SECONDS: '1',
+    // Uploads above 5 MiB go in 5 MiB parts, so a 6 MiB file exercises the multipart path in the browser.
+    MULTIPART_THRESHOLD_BYTES: String(5 * MiB),
+    MULTIPART_PART_SIZE_BYTES: String(5 * MiB),
+  });
+  service = await startTaskService(
+    {
+      name: 'stager',
+      coordinatorUrl: stack.url.coordinator,
+      callbackToken: clientCredentials(
+        `${stack.url.idp}/oauth/token`,
+        'task-service',
+        'task-service-local-secret',
+      ),
+      auth: { mode: 'jwks', issuer: stack.url.idp, audience: ['release-coordinator'] },
+      // Long enough for the page to show the task running before it is staged, even on a busy machine.
+      stageSeconds: 4,
+      publishSeconds: 1,
+      progressSteps: 3,
+      failAt: [],
+    },
+    { port: servicePort, host: '127.0.0.1' },
+  );
+  browser = await launchChromium();
+  admin = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await admin.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.url.ui });
+  page = await admin.newPage();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.stop();
+  await stack?.stop();
+});
+
+const api = async (path: string) => {
+  const token = readFileSync(`${stack.dataDir}/admin-token`, 'utf8').trim();
+  const res = await fetch(`${stack.url.coordinator}${path}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  return res.json() as Promise<Record<string, any>>;
+};
+
+/** A link of the main navigation. */
+const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
+
+/** The dev sign-in at the identity provider, typed with the keyboard. */
+async function signIn(p: Page, who: { sub: string; roles: string; groups?: string }, shots = false) {
+  await p.goto(stack.url.ui);
+  const button = p.getByRole('button', { name: 'Sign in' });
+  await button.waitFor();
+  await expectAccessible(p, 'sign-in');
+  if (shots) await screenshot(p, '01-sign-in');
+  await tabTo(p, button);
+  await p.keyboard.press('Enter');
+  await p.waitForURL(`${stack.url.idp}/authorize?**`);
+  await expectAccessible(p, 'identity provider sign-in form');
+  if (shots) {
+    await p.locator('input[name=sub]').fill(who.sub);
+    await p.locator('input[name=roles]').fill(who.roles);
+    await screenshot(p, '02-local-identity-provider');
+    await p.locator('input[name=sub]').fill('');
+    await p.locator('input[name=roles]').fill('');
+  }
+  await tabTo(p, p.locator('input[name=sub]'));
+  await p.keyboard.type(who.sub);
+  await p.keyboard.press('Tab');
+  await p.keyboard.type(who.roles);
+  await p.keyboard.press('Tab');
+  await p.keyboard.type(who.groups ?? '');
+  await p.keyboard.press('Enter');
+  await p.waitForURL(`${stack.url.ui}/**`);
+  await p.getByRole('heading', { level: 1, name: 'Releases' }).waitFor();
+}
+
+describe('the dashboard, end to end', () => {
+  it('1. signs in as an admin with the authorization code flow, and shows who and which roles', async () => {
+    await signIn(page, { sub: 'ada', roles: 'admin' }, true);
+    const user = page.getByRole('region', { name: 'Signed-in user' });
+    expect(await user.textContent()).toContain('ada');
+    expect(await page.getByTestId('roles').textContent()).toBe('admin');
+    await expectAccessible(page, 'releases (empty)');
+  });
+
+  it('2. registers a task service, then disables and enables it, all from the keyboard', async () => {
+    await tabTo(page, nav('Task services'));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Task services' }).waitFor();
+    await tabTo(page, page.getByLabel('Name'));
+    await page.keyboard.type('stager');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(service.url);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('stages study data');
+    await page.keyboard.press('Enter');
+    await page.getByText('Registered stager.').waitFor();
+
+    const row = page.locator('tr[data-service=stager]');
+    await row.waitFor();
+    expect(await row.locator('[data-state]').first().getAttribute('data-state')).toBe('ok');
+    const toggle = row.getByRole('switch', { name: 'stager enabled' });
+    expect(await toggle.isChecked()).toBe(true);
+    await tabTo(page, toggle);
+    await page.keyboard.press('Space');
+    await expect.poll(() => toggle.isChecked()).toBe(false);
+    const services = await api('/task-services');
+    expect(services.results[0].enabled).toBe(false);
+    await page.keyboard.press('Space');
+    await expect.poll(() => toggle.isChecked()).toBe(true);
+    expect((await api('/task-services')).results[0].enabled).toBe(true);
+    await expectAccessible(page, 'task services');
+    await screenshot(page, '05-task-services');
+  });
+
+  it('3. creates a release with a study picked from the searchable list', async () => {
+    await tabTo(page, nav('Releases'));
+    await page.keyboard.press('Enter');
+    await tabTo(page, page.getByRole('link', { name: 'New release' }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'New release' }).waitFor();
+    await page.getByRole('checkbox', { name: new RegExp(STUDY.name) }).waitFor();
+    await expectAccessible(page, 'new release form');
+
+    await tabTo(page, page.getByLabel('Name'));
+    await page.keyboard.type('Spring release');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Ewing sarcoma data, first pass');
+    await tabTo(page, page.getByLabel('Search studies'));
+    await page.keyboard.type('ewing');
+    const study = page.getByRole('checkbox', { name: new RegExp(STUDY.name) });
+    await expect.poll(() => page.locator('.pick-list li').count()).toBe(1);
+    await tabTo(page, study);
+    await page.keyboard.press('Space');
+    expect(await study.isChecked()).toBe(true);
+    await screenshot(page, '04-new-release');
+    await tabTo(page, page.getByRole('button', { name: 'Create release' }));
+    await page.keyboard.press('Enter');
+
+    await page.waitForURL(/\/releases\/RE_[0-9A-Z]{8}$/);
+    releaseId = page.url().split('/').pop() as string;
+    const created = await api(`/releases/${releaseId}`);
+    expect(created).toMatchObject({ name: 'Spring release', studies: [STUDY.id], is_major: false });
+    expect(created.tasks).toHaveLength(1);
+  });
+
+  it('4. shows the progress bars reach staged, live, without reloading, polling with conditional requests', async () => {
+    const statuses: number[] = [];
+    page.on('response', (res) => {
+      if (res.url().endsWith(`/releases/${releaseId}`) && res.request().method() === 'GET')
+        statuses.push(res.status());
+    });
+    let navigations = 0;
+    page.on('framenavigated', (f) => {
+      if (f === page.mainFrame()) navigations++;
+    });
+    // Record every state and progress value the page shows, as it shows them.
+    await page.evaluate(() => {
+      const seen = { states: [] as string[], progress: [] as number[] };
+      (window as unknown as { __seen: typeof seen }).__seen = seen;
+      const record = () => {
+        const state = document.querySelector<HTMLElement>('.headline [data-state]')?.dataset.state;
+        if (state && seen.states.at(-1) !== state) seen.states.push(state);
+        const bar = document.querySelector<HTMLProgressElement>('.task progress');
+        if (bar && seen.progress.at(-1) !== bar.value) seen.progress.push(bar.value);
+      };
+      new MutationObserver(record).observe(document.body, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+        characterData: true,
+      });
+      record();
+    });
+    const task = page.locator('.task');
+    await task.locator('[data-state=staged]').waitFor({ timeout: 60_000 });
+    await page.locator('.headline [data-state=staged]').waitFor({ timeout: 60_000 });
+    expect(await task.locator('progress').evaluate((el) => (el as HTMLProgressElement).value)).toBe(100);
+    expect(await task.locator('.task-name').textContent()).toBe('stager');
+
+    const seen = await page.evaluate(
+      () => (window as unknown as { __seen: { states: string[]; progress: number[] } }).__seen,
+    );
+    expect(seen.states.at(-1)).toBe('staged');
+    expect(seen.states.indexOf('running')).toBeGreaterThanOrEqual(0);
+    expect(seen.progress.at(-1)).toBe(100);
+    expect(seen.progress).toEqual([...seen.progress].sort((a, b) => a - b));
+    // The same document all along, kept fresh by polling; unchanged polls were answered 304 without a body.
+    expect(navigations).toBe(0);
+    // Staged, the release stops changing: the polls go on, answered 304.
+    await expect
+      .poll(() => statuses.filter((s) => s === 304).length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(2);
+    await expect.poll(() => page.locator('.timeline li').count()).toBeGreaterThanOrEqual(4);
+    await expectAccessible(page, 'release (staged)');
+    await screenshot(page, '06-release-staged');
+  }, 90_000);
+
+  it('5. publishes after a confirmation, and shows published and the version', async () => {
+    await tabTo(page, page.getByRole('button', { name: 'Publish' }));
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Publish Spring release?' });
+    await dialog.waitFor();
+    await expectAccessible(page, 'publish confirmation');
+    await screenshot(page, '07-publish-confirmation', false);
+    // Escape backs out; nothing is published.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect((await api(`/releases/${releaseId}`)).state).toBe('staged');
+
+    await tabTo(page, page.getByRole('button', { name: 'Publish' }));
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await tabTo(page, dialog.getByRole('button', { name: 'Publish' }));
+    await page.keyboard.press('Enter');
+    await page.locator('.headline [data-state=published]').waitFor({ timeout: 60_000 });
+    const published = await api(`/releases/${releaseId}`);
+    expect(published.state).toBe('published');
+    await expect.poll(() => page.locator('.version strong').textContent()).toBe(published.version);
+    expect(await page.getByRole('button', { name: 'Publish' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Cancel release' }).isDisabled()).toBe(true);
+    await expectAccessible(page, 'release (published)');
+    await screenshot(page, '08-release-published');
+
+    // The release list shows it with its badge; the study shows it in its timeline.
+    await tabTo(page, nav('Releases'));
+    await page.keyboard.press('Enter');
+    const row = page.getByRole('row', { name: /Spring release/ });
+    await row.locator('[data-state=published]').waitFor();
+    await expectAccessible(page, 'releases');
+    await screenshot(page, '03-releases');
+  });
+
+  it('6. a reader sees the release but no publish or cancel button, nor any other admin action', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const reader = await context.newPage();
+      await signIn(reader, { sub: 'rita', roles: '' });
+      expect(await reader.getByTestId('roles').textContent()).toBe('reader');
+      expect(await reader.getByRole('link', { name: 'New release' }).count()).toBe(0);
+      await reader.getByRole('link', { name: 'Spring release' }).click();
+      await reader.locator('.headline [data-state=published]').waitFor();
+      expect(await reader.getByRole('button', { name: 'Publish' }).count()).toBe(0);
+      expect(await reader.getByRole('button', { name: 'Cancel release' }).count()).toBe(0);
+      expect(await reader.getByRole('button', { name: 'Add note' }).count()).toBe(0);
+      await expectAccessible(reader, 'release (reader)');
+      await reader.getByRole('link', { name: 'Task services' }).click();
+      await reader.locator('tr[data-service=stager]').waitFor();
+      expect(await reader.getByRole('switch').count()).toBe(0);
+      expect(await reader.getByRole('heading', { name: 'Register a task service' }).count()).toBe(0);
+      await expectAccessible(reader, 'task services (reader)');
+      // Not a member of the study: its files are not shown, and no upload is offered.
+      await reader.goto(`${stack.url.ui}/studies/${STUDY.id}/files`);
+      await reader.getByText(`Only administrators and members of ${STUDY.id}`).waitFor();
+      expect(await reader.getByRole('button', { name: 'Choose files…' }).count()).toBe(0);
+      await expectAccessible(reader, 'study files (reader, not a member)');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('7. uploads files (drag and drop; multipart from the file picker) and downloads them byte-identical', async () => {
+    await tabTo(page, nav('Studies'));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Studies' }).waitFor();
+    const studyRow = page.getByRole('row', { name: new RegExp(STUDY.name) });
+    expect(await studyRow.getByRole('cell').nth(1).textContent()).toBe(
+      (await api(`/studies/${STUDY.id}`)).last_pub_version,
+    );
+    await expectAccessible(page, 'studies');
+    await screenshot(page, '09-studies');
+    await tabTo(page, page.getByRole('link', { name: STUDY.name, exact: true }));
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: STUDY.name }).waitFor();
+    await page.getByRole('link', { name: 'Spring release' }).waitFor();
+    await expectAccessible(page, 'study');
+    await screenshot(page, '10-study');
+    await tabTo(page, page.getByRole('link', { name: 'Files' }).last());
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: `Files of ${STUDY.name}` }).waitFor();
+    await expectAccessible(page, 'study files (empty)');
+
+    // A small file, dropped on the drop zone: one presigned PUT.
+    const small = Buffer.from(`gene\tcount\n${randomBytes(600).toString('hex')}\n`);
+    const dataTransfer = await page.evaluateHandle((b64) => {
+      const dt = new DataTransfer();
+      const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+      dt.items.add(new File([bytes], 'genes.tsv', { type: 'text/tab-separated-values' }));
+      return dt;
+    }, small.toString('base64'));
+    await page.dispatchEvent('[data-testid=dropzone]', 'drop', { dataTransfer });
+    const smallCard = page.locator('section[data-file="genes.tsv"]');
+    await smallCard.locator('[data-state=available]').waitFor({ timeout: 30_000 });
+
+    // A 6 MiB file from the file picker, opened with the keyboard: two parts, each PUT to S3 with its progress.
+    const large = randomBytes(6 * MiB);
+    const chooser = page.waitForEvent('filechooser');
+    await tabTo(page, page.getByRole('button', { name: 'Choose files…' }));
+    await page.keyboard.press('Enter');
+    await (await chooser).setFiles({
+      name: 'reads.bin',
+      mimeType: 'application/octet-stream',
+      buffer: large,
+    });
+    const largeCard = page.locator('section[data-file="reads.bin"]');
+    await largeCard.locator('[data-state=available]').waitFor({ timeout: 60_000 });
+    const upload = page.locator('li[data-upload="reads.bin"]');
+    expect(await upload.locator('.upload-phase').textContent()).toBe('Uploaded');
+    expect(await upload.locator('progress').evaluate((el) => (el as HTMLProgressElement).value)).toBe(100);
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    expect(await largeCard.locator('code.sha').textContent()).toBe(sha(large));
+    expect(await largeCard.getByRole('cell', { name: '6.0 MiB' }).count()).toBe(1);
+    await expectAccessible(page, 'study files');
+
+    // Downloads: the small one straight from the API, the large one redirected to S3.
+    for (const [card, bytes] of [
+      [smallCard, small],
+      [largeCard, large],
+    ] as const) {
+      const download = page.waitForEvent('download');
+      await tabTo(page, card.getByRole('button', { name: /^Download / }));
+      await page.keyboard.press('Enter');
+      const path = await (await download).path();
+      expect(sha(readFileSync(path))).toBe(sha(bytes));
+    }
+
+    // A signed URL, copied to the clipboard, with its expiry shown.
+    await tabTo(page, smallCard.getByRole('button', { name: /^Copy signed URL/ }));
+    await page.keyboard.press('Enter');
+    const link = smallCard.getByLabel('Signed URL (single use)');
+    await link.waitFor();
+    const url = await link.inputValue();
+    expect(url).toMatch(
+      new RegExp(
+        `^${stack.url.files}/download/study/${STUDY.id}/file/SF_[0-9A-Z]{8}/version/FV_[0-9A-Z]{8}\\?token=sfsu_`,
+      ),
+    );
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(url);
+    expect(await smallCard.getByText(/Copied to the clipboard/).count()).toBe(1);
+    expect(await smallCard.getByText(/Expires at .* \(in \d+ s\)/).count()).toBe(1);
+    const viaLink = await fetch(url);
+    expect(Buffer.from(await viaLink.arrayBuffer()).equals(small)).toBe(true);
+    await screenshot(page, '11-study-files');
+  }, 120_000);
+
+  it('ran axe on every page of the dashboard', () => {
+    expect(new Set(checkedPages)).toEqual(
+      new Set([
+        'sign-in',
+        'identity provider sign-in form',
+        'releases (empty)',
+        'task services',
+        'new release form',
+        'release (staged)',
+        'publish confirmation',
+        'release (published)',
+        'releases',
+        'release (reader)',
+        'task services (reader)',
+        'study files (reader, not a member)',
+        'studies',
+        'study',
+        'study files (empty)',
+        'study files',
+      ]),
+    );
+  });
+});

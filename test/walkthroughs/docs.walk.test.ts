@@ -1,0 +1,140 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join, relative, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../local/dynamodb-local.js';
+import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
+import { blockName, extractShellBlocks } from './markdown.js';
+import { ShellSession } from './shell-session.js';
+
+/**
+ * The walkthroughs are tests: every shell block of these documents runs, in order, against a fresh `npm start` on
+ * free ports, as a reader would paste them (one terminal per document; background blocks in terminals of their
+ * own). New blocks are picked up as they are written; markers are described in ./markdown.ts.
+ *
+ * The blocks read their base URLs from variables that default to the standard local ones (C, FILES, IDP, TS_PORT),
+ * so a reader gets the defaults and this run gets its own ports.
+ *
+ * WALKTHROUGH_STACK=running runs them against a stack you started yourself (the URLs from C, FILES, IDP or the
+ * defaults) instead of starting one; WALKTHROUGH_VERBOSE=1 prints what every block printed.
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+const DOCUMENTS = ['README.md', 'docs/files.md'];
+const useRunning = process.env.WALKTHROUGH_STACK === 'running';
+/** WALKTHROUGH_VERBOSE=1 prints every block with its output, to read what a reader would see. */
+const verbose = process.env.WALKTHROUGH_VERBOSE === '1';
+
+let stack: NpmStart | undefined;
+/** The sessions' TMPDIR (the blocks' mktemp -d lands here) and block files; made when the run starts. */
+let scratch = '';
+const urls = { C: '', FILES: '', IDP: '', TS_PORT: '' };
+
+/** A reader's terminal: no node_modules/.bin on PATH (only npm scripts and npx put it there). */
+function readerEnv(): Record<string, string> {
+  const path = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((p) => !p.split(/[\\/]/).includes('node_modules'))
+    .join(delimiter);
+  return {
+    PATH: path,
+    HOME: process.env.HOME ?? scratch,
+    LANG: process.env.LANG ?? 'C.UTF-8',
+    TERM: 'dumb',
+    TMPDIR: scratch,
+    ...urls,
+  };
+}
+
+/**
+ * Every file of the working tree with its size and mtime, less the directories that are never the docs' business
+ * (dependencies, git, build output, a developer's own stack data). A block that writes into the repository shows up
+ * as a new or changed entry.
+ */
+const NOT_SCANNED = new Set(['node_modules', '.git', 'cdk.out', '.local', '.test-data', 'coverage']);
+function snapshot(dir = ROOT, into = new Map<string, string>()): Map<string, string> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (NOT_SCANNED.has(entry.name)) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) snapshot(path, into);
+    else {
+      const st = statSync(path, { throwIfNoEntry: false });
+      if (st) into.set(relative(ROOT, path), `${st.size}:${st.mtimeMs}`);
+    }
+  }
+  return into;
+}
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'walkthroughs-'));
+  if (useRunning) {
+    urls.C = process.env.C ?? 'http://127.0.0.1:3000';
+    urls.FILES = process.env.FILES ?? 'http://127.0.0.1:3001';
+    urls.IDP = process.env.IDP ?? 'http://127.0.0.1:3002';
+  } else {
+    stack = await npmStart(ROOT);
+    urls.C = stack.urls.coordinator;
+    urls.FILES = stack.urls.files;
+    urls.IDP = stack.urls.idp;
+  }
+  urls.TS_PORT = String(process.env.TS_PORT ?? (await freePort()));
+}, 180_000);
+
+afterAll(async () => {
+  if (stack) await killGroup(stack);
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+for (const doc of DOCUMENTS) {
+  const blocks = extractShellBlocks(readFileSync(join(ROOT, doc), 'utf8'), doc).filter((b) => !b.skip);
+
+  describe(doc, () => {
+    let session: ShellSession;
+    let before = new Map<string, string>();
+    let broken = '';
+
+    beforeAll(() => {
+      before = snapshot();
+      session = new ShellSession({
+        cwd: ROOT,
+        env: readerEnv(),
+        dir: join(scratch, 'sessions', doc.replace(/[^\w.-]/g, '_')),
+      });
+    });
+    afterAll(async () => {
+      await session?.close();
+    });
+
+    for (const block of blocks) {
+      it(`${blockName(block)}${block.background ? ' [background]' : ''}`, async (ctx) => {
+        // Later blocks build on earlier ones: after a failure they would only repeat it.
+        if (broken) ctx.skip(`${broken} failed`);
+        try {
+          const { output } = await session.run(block);
+          if (verbose) console.log(`── ${blockName(block)}\n${block.code}\n── output\n${output}`);
+        } catch (err) {
+          broken = blockName(block);
+          if (stack)
+            (err as Error).message +=
+              `\n--- npm start (last 3000 characters) ---\n${stack.output().slice(-3000)}`;
+          throw err;
+        }
+      }, 300_000);
+    }
+
+    it('writes nothing into the repository', () => {
+      const written = [...snapshot()].filter(([path, stamp]) => before.get(path) !== stamp).map(([p]) => p);
+      expect(written).toEqual([]);
+    });
+  });
+}
+
+if (!useRunning)
+  it('npm start stops on SIGTERM with exit status 0 and leaves nothing running', async () => {
+    const s = stack!;
+    process.kill(s.child.pid!, 'SIGTERM');
+    const ended = await Promise.race([s.exited, new Promise((r) => setTimeout(() => r('timeout'), 30_000))]);
+    expect(ended, s.output().slice(-3000)).toEqual({ code: 0, signal: null });
+    expect(existsSync(join(s.dataDir, 'local.pid'))).toBe(false);
+    await expect(fetch(`${s.urls.coordinator}/health`)).rejects.toThrow();
+    await expect(fetch(`http://127.0.0.1:${s.ports.DYNAMODB_PORT}`)).rejects.toThrow();
+  }, 60_000);

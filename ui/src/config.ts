@@ -1,0 +1,51 @@
+/**
+ * Runtime settings, read from /config.json when the app starts: `npm start` serves it from the local stack's own
+ * ports, and the CDK deployment writes it next to the app. Nothing here is compiled in, so one build runs anywhere.
+ */
+export interface RuntimeConfig {
+  /** Base URL of the coordinator API, e.g. http://127.0.0.1:3000 */
+  coordinatorUrl: string;
+  /** Base URL of the study file service API. */
+  filesUrl: string;
+  /** The OIDC issuer; its discovery document names the authorization and token endpoints. */
+  authority: string;
+  /** The dashboard's public client id at that issuer. */
+  clientId: string;
+  /** OAuth scopes to ask for. */
+  scope: string;
+  /** Where to end the identity provider's own session on sign-out (Cognito's /logout); null: none. */
+  logoutUrl: string | null;
+  /** How often an open release is re-read (ms). Conditional requests keep an unchanged one to a 304. */
+  pollMs: number;
+}
+
+const trim = (url: string) => url.replace(/\/+$/, '');
+
+function requireUrl(raw: Record<string, unknown>, key: string): string {
+  const value = raw[key];
+  if (typeof value !== 'string' || !/^https?:\/\//.test(value))
+    throw new Error(`config.json: ${key} must be an http(s) URL`);
+  return trim(value);
+}
+
+export function parseConfig(raw: unknown): RuntimeConfig {
+  if (typeof raw !== 'object' || raw === null) throw new Error('config.json is not a JSON object');
+  const r = raw as Record<string, unknown>;
+  if (typeof r.clientId !== 'string' || !r.clientId) throw new Error('config.json: clientId is required');
+  const poll = typeof r.pollMs === 'number' && r.pollMs >= 250 ? r.pollMs : 1000;
+  return {
+    coordinatorUrl: requireUrl(r, 'coordinatorUrl'),
+    filesUrl: requireUrl(r, 'filesUrl'),
+    authority: requireUrl(r, 'authority'),
+    clientId: r.clientId,
+    scope: typeof r.scope === 'string' && r.scope ? r.scope : 'openid',
+    logoutUrl: typeof r.logoutUrl === 'string' && r.logoutUrl ? r.logoutUrl : null,
+    pollMs: poll,
+  };
+}
+
+export async function loadConfig(): Promise<RuntimeConfig> {
+  const res = await fetch('/config.json', { cache: 'no-store' });
+  if (!res.ok) throw new Error(`config.json answered ${res.status}`);
+  return parseConfig(await res.json());
+}

@@ -1,0 +1,19 @@
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import type { Api } from './api';
+import type { Session } from './auth';
+import type { RuntimeConfig } from './config';
+
+export interface AppContext {
+  config: RuntimeConfig;
+  api: Api;
+  session: Session;
+}
+
+export const App = createContext<AppContext | null>(null);
+
+export function useApp(): AppContext {
+  const ctx = useContext(App);
+  if (!ctx) throw new Error('useApp outside the signed-in app');
+  return ctx;
+}
