@@ -19,7 +19,7 @@ import { ShellSession } from './shell-session.js';
  * defaults) instead of starting one; WALKTHROUGH_VERBOSE=1 prints what every block printed.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const DOCUMENTS = ['README.md', 'docs/files.md'];
+const DOCUMENTS = ['README.md', 'docs/files.md', 'docs/drs.md'];
 const useRunning = process.env.WALKTHROUGH_STACK === 'running';
 /** WALKTHROUGH_VERBOSE=1 prints every block with its output, to read what a reader would see. */
 const verbose = process.env.WALKTHROUGH_VERBOSE === '1';
