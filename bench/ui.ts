@@ -19,6 +19,7 @@ import { build } from 'vite';
 import { clientCredentials, startTaskService } from '../examples/task-service/service.js';
 import { ROOT } from '../local/config.js';
 import { freePort } from '../local/dynamodb-local.js';
+import { TASK_SERVICE_AUDIENCE } from '../local/idp.js';
 import { launchChromium } from '../test/helpers/chromium.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 import { benchStack } from './lib/stack.js';
@@ -78,7 +79,7 @@ async function measureLiveness() {
         'task-service',
         'task-service-local-secret',
       ),
-      auth: { mode: 'jwks', issuer: stack.idp, audience: ['release-coordinator'] },
+      auth: { mode: 'jwks', issuer: stack.idp, audience: [TASK_SERVICE_AUDIENCE] },
       // Staging outlasts the run: the only progress reports are this script's.
       stageSeconds: 3600,
       publishSeconds: 1,

@@ -8,6 +8,7 @@ import {
   startTaskService,
 } from '../../examples/task-service/service.js';
 import { freePort } from '../../local/dynamodb-local.js';
+import { TASK_SERVICE_AUDIENCE } from '../../local/idp.js';
 import { type SpawnedStack, spawnStack } from '../helpers/spawned-stack.js';
 import { checkedPages, expectAccessible, launchChromium, screenshot, tabTo } from './browser.js';
 
@@ -47,7 +48,8 @@ beforeAll(async () => {
         'task-service',
         'task-service-local-secret',
       ),
-      auth: { mode: 'jwks', issuer: stack.url.idp, audience: ['release-coordinator'] },
+      // The coordinator's token is for the task services' audience, never the APIs'.
+      auth: { mode: 'jwks', issuer: stack.url.idp, audience: [TASK_SERVICE_AUDIENCE] },
       // Long enough for the page to show the task running before it is staged, even on a busy machine.
       stageSeconds: 4,
       publishSeconds: 1,
@@ -127,11 +129,18 @@ describe('the dashboard, end to end', () => {
     await page.keyboard.type(service.url);
     await page.keyboard.press('Tab');
     await page.keyboard.type('stages study data');
+    // Past the author (the signed-in user's name), the client whose tokens report its tasks: the reference service
+    // calls back with the task-service client's tokens, so steps 3 and 4 stage through the binding.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('task-service');
     await page.keyboard.press('Enter');
     await page.getByText('Registered stager.').waitFor();
 
     const row = page.locator('tr[data-service=stager]');
     await row.waitFor();
+    expect(await row.textContent()).toContain('acts as task-service');
+    expect((await api('/task-services')).results[0].client_id).toBe('task-service');
     expect(await row.locator('[data-state]').first().getAttribute('data-state')).toBe('ok');
     const toggle = row.getByRole('switch', { name: 'stager enabled' });
     expect(await toggle.isChecked()).toBe(true);

@@ -65,6 +65,8 @@ export interface TaskService {
   enabled: boolean;
   health_status: string;
   last_ok_status: number;
+  /** The OAuth client (or subject) whose tokens act for this service; null when any service token may. */
+  client_id: string | null;
   created_at: string;
 }
 
@@ -98,7 +100,8 @@ export interface FileVersion {
   size: number;
   content_type: string;
   sha256: string;
-  state: 'pending' | 'available' | 'failed';
+  /** verifying: a multipart upload whose SHA-256 the file service is still computing. */
+  state: 'pending' | 'verifying' | 'available' | 'failed';
   created_at: string;
   uploaded_by: string;
   confirmed_at: string | null;

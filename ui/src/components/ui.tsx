@@ -8,6 +8,7 @@ const STATE_TONE: Record<string, string> = {
   pending: 'neutral',
   running: 'info',
   publishing: 'info',
+  verifying: 'info',
   staged: 'ready',
   published: 'success',
   available: 'success',

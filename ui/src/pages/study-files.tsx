@@ -118,7 +118,8 @@ function UploadPanel({ onFiles, uploads }: { onFiles: (files: FileList) => void;
           }}
         />
         <p class="hint">
-          Large files go up in parts, straight to storage; each file is checked against its SHA-256.
+          Large files go up in parts, straight to storage; each file is checked against its SHA-256 (large
+          ones show as verifying until that check is done).
         </p>
       </div>
       {uploads.length > 0 && (
@@ -167,6 +168,14 @@ function FileCard({
   const titleId = useId();
   // A finished upload bumps `generation`: read the versions again at once.
   useEffect(() => versions.refresh(), [generation]);
+  // A verifying version becomes available (or failed) once the file service has hashed it: look again sooner than
+  // the usual poll while one is.
+  const verifying = versions.data?.results.some((v) => v.state === 'verifying') ?? false;
+  useEffect(() => {
+    if (!verifying) return;
+    const timer = setInterval(() => versions.refresh(), 2000);
+    return () => clearInterval(timer);
+  }, [verifying]);
   return (
     <section class="panel file" aria-labelledby={titleId} data-file={file.name}>
       <div class="file-head">

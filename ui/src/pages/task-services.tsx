@@ -63,6 +63,12 @@ export function TaskServicesPage() {
                   <div class="sub">
                     <code>{s.kf_id}</code>
                     {s.author && ` · ${s.author}`}
+                    {s.client_id && (
+                      <>
+                        {' · acts as '}
+                        <code>{s.client_id}</code>
+                      </>
+                    )}
                   </div>
                   {s.description && <div class="sub">{s.description}</div>}
                 </td>
@@ -115,7 +121,13 @@ export function TaskServicesPage() {
 
 function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
   const { api, session } = useApp();
-  const [form, setForm] = useState({ name: '', url: '', description: '', author: session.name });
+  const [form, setForm] = useState({
+    name: '',
+    url: '',
+    description: '',
+    author: session.name,
+    client_id: '',
+  });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
   const [done, setDone] = useState<string | null>(null);
@@ -132,11 +144,12 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
     try {
       const created = await api.request<TaskService>('coordinator', '/task-services', {
         method: 'POST',
-        body: form,
+        // An empty client id leaves the service unbound: any service token may report its tasks.
+        body: { ...form, client_id: form.client_id.trim() || undefined },
         create: true,
       });
       setDone(`Registered ${created.name}.`);
-      setForm({ name: '', url: '', description: '', author: form.author });
+      setForm({ name: '', url: '', description: '', author: form.author, client_id: '' });
       onRegistered();
     } catch (err) {
       setError(err as Error);
@@ -172,6 +185,9 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
         {input('url', 'URL', { type: 'url', required: true, placeholder: 'http://127.0.0.1:4000' })}
         {input('description', 'Description')}
         {input('author', 'Author')}
+        {input('client_id', 'OAuth client (optional)', {
+          placeholder: 'e.g. task-service',
+        })}
         <div class="form-actions">
           <button type="submit" class="button button-primary" disabled={busy}>
             {busy ? 'Registering…' : 'Register'}
