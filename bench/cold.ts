@@ -54,6 +54,8 @@ const FUNCTION_ENV: Record<string, string> = {
   COORDINATOR_TOKEN_URL: 'https://auth.example.org/oauth2/token',
   COORDINATOR_CLIENT_ID: 'example-coordinator-client',
   COORDINATOR_CLIENT_SECRET_ARN: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:coordinator-AbCdEf`,
+  COORDINATOR_TOKEN_SCOPE: 'task-services/invoke',
+  VERIFY_UPLOAD_FUNCTION_NAME: 'ReleaseCoordinator-VerifyUpload',
 };
 
 /** Runs in the fresh process: the import alone, timed from inside (wall clock and this process's CPU time). */
