@@ -297,7 +297,7 @@ export async function pageOf(
           TableName: src.table,
           IndexName: src.index,
           KeyConditionExpression: cursor ? `#pk = :pk AND #sk ${forward ? '>' : '<'} :at` : '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': pk, '#sk': sk },
+          ExpressionAttributeNames: cursor ? { '#pk': pk, '#sk': sk } : { '#pk': pk },
           ExpressionAttributeValues: {
             ':pk': key,
             ...(cursor ? { ':at': 'after' in cursor ? cursor.after : cursor.before } : {}),

@@ -686,28 +686,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   async applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]> {
     checkExtraNames([...Object.keys(change.setExtras ?? {}), ...(change.removeExtras ?? [])]);
     checkExtraSizes(change.setExtras);
-    for (const t of change.tasks ?? [])
-      if (t.toState !== undefined && single(t.expectState) === undefined)
-        throw new Error(
-          `task ${t.taskId}: a state change names exactly one expected state (its count moves)`,
-        );
     for (let attempt = 0; attempt < 5; attempt++) {
-      // The state counts move from the state the release is in: a change that allows several must know which.
-      let effective = change;
-      if (change.toState !== undefined && single(change.expectState) === undefined) {
-        const now = await this.stateOf(change.releaseId);
-        if (!now)
-          throw new ChangeConflictError('Change refused: release not found', [
-            { kind: 'release', id: change.releaseId },
-          ]);
-        const allowed = states<ReleaseState>(change.expectState);
-        if (allowed && !allowed.includes(now))
-          throw new ChangeConflictError(
-            `Change refused: release ${change.releaseId} not in the expected state`,
-            [{ kind: 'release', id: change.releaseId }],
-          );
-        effective = { ...change, expectState: now };
-      }
+      const effective = await this.withKnownStates(change);
       const events = (change.events ?? []).map((e) => materializeEvent(e, this.clock));
       const items = this.changeItems(effective, events);
       if (items.length === 0) return [];
@@ -717,7 +697,11 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       const real = out.conditionFailed
         .filter((f) => f.kind !== 'event')
         .filter((f, i, all) => all.findIndex((g) => g.kind === f.kind && g.id === f.id) === i);
-      if (real.length && !(change !== effective && real.every((f) => f.kind === 'release'))) {
+      // A narrowed condition that failed means the record moved after it was read: read again.
+      if (
+        real.length &&
+        !(change !== effective && real.every((f) => f.kind === 'release' || f.kind === 'task'))
+      ) {
         const what = real.map((f) => `${f.kind} ${f.id}`).join(', ');
         throw new ChangeConflictError(`Change refused: ${what} not in the expected state`, real);
       }
@@ -725,6 +709,51 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         throw new ChangeConflictError('Too much concurrent activity; retry');
     }
     throw new Error('could not allocate event ids');
+  }
+
+  /**
+   * State counts move from the state a record is in, so a change that moves a record must name exactly one expected
+   * state. One that allows several (or none) is narrowed to the state read now (strongly consistent); the write is
+   * then conditioned on it, so a concurrent move makes the change re-read rather than miscount. A state read here that
+   * the caller did not allow is the caller's conflict.
+   */
+  private async withKnownStates(change: ReleaseChange): Promise<ReleaseChange> {
+    const vague = (s: readonly string[] | string | undefined) => single(s) === undefined;
+    const taskVague = (change.tasks ?? []).some((t) => t.toState !== undefined && vague(t.expectState));
+    const releaseVague = change.toState !== undefined && vague(change.expectState);
+    if (!taskVague && !releaseVague) return change;
+    const agg = await this.load(change.releaseId);
+    if (!agg)
+      throw new ChangeConflictError('Change refused: release not found', [
+        { kind: 'release', id: change.releaseId },
+      ]);
+    const refuse = (kind: string, id: string) => {
+      throw new ChangeConflictError(`Change refused: ${kind} ${id} not in the expected state`, [
+        { kind, id },
+      ]);
+    };
+    const narrow = <S extends string>(
+      allowed: readonly S[] | undefined,
+      now: S,
+      kind: string,
+      id: string,
+    ): S => {
+      if (allowed && !allowed.includes(now)) refuse(kind, id);
+      return now;
+    };
+    const taskState = new Map(agg.tasks.map((t) => [t.id, t.state]));
+    return {
+      ...change,
+      expectState: releaseVague
+        ? narrow(states<ReleaseState>(change.expectState), agg.release.state, 'release', change.releaseId)
+        : change.expectState,
+      tasks: change.tasks?.map((t) => {
+        if (t.toState === undefined || !vague(t.expectState)) return t;
+        const now = taskState.get(t.taskId);
+        if (!now) return refuse('task', t.taskId) as never;
+        return { ...t, expectState: narrow(states<TaskState>(t.expectState), now, 'task', t.taskId) };
+      }),
+    };
   }
 
   private changeItems(change: ReleaseChange, events: CoordinatorEvent[]): LabelledItem[] {
