@@ -154,7 +154,9 @@ describe('the totals of available versions', () => {
     const rest = versions.slice(98, 120);
     expect(totalsOf(itemsOf(1))).toEqual([{ ':n': -22, ':b': -rest.reduce((s, v) => s + v.size, 0) }]);
     // Last: the file, the study's file count and the audit record with its counts.
-    expect(itemsOf(2).map((i) => Object.keys(i)[0])).toEqual(['Delete', 'Update', 'Put', 'Update', 'Update']);
+    const last = itemsOf(2).map((i) => Object.keys(i)[0]);
+    expect(last.slice(0, 3)).toEqual(['Delete', 'Update', 'Put']);
+    expect(new Set(last.slice(3))).toEqual(new Set(['Update']));
   });
 
   it('are read as the sum of their shards, with one query and no scan', async () => {
