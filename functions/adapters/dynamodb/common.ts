@@ -27,7 +27,7 @@ import { assertItemFits } from './item-size.js';
  *   release note   RE#<release>   / RN#<id>   gsi1 RN   gsi2 <id> / RN   gsi3 RN#SD#<study>  (only with a study)
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
  *   study member   RS#<study>     / <created>#<release>   (a release under each of its studies: ?study= lists)
- *   event          EV#<id>        / EV        gsi1 EV#<nn> (8 shards by id)   gsi2 EVR#<release>, or EVRT#<release
+ *   event          EV#<id>        / EV        gsi1 EV#<nn> (4 shards by id)   gsi2 EVR#<release>, or EVRT#<release
  *                                            of its task> when it names a task but no release   gsi3 EVS#<service>
  *                                            gsi4 EVD#<study>
  *   version guard  VERSION#<v>    / VERSION   gsi1 VERSION / <sortable version>
@@ -83,7 +83,7 @@ export function tablesFromEnv(env: NodeJS.ProcessEnv = process.env): Tables {
 }
 
 /** Shards of the all-events list (gsi1 EV#<nn>): see docs/architecture.md for the arithmetic. */
-export const EVENT_LIST_SHARDS = 8;
+export const EVENT_LIST_SHARDS = 4;
 
 export const K = {
   taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
@@ -147,7 +147,7 @@ export const C = {
   tasksInState: (state: string) => ({ name: `TA#ST#${state}`, shards: 8 }),
   notes: { name: 'RN', shards: 1 },
   notesOfStudy: (studyId: string) => ({ name: `RN#SD#${studyId}`, shards: 1 }),
-  events: { name: 'EV', shards: 16 },
+  events: { name: 'EV', shards: 8 },
   eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: 4 }),
   eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 2 }),
   eventsOfStudy: (studyId: string) => ({ name: `EV#SD#${studyId}`, shards: 1 }),

@@ -159,7 +159,7 @@ export class DynamoEventRepository implements EventRepository {
 
   /**
    * Every filter is served by keys (docs/architecture.md lists each combination):
-   * - none: the 8 shards of gsi1, merged newest first; release / task_service / study alone: their own partition;
+   * - none: the 4 shards of gsi1, merged newest first; release / task_service / study alone: their own partition;
    *   each with its counter;
    * - with `release` or `task`: the events of one release (gsi2), filtered and counted in memory: bounded by the size
    *   of that release;

@@ -61,7 +61,7 @@ export function auditWrites(table: string, record: AuditRecord): LabelledItem[] 
 
 /**
  * The download audit trail. Records are never updated or deleted. Every filter is served by keys: study (the
- * partition), file (gsi2), user (gsi3), file and user (gsi4), none (the 8 shards of gsi1, merged newest first); each
+ * partition), file (gsi2), user (gsi3), file and user (gsi4), none (the 4 shards of gsi1, merged newest first); each
  * with its counter. A file's records all carry its study, so study and file together are the file's list or
  * nothing; study and user together (without file) are a 400, since no key holds both (docs/architecture.md).
  */

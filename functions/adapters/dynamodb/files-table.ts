@@ -8,7 +8,7 @@
  *   signed token   SIGNED#<sha256>    / TOKEN           ttl = expiry (epoch seconds)
  *   dev token      DEVTOKEN#<name>    / TOKEN           gsi1 DEVTOKENS / <created>#<name>      (the name is unique)
  *   dev hash       DEVHASH#<sha256>   / TOKEN           (looks a presented secret up)
- *   audit          AUDIT#<study|->    / <at>#<id>       gsi1 AUDIT#<nn> (8 shards by id)   gsi2 AUDIT#FILE#<file|->
+ *   audit          AUDIT#<study|->    / <at>#<id>       gsi1 AUDIT#<nn> (4 shards by id)   gsi2 AUDIT#FILE#<file|->
  *                                                       gsi3 AUDIT#USER#<actor>   gsi4 AUDIT#FILE#<file>#USER#<actor>
  *   counter        CNT#<name>#<nn>    / CNT             n: the exact count of a list (common.ts, Counter), FC below
  *   totals shard   TOTALS#AVAILABLE   / SHARD#<nn>      versions, bytes: ADDed in the transaction that makes a version
@@ -22,13 +22,13 @@
  */
 export const TOTALS_SHARDS = 16;
 /** Shards of the all-records audit list (gsi1 AUDIT#<nn>): docs/architecture.md has the arithmetic. */
-export const AUDIT_LIST_SHARDS = 8;
+export const AUDIT_LIST_SHARDS = 4;
 
 /** The file service's counters (same item layout as the coordinator's, common.ts). */
 export const FC = {
   filesOfStudy: (studyId: string) => ({ name: `FILES#SD#${studyId}`, shards: 1 }),
   devTokens: { name: 'DEVTOKENS', shards: 1 },
-  audit: { name: 'AUDIT', shards: 16 },
+  audit: { name: 'AUDIT', shards: 8 },
   auditOfStudy: (studyId: string) => ({ name: `AUDIT#SD#${studyId}`, shards: 4 }),
   auditOfFile: (fileId: string) => ({ name: `AUDIT#FILE#${fileId}`, shards: 2 }),
   auditOfUser: (actor: string) => ({ name: `AUDIT#USER#${actor}`, shards: 2 }),

@@ -74,7 +74,8 @@ export async function putAll(
   await Promise.all(Array.from({ length: parallel }, worker));
 }
 
-class Tally {
+/** Counts gathered while items are written directly (migration, benchmark seeding), then stored as counter items. */
+export class Tally {
   readonly counts = new Map<string, { counter: Counter; n: number }>();
   add(counter: Counter | null | undefined, n = 1): void {
     if (!counter) return;
@@ -99,6 +100,32 @@ async function done(doc: DynamoDBDocumentClient, table: string): Promise<boolean
 
 const markDone = (doc: DynamoDBDocumentClient, table: string) =>
   doc.send(new PutCommand({ TableName: table, Item: { ...K.schema(), version: SCHEMA_VERSION } }));
+
+/**
+ * Sets the registry's `tasks:<service>` counts (how many tasks each service was given) to the values given, in
+ * updates of 50 attributes (an update expression holds at most 4 KB).
+ */
+export async function setServiceTaskCounts(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  counts: Map<string, number>,
+): Promise<void> {
+  const entries = [...counts];
+  for (let i = 0; i < entries.length; i += 50) {
+    const chunk = entries.slice(i, i + 50);
+    await doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: K.registry(),
+        UpdateExpression: `SET ${chunk.map((_, j) => `#s${j} = :s${j}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(
+          chunk.map(([id], j) => [`#s${j}`, K.serviceTaskCount(id)]),
+        ),
+        ExpressionAttributeValues: Object.fromEntries(chunk.map(([, n], j) => [`:s${j}`, n])),
+      }),
+    );
+  }
+}
 
 /** Migrates the coordinator and studies tables; returns how many items it rewrote (0 when already done). */
 export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
@@ -180,20 +207,7 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
   }
   await putAll(doc, table, [...out, ...tally.items()]);
   rewritten += out.length;
-  if (perService.size) {
-    const entries = [...perService];
-    await doc.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: K.registry(),
-        UpdateExpression: `SET ${entries.map((_, i) => `#s${i} = :s${i}`).join(', ')}`,
-        ExpressionAttributeNames: Object.fromEntries(
-          entries.map(([id], i) => [`#s${i}`, K.serviceTaskCount(id)]),
-        ),
-        ExpressionAttributeValues: Object.fromEntries(entries.map(([, n], i) => [`:s${i}`, n])),
-      }),
-    );
-  }
+  await setServiceTaskCounts(doc, table, perService);
   await markDone(doc, table);
   return rewritten;
 }
