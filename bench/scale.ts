@@ -59,8 +59,12 @@ const T0 = Date.parse('2020-01-01T00:00:00Z');
 const at = (ms: number) => `${new Date(T0 + ms).toISOString().slice(0, -1)}000Z`;
 const seededId = (prefix: string, n: number) => `${prefix}_${n.toString(36).toUpperCase().padStart(8, '0')}`;
 
-/** Release states of the seeded history (most of it published, a fifth staged: the ?state=staged list). */
+/**
+ * Release states of the seeded history: the small table's releases are all staged (so ?state=staged has a full page
+ * in both tables), the rest mostly published, a fifth staged.
+ */
 function stateOf(n: number): ReleaseState {
+  if (n < SMALL.releases) return 'staged';
   const r = n % 10;
   return r < 6 ? 'published' : r < 8 ? 'staged' : r < 9 ? 'canceled' : 'failed';
 }

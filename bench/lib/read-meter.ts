@@ -51,9 +51,14 @@ export function meteredDocumentClient(endpoint: string): {
   return {
     doc,
     async measure(fn) {
-      current = { calls: 0, items: 0, capacity: 0 };
-      const value = await fn();
-      return { value, reads: current };
+      const reads: Reads = { calls: 0, items: 0, capacity: 0 };
+      current = reads;
+      try {
+        return { value: await fn(), reads };
+      } finally {
+        // Calls made after this measurement (seeding, say) count nowhere.
+        current = { calls: 0, items: 0, capacity: 0 };
+      }
     },
   };
 }
