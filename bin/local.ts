@@ -36,6 +36,7 @@ import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/
 import { bundlesDir } from '../local/handlers.js';
 import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
+import { meter, metered, meteredEventSink } from '../local/meter.js';
 import { Readiness } from '../local/readiness.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
 import { ensureUiBuilt } from '../local/ui-build.js';
@@ -276,6 +277,9 @@ async function main(): Promise<void> {
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
+  // LOCAL_METER_FILE (npm run cost:measure): its proxies stop last, after everything that calls through them.
+  const costMeter = meter();
+  if (costMeter) use({ name: 'meter', env: {}, stop: () => costMeter.stop() });
 
   // The dashboard: rebuilt (only if its sources changed) while DynamoDB Local starts, and served from the start so
   // its port, and so the origin the APIs and the identity provider must allow, is known before they start.
@@ -340,7 +344,10 @@ async function main(): Promise<void> {
   });
   use({
     name: 'dynamodb',
-    env: { AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint, ...tableEnv(config.TABLE_PREFIX) },
+    env: {
+      AWS_ENDPOINT_URL_DYNAMODB: await metered('dynamodb', ddb.endpoint),
+      ...tableEnv(config.TABLE_PREFIX),
+    },
     urls: { 'DynamoDB Local': ddb.endpoint },
     stop: ddb.stop,
   });
@@ -387,8 +394,11 @@ async function main(): Promise<void> {
       dir: join(config.DATA_DIR, 's3'),
       port: config.S3_PORT,
     });
-    adopt('s3', started, { 'S3 (s3rver)': started.env.AWS_ENDPOINT_URL_S3 ?? '' });
+    const endpoint = started.env.AWS_ENDPOINT_URL_S3 ?? '';
+    if (endpoint) started.env.AWS_ENDPOINT_URL_S3 = await metered('s3', endpoint);
+    adopt('s3', started, { 'S3 (s3rver)': endpoint });
   }
+  use({ name: 'event sink', env: await meteredEventSink(), stop: async () => {} });
 
   // The Step Functions endpoint (the orchestration part provides local/step-functions.ts). It runs worker handlers
   // in-process, so it comes after every component whose env they need.
