@@ -50,7 +50,9 @@ interface S3Module {
   startS3(opts: ComponentOptions & { dir: string; port: number }): Promise<Started>;
 }
 interface StepFunctionsModule {
-  startStepFunctions(opts: ComponentOptions & { dir: string; port: number }): Promise<Started>;
+  startStepFunctions(
+    opts: ComponentOptions & { dir: string; port: number; keepClosed: number },
+  ): Promise<Started>;
 }
 interface ComponentOptions {
   host: string;
@@ -409,6 +411,7 @@ async function main(): Promise<void> {
       ...options(Object.assign({}, ...components.map((c) => c.env))),
       dir: join(config.DATA_DIR, 'stepfunctions'),
       port: config.SFN_PORT,
+      keepClosed: config.SFN_KEEP_CLOSED,
     });
     adopt('step functions', started, { 'Step Functions': started.env.AWS_ENDPOINT_URL_SFN ?? '' });
   }

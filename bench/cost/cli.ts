@@ -9,13 +9,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ROOT } from '../../local/config.js';
-import {
-  type CostInputs,
-  type CostSettings,
-  DOWNLOAD_KINDS,
-  type DownloadKind,
-  monthlyCost,
-} from './model.js';
+import { type CostInputs, type CostSettings, monthlyCost, parseMix } from './model.js';
 import { profileSchema } from './profile.js';
 import { markdownTable, textReport } from './render.js';
 import { deploySettings } from './settings.js';
@@ -61,20 +55,6 @@ const argsSchema = z.object({
   json: z.boolean().default(false),
   help: z.boolean().default(false),
 });
-
-export function parseMix(text: string): Record<DownloadKind, number> {
-  const mix = Object.fromEntries(DOWNLOAD_KINDS.map((k) => [k, 0])) as Record<DownloadKind, number>;
-  for (const part of text.split(',').filter(Boolean)) {
-    const [kind, share] = part.split('=');
-    if (!DOWNLOAD_KINDS.includes(kind as DownloadKind))
-      throw new Error(`--download-mix: unknown kind "${kind}" (one of ${DOWNLOAD_KINDS.join(', ')})`);
-    mix[kind as DownloadKind] = Number(share);
-  }
-  const totalShare = Object.values(mix).reduce((a, b) => a + b, 0);
-  if (!(Math.abs(totalShare - 1) < 1e-6))
-    throw new Error(`--download-mix: shares add up to ${totalShare}, not 1`);
-  return mix;
-}
 
 function main() {
   const { values } = parseArgs({

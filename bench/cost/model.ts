@@ -57,6 +57,21 @@ export interface CostReport {
   usage: { perRelease: Usage; releases: Usage; downloads: Usage; schedules: Usage; total: Usage };
 }
 
+/** `signed-url=0.5,redirect=0.5` -> the shares of each kind; they must add up to 1. */
+export function parseMix(text: string): Record<DownloadKind, number> {
+  const mix = Object.fromEntries(DOWNLOAD_KINDS.map((k) => [k, 0])) as Record<DownloadKind, number>;
+  for (const part of text.split(',').filter(Boolean)) {
+    const [kind, share] = part.split('=');
+    if (!DOWNLOAD_KINDS.includes(kind as DownloadKind))
+      throw new Error(`--download-mix: unknown kind "${kind}" (one of ${DOWNLOAD_KINDS.join(', ')})`);
+    mix[kind as DownloadKind] = Number(share);
+  }
+  const totalShare = Object.values(mix).reduce((a, b) => a + b, 0);
+  if (!(Math.abs(totalShare - 1) < 1e-6))
+    throw new Error(`--download-mix: shares add up to ${totalShare}, not 1`);
+  return mix;
+}
+
 /** Minutes in an average month (365 days / 12). */
 export const MINUTES_PER_MONTH = (365 * 24 * 60) / 12;
 const GB = 2 ** 30;

@@ -16,7 +16,10 @@ const qty = (n: number) =>
       ? n.toFixed(1).replace(/\.0$/, '')
       : n.toPrecision(3).replace(/\.?0+$/, '');
 
-const pct = (part: number, whole: number) => (whole > 0 ? `${Math.round((100 * part) / whole)}%` : '0%');
+const pct = (part: number, whole: number) => {
+  const v = whole > 0 ? (100 * part) / whole : 0;
+  return `${v >= 1 || v === 0 ? Math.round(v) : v.toFixed(1)}%`;
+};
 
 /** "Lambda (62%), then S3 (30%)": the services that make up most of the bill. */
 export function dominant(report: CostReport): string {

@@ -64,7 +64,8 @@ export interface FakeTaskService {
   received: ReceivedAction[];
   /** Where callbacks go and with which bearer token. */
   coordinator?: { baseUrl: string; token: () => string };
-  callbacks: { taskId: string; state: string; status: number }[];
+  /** Every PATCH /tasks/<id> sent: the coordinator's status (0: no answer) and how long the answer took. */
+  callbacks: { taskId: string; state: string; status: number; ms: number }[];
   tasks: Map<string, FakeTask>;
   statusCode: number;
   /** Actions received for a task, in order. */
@@ -102,6 +103,7 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
 
   const report = async (taskId: string, state: string, progress: number) => {
     if (!callbacks || !svc.coordinator || stopped) return;
+    const t0 = performance.now();
     try {
       const res = await fetch(`${svc.coordinator.baseUrl}/tasks/${taskId}`, {
         method: 'PATCH',
@@ -109,9 +111,9 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
         body: JSON.stringify({ state, progress }),
       });
       await res.text();
-      svc.callbacks.push({ taskId, state, status: res.status });
+      svc.callbacks.push({ taskId, state, status: res.status, ms: performance.now() - t0 });
     } catch {
-      svc.callbacks.push({ taskId, state, status: 0 });
+      svc.callbacks.push({ taskId, state, status: 0, ms: performance.now() - t0 });
     }
   };
 
