@@ -8,15 +8,17 @@
  * minute: POST /releases, GET /releases/<id> (the watching), POST /releases/<id>/publish, the task services' PATCH
  * /tasks/<id> callbacks, and the create -> staged and publish -> published times.
  *
- * Targets: 0 releases stuck (every release created is published; a release that is not terminal within
- * SOAK_STUCK_SECONDS, or still not terminal when the run has drained, is stuck), 0 answers >= 500, and memory flat:
- * after the warm-up (SOAK_WARMUP_MINUTES, default a fifth of the run, at least 2), the mean of the last window is
- * within 10% of the mean of the first, for Node and for the JVM; the windows are 10 minutes, or half of what follows
- * the warm-up if that is shorter. The least-squares slope after the warm-up is reported too.
+ * Targets: 0 releases stuck (a release that is not terminal within SOAK_STUCK_SECONDS, or still not terminal when
+ * the run has drained, is stuck; releases that end failed or canceled are listed with the event that caused it),
+ * 0 answers >= 500 (with the errors the stack logged for any), and memory flat:
+ * after the warm-up, the mean of the last window is within 10% of the mean of the first, for Node and for the JVM;
+ * the windows are 10 minutes, or half of what follows the warm-up if that is shorter. The least-squares slope after
+ * the warm-up is reported too.
  *
- * The local Step Functions endpoint keeps closed executions for their histories, a cache bounded by count
- * (SFN_KEEP_CLOSED, 2000 by default, which this load fills only after about 40 minutes); the soak sets it to 200 so
- * the cache is full within the warm-up and what is measured afterwards is the code, not the cache filling.
+ * The warm-up: the local Step Functions endpoint keeps closed executions for their histories, a cache bounded by
+ * count (SFN_KEEP_CLOSED, 2000 by default, which this load would fill only after 40 minutes or more). The soak sets it
+ * to 100, and the warm-up lasts until that many releases have ended (and at least SOAK_WARMUP_MINUTES, default a fifth
+ * of the run, at least 2), so what is compared afterwards is the code, not the cache filling.
  *
  * Settings: SOAK_MINUTES (30), SOAK_RELEASES (20), SOAK_SERVICES (50), SOAK_WORK_SECONDS (2: staging and publishing
  * each take that long at every task service), SOAK_POLL_SECONDS (5, the functions' default), SOAK_WARMUP_MINUTES,
@@ -32,6 +34,7 @@ import {
   apiCall,
   type ReleaseCtx,
   registerFakes,
+  releaseEvents,
   retire,
   sleep,
   TERMINAL,
@@ -44,7 +47,8 @@ const RELEASES = Number(process.env.SOAK_RELEASES ?? 20);
 const SERVICES = Number(process.env.SOAK_SERVICES ?? 50);
 const WORK_SECONDS = Number(process.env.SOAK_WORK_SECONDS ?? 2);
 const POLL_SECONDS = Number(process.env.SOAK_POLL_SECONDS ?? 5);
-const WARMUP = Number(process.env.SOAK_WARMUP_MINUTES ?? Math.max(2, Math.round(MINUTES / 5)));
+const MIN_WARMUP = Number(process.env.SOAK_WARMUP_MINUTES ?? Math.max(2, Math.round(MINUTES / 5)));
+const KEEP_CLOSED = Number(process.env.SFN_KEEP_CLOSED ?? 100);
 const STUCK_MS = Number(process.env.SOAK_STUCK_SECONDS ?? 300) * 1000;
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
 const WATCH_MS = 1000;
@@ -65,7 +69,10 @@ class Minute {
   };
   fiveXx = 0;
   errors = 0;
+  /** Releases published in this minute. */
   done = 0;
+  /** Releases that reached any terminal state in this minute (each closes an execution). */
+  ended = 0;
   add(action: Action, ms: number) {
     this.samples[action].push(ms);
   }
@@ -112,6 +119,7 @@ function javaChild(pid: number): number | undefined {
 interface Row {
   minute: number;
   done: number;
+  ended: number;
   create: number;
   get: number;
   publish: number;
@@ -123,6 +131,34 @@ interface Row {
   nodeMb: number;
   jvmMb: number;
   load: number;
+}
+
+/**
+ * What the stack logged as errors, counted by kind: the first line of each `local api error` (an API call answered
+ * 500) and the message of each error-level JSON line. Empty for a stack the soak did not start.
+ */
+function stackLogErrors(ctx: ReleaseCtx): string[] {
+  const file = ctx.stack.dataDir ? join(ctx.stack.dataDir, 'stack.log') : '';
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const counts = new Map<string, number>();
+  const bump = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
+  for (const line of text.split('\n')) {
+    if (line.startsWith('local api error:')) bump(line.slice(0, 160));
+    else if (line.startsWith('{') && line.includes('"level":"error"')) {
+      try {
+        const j = JSON.parse(line) as { message?: string; error?: string };
+        bump(`error: ${j.message ?? ''}${j.error ? ` (${String(j.error).slice(0, 120)})` : ''}`);
+      } catch {
+        bump(line.slice(0, 160));
+      }
+    }
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} × ${k}`);
 }
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -202,6 +238,7 @@ async function soak(ctx: ReleaseCtx) {
       current.add('staged', Date.now() - t0);
       if (staged !== 'staged') {
         ended.set(id, 0);
+        current.ended++;
         continue;
       }
       const t1 = Date.now();
@@ -217,7 +254,8 @@ async function soak(ctx: ReleaseCtx) {
       }
       current.add('published', Date.now() - t1);
       ended.set(id, end === 'published' ? 1 : 0);
-      current.done++;
+      current.ended++;
+      if (end === 'published') current.done++;
     }
   };
 
@@ -238,6 +276,7 @@ async function soak(ctx: ReleaseCtx) {
     const row: Row = {
       minute: rows.length + 1,
       done: m.done,
+      ended: m.ended,
       create: p99(m.samples.create),
       get: p99(m.samples.get),
       publish: p99(m.samples.publish),
@@ -268,7 +307,23 @@ async function soak(ctx: ReleaseCtx) {
     for (const r of page.body.results) open.push(`${r.item_id} (${state})`);
     for (let i = page.body.results.length; i < page.body.count; i++) open.push(`(one more ${state})`);
   }
+  // Why each release that did not publish ended as it did: its state, its first error event (the cause) and how
+  // many warnings followed (cancels that could not be delivered).
+  const otherwise: string[] = [];
+  for (const id of [...[...ended].filter(([, v]) => v === 0).map(([id]) => id), ...stuck]) {
+    const release = await apiCall(ctx, 'GET', `/releases/${id}`);
+    const evs = (await releaseEvents(ctx, id)).reverse();
+    const cause = evs.find((e) => e.event_type === 'error');
+    const warnings = evs.filter((e) => e.event_type === 'warning').length;
+    otherwise.push(
+      `${id} ${release.body?.state}: ${cause ? `${cause.created_at.slice(11, 19)} ${cause.message}` : 'no error event'}` +
+        (warnings
+          ? ` (then ${warnings} warnings: ${evs.find((e) => e.event_type === 'warning')?.message})`
+          : ''),
+    );
+  }
   const callbacksLeft = fakes.flatMap((f) => f.fake.callbacks.splice(0));
+  const stackErrors = stackLogErrors(ctx);
   await retire(ctx, fakes);
   return {
     rows,
@@ -277,6 +332,8 @@ async function soak(ctx: ReleaseCtx) {
     notPublished: [...ended.values()].filter((v) => v === 0).length,
     stuck,
     open,
+    otherwise,
+    stackErrors,
     lateFiveXx: callbacksLeft.filter((c) => c.status >= 500).length + current.fiveXx,
     minutes: (Date.now() - start) / 60_000,
   };
@@ -298,6 +355,8 @@ function tableRow(r: Row): string {
 /** Memory flatness after the warm-up: first and last windows' means, their ratio, and the slope. */
 function flatness(rows: Row[], key: 'nodeMb' | 'jvmMb', warmup: number) {
   const after = rows.filter((r) => r.minute > warmup && !Number.isNaN(r[key]));
+  if (after.length < 2)
+    return { window: 0, first: Number.NaN, last: Number.NaN, change: Number.NaN, slopePerMinute: Number.NaN };
   const window = Math.max(1, Math.min(10, Math.floor(after.length / 2)));
   const first = mean(after.slice(0, window).map((r) => r[key]));
   const last = mean(after.slice(-window).map((r) => r[key]));
@@ -318,19 +377,30 @@ async function main() {
     {
       POLL_SECONDS: String(POLL_SECONDS),
       ACTION_TIMEOUT_SECONDS: '15',
-      SFN_KEEP_CLOSED: process.env.SFN_KEEP_CLOSED ?? '200',
+      SFN_KEEP_CLOSED: String(KEEP_CLOSED),
     },
     async (ctx) => {
-      say(
-        `soak: ${RELEASES} releases at a time x ${SERVICES} services for ${MINUTES} min (warm-up ${WARMUP} min)`,
-      );
+      say(`soak: ${RELEASES} releases at a time x ${SERVICES} services for ${MINUTES} min`);
       const r = await soak(ctx);
+      // The warm-up lasts at least MIN_WARMUP minutes and until the execution cache is full: the minute by whose
+      // end as many releases had ended as the endpoint keeps closed executions.
+      let ended = 0;
+      let cacheFull = r.rows.length;
+      for (const row of r.rows) {
+        ended += row.ended;
+        if (ended >= KEEP_CLOSED) {
+          cacheFull = row.minute;
+          break;
+        }
+      }
+      const WARMUP = Math.max(MIN_WARMUP, cacheFull);
       const node = flatness(r.rows, 'nodeMb', WARMUP);
       const jvm = flatness(r.rows, 'jvmMb', WARMUP);
       const fiveXx = r.rows.reduce((n, x) => n + x.fiveXx, 0) + r.lateFiveXx;
       const errors = r.rows.reduce((n, x) => n + x.errors, 0);
       const stuck = r.stuck.length + r.open.length;
       const loads = r.rows.map((x) => x.load);
+      // NaN when the run is no longer than its warm-up: nothing to compare, so not flat.
       const flat = (f: ReturnType<typeof flatness>) => Math.abs(f.change) <= 0.1;
       const pct = (n: number) => `${n >= 0 ? '+' : ''}${fmt(n * 100, 1)}%`;
       const memLine = (name: string, f: ReturnType<typeof flatness>) =>
@@ -344,13 +414,14 @@ async function main() {
           `publishing take ${WORK_SECONDS} s each, then the service calls back with PATCH /tasks/<id>), each worker looping ` +
           `create -> staged -> publish -> published for ${fmt(r.minutes, 1)} minutes, on a local stack of its own ` +
           `(POLL_SECONDS=${POLL_SECONDS}, ACTION_TIMEOUT_SECONDS=15, the health check and the reconciler every minute, ` +
-          'SFN_KEEP_CLOSED=200). Each row is one minute: p99 of the calls made in it, memory sampled at its end ' +
+          `SFN_KEEP_CLOSED=${KEEP_CLOSED}). Each row is one minute: p99 of the calls made in it, memory sampled at its end ` +
           '(VmRSS of the stack’s Node process and of its DynamoDB Local JVM), 1-minute load average. ' +
-          `Warm-up: the first ${WARMUP} minutes (the JVM heap growing to its working size, the execution cache filling).`,
+          `Warm-up: the first ${WARMUP} minutes (at least ${MIN_WARMUP}, and until ${KEEP_CLOSED} releases had ended, ` +
+          'which fills the endpoint’s cache of closed executions; meanwhile the JVM heap grows to its working size).',
         '',
         '| target | result | met |',
         '|---|---|---|',
-        `| 0 releases stuck | ${stuck} stuck of ${r.created} created (${r.published} published, ${r.notPublished} ended otherwise${r.open.length ? `; not terminal at the end: ${r.open.slice(0, 5).join(', ')}` : ''}) | ${stuck === 0 && r.notPublished === 0 ? 'yes' : '**no**'} |`,
+        `| 0 releases stuck | ${stuck} stuck (not terminal within ${STUCK_MS / 1000} s, or at the end${r.open.length ? `: ${r.open.slice(0, 5).join(', ')}` : ''}) of ${r.created} created: ${r.published} published, ${r.notPublished} failed or canceled (below) | ${stuck === 0 ? 'yes' : '**no**'} |`,
         `| 0 5xx | ${fiveXx} answers >= 500 (and ${errors} requests without an answer) | ${fiveXx === 0 ? 'yes' : '**no**'} |`,
         `| memory flat (last window within 10% of the first, after warm-up) | Node ${pct(node.change)}, JVM ${pct(jvm.change)} (${node.window}-minute windows) | ${flat(node) && flat(jvm) ? 'yes' : '**no**'} |`,
         '',
@@ -359,6 +430,22 @@ async function main() {
         memLine('stack (Node)', node),
         memLine('DynamoDB Local (JVM)', jvm),
         '',
+        ...(r.otherwise.length
+          ? [
+              'Releases that were not published, with their error and warning events:',
+              '',
+              ...r.otherwise.map((o) => `- ${o}`),
+              '',
+            ]
+          : []),
+        ...(r.stackErrors.length
+          ? [
+              'Errors the stack logged (an API call answered 500 is a `local api error`):',
+              '',
+              ...r.stackErrors.slice(0, 10).map((e) => `- ${e}`),
+              '',
+            ]
+          : []),
         `Machine load during the run (1-minute load average, 2 cores shared with other work): ${fmt(Math.min(...loads), 1)} to ${fmt(Math.max(...loads), 1)}, mean ${fmt(mean(loads), 1)}. Latencies move with it; the memory and the stuck and 5xx counts are the targets.`,
         '',
         header(),
@@ -367,7 +454,7 @@ async function main() {
       if (WRITE_DOCS) writeSection(resolve(ROOT, 'docs/benchmarks.md'), 'bench:soak', section);
       say('');
       say(section);
-      if (stuck > 0 || fiveXx > 0) process.exitCode = 1;
+      if (stuck > 0 || fiveXx > 0 || !flat(node) || !flat(jvm)) process.exitCode = 1;
     },
   );
 }

@@ -4,8 +4,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { TABLES, type TableDef } from '../lib/table-definitions.js';
+import { DescribeTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 
 /**
  * The meter behind `npm run cost:measure`: with LOCAL_METER_FILE set, the local stack records what AWS would bill,
@@ -135,6 +134,7 @@ export class Meter {
   private readonly als = new AsyncLocalStorage<InvocationContext>();
   private readonly servers: Server[] = [];
   private readonly readers: Record<string, DynamoDBClient> = {};
+  private readonly described: Record<string, Promise<TableSchema>> = {};
   private logSample = 0;
 
   constructor(readonly file: string) {
@@ -284,8 +284,9 @@ export class Meter {
             parsed = undefined;
           }
         }
-        const targets = parsed ? writeTargets(op, parsed) : [];
         const images = this.itemReader(target);
+        const tables = parsed ? await this.schemas(target, writtenTables(op, parsed)) : {};
+        const targets = parsed ? writeTargets(op, parsed, tables) : [];
         const before = await Promise.all(targets.map((t) => images(t.table, t.key)));
         forward(body, async (status, _bytes, out) => {
           if (!CAPACITY_OPS.has(op)) return;
@@ -322,7 +323,10 @@ export class Meter {
             }
             const after = await Promise.all(targets.map((t) => images(t.table, t.key)));
             const factor = op === 'TransactWriteItems' ? 2 : 1;
-            const write = targets.reduce((n, t, i) => n + factor * writeUnits(t, before[i], after[i]), 0);
+            const write = targets.reduce(
+              (n, t, i) => n + factor * writeUnits(t, before[i], after[i], tables[t.table]),
+              0,
+            );
             this.record({ ...base, read: 0, write, localUnits: local });
             return;
           }
@@ -356,9 +360,52 @@ export class Meter {
     const client = this.readers[endpoint];
     return async (table: string, key: Record<string, any>): Promise<Record<string, any> | undefined> => {
       if (!table || !key || Object.keys(key).length === 0) return undefined;
-      const out = await client.send(new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }));
-      return out.Item as Record<string, any> | undefined;
+      try {
+        const out = await client.send(
+          new GetItemCommand({ TableName: table, Key: key, ConsistentRead: true }),
+        );
+        return out.Item as Record<string, any> | undefined;
+      } catch (err) {
+        // A table that does not exist (yet): the write itself will say so; the meter just sees no item.
+        process.stderr.write(
+          `meter: could not read ${table}: ${err instanceof Error ? err.message : String(err)}\n`,
+        );
+        return undefined;
+      }
     };
+  }
+
+  /**
+   * Key schema and indexes (keys and projection) of each table, as DynamoDB Local describes it, so the meter follows
+   * whatever the tables become. Asked once per table.
+   */
+  private async schemas(endpoint: string, names: string[]): Promise<Record<string, TableSchema>> {
+    this.readers[endpoint] ??= new DynamoDBClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'meter', secretAccessKey: 'meter' },
+    });
+    const client = this.readers[endpoint];
+    const out: Record<string, TableSchema> = {};
+    for (const name of names) {
+      this.described[name] ??= client
+        .send(new DescribeTableCommand({ TableName: name }))
+        .then(({ Table: t }) => {
+          const keys = (schema?: { AttributeName?: string }[]) =>
+            (schema ?? []).map((k) => k.AttributeName ?? '');
+          return {
+            keys: keys(t?.KeySchema),
+            indexes: (t?.GlobalSecondaryIndexes ?? []).map((g) => ({
+              keys: keys(g.KeySchema),
+              projection: (g.Projection?.ProjectionType ?? 'ALL') as IndexSchema['projection'],
+              include: g.Projection?.NonKeyAttributes ?? [],
+            })),
+          };
+        })
+        .catch(() => ({ keys: [], indexes: [] }));
+      out[name] = await this.described[name];
+    }
+    return out;
   }
 
   /**
@@ -513,13 +560,36 @@ interface WriteTarget {
   kind: 'put' | 'update' | 'delete' | 'check';
 }
 
+export interface IndexSchema {
+  keys: string[];
+  projection: 'ALL' | 'KEYS_ONLY' | 'INCLUDE';
+  include: string[];
+}
+
+/** A table's key attributes and its global secondary indexes. */
+export interface TableSchema {
+  keys: string[];
+  indexes: IndexSchema[];
+}
+
+/** The tables a write request names. */
+export function writtenTables(op: string, body: any): string[] {
+  if (op === 'BatchWriteItem') return Object.keys(body.RequestItems ?? {});
+  if (op === 'TransactWriteItems')
+    return [
+      ...new Set<string>(
+        (body.TransactItems ?? []).map(
+          (t: any) => (t.Put ?? t.Update ?? t.Delete ?? t.ConditionCheck)?.TableName,
+        ),
+      ),
+    ];
+  return ['PutItem', 'UpdateItem', 'DeleteItem'].includes(op) ? [body.TableName] : [];
+}
+
 /** The items a write request touches, by table and key. */
-export function writeTargets(op: string, body: any): WriteTarget[] {
-  const keyOf = (table: string, item: Record<string, any>) => {
-    const def = tableDef(table);
-    const names = def ? [def.partitionKey.name, ...(def.sortKey ? [def.sortKey.name] : [])] : ['pk', 'sk'];
-    return Object.fromEntries(names.filter((n) => item[n]).map((n) => [n, item[n]]));
-  };
+export function writeTargets(op: string, body: any, tables: Record<string, TableSchema>): WriteTarget[] {
+  const keyOf = (table: string, item: Record<string, any>) =>
+    Object.fromEntries((tables[table]?.keys ?? []).filter((n) => item[n]).map((n) => [n, item[n]]));
   switch (op) {
     case 'PutItem':
       return [{ table: body.TableName, key: keyOf(body.TableName, body.Item ?? {}), kind: 'put' }];
@@ -547,40 +617,55 @@ export function writeTargets(op: string, body: any): WriteTarget[] {
   }
 }
 
-/** The table definition (lib/table-definitions.ts) of a physical name `<prefix>-<id>`. */
-function tableDef(physical: string): TableDef | undefined {
-  return (Object.values(TABLES) as TableDef[]).find((d) => physical.endsWith(`-${d.id}`));
-}
-
 const kb = (bytes: number) => Math.max(1, Math.ceil(bytes / 1024));
+
+/** JSON with object keys sorted, so two reads of one item compare equal whatever order they list attributes in. */
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b)))
+      : x,
+  );
+
+/** The part of an item an index holds: the table's and the index's keys, plus what the index projects. */
+function projected(item: Record<string, any> | undefined, index: IndexSchema, tableKeys: string[]) {
+  if (!item || index.projection === 'ALL') return item;
+  const names = new Set([
+    ...tableKeys,
+    ...index.keys,
+    ...(index.projection === 'INCLUDE' ? index.include : []),
+  ]);
+  return Object.fromEntries(Object.entries(item).filter(([k]) => names.has(k)));
+}
 
 /**
  * Standard write units of one item's write, from its images before and after: the table's write in 1 KB steps of
  * the larger image, and one write per global secondary index entry added, updated or removed (a changed index key
- * is a removal and an addition). Every index here projects the whole item. A condition check is billed as a write of
- * the item it checks.
+ * is a removal and an addition), sized by what the index projects; an index whose projected part did not change is
+ * not written. A condition check is billed as a write of the item it checks.
  */
 export function writeUnits(
   target: WriteTarget,
   before: Record<string, any> | undefined,
   after: Record<string, any> | undefined,
+  schema: TableSchema = { keys: [], indexes: [] },
 ): number {
-  const b = itemSize(before);
-  const a = itemSize(after);
-  let units = kb(Math.max(a, b));
-  // An update that changed nothing rewrites no index entry.
-  if (target.kind === 'check' || JSON.stringify(before) === JSON.stringify(after)) return units;
-  for (const index of tableDef(target.table)?.indexes ?? []) {
-    const keyNames = [index.partitionKey.name, ...(index.sortKey ? [index.sortKey.name] : [])];
+  let units = kb(Math.max(itemSize(before), itemSize(after)));
+  if (target.kind === 'check') return units;
+  for (const index of schema.indexes) {
     const keyOf = (item?: Record<string, any>) =>
-      item && keyNames.every((n) => item[n] !== undefined)
-        ? JSON.stringify(keyNames.map((n) => item[n]))
+      item && index.keys.every((n) => item[n] !== undefined)
+        ? JSON.stringify(index.keys.map((n) => item[n]))
         : null;
     const was = keyOf(before);
     const is = keyOf(after);
-    if (was && is) units += was === is ? kb(Math.max(a, b)) : kb(b) + kb(a);
-    else if (was) units += kb(b);
-    else if (is) units += kb(a);
+    const b = projected(before, index, schema.keys);
+    const a = projected(after, index, schema.keys);
+    if (was && is) {
+      if (was !== is) units += kb(itemSize(b)) + kb(itemSize(a));
+      else if (canonical(b) !== canonical(a)) units += kb(Math.max(itemSize(b), itemSize(a)));
+    } else if (was) units += kb(itemSize(b));
+    else if (is) units += kb(itemSize(a));
   }
   return units;
 }

@@ -1,5 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { itemSize, readUnits, s3Class, writeTargets, writeUnits } from '../../../local/meter.js';
+import {
+  itemSize,
+  readUnits,
+  s3Class,
+  type TableSchema,
+  writeTargets,
+  writeUnits,
+} from '../../../local/meter.js';
+
+/** The coordinator table as DynamoDB Local describes it: pk/sk, two indexes projecting everything. */
+const coordinator: TableSchema = {
+  keys: ['pk', 'sk'],
+  indexes: [
+    { keys: ['gsi1pk', 'gsi1sk'], projection: 'ALL', include: [] },
+    { keys: ['gsi2pk', 'gsi2sk'], projection: 'ALL', include: [] },
+  ],
+};
 
 /** Strings of `n` bytes. */
 const s = (n: number) => ({ S: 'x'.repeat(n) });
@@ -19,9 +35,14 @@ describe('the meter counts DynamoDB capacity as DynamoDB bills it', () => {
       kind: 'put' as const,
     };
     const small = { pk: { S: 'a' }, sk: { S: 'b' }, gsi1pk: { S: 'RE' }, gsi1sk: { S: 'x' } };
-    expect(writeUnits(target, undefined, small)).toBe(1 + 1);
+    expect(writeUnits(target, undefined, small, coordinator)).toBe(1 + 1);
     const big = { ...small, gsi2pk: { S: 'ACTIVE#RE' }, gsi2sk: { S: 'x' }, blob: s(2500) };
-    expect(writeUnits(target, undefined, big)).toBe(3 + 3 + 3);
+    expect(writeUnits(target, undefined, big, coordinator)).toBe(3 + 3 + 3);
+    const keysOnly: TableSchema = {
+      keys: ['pk', 'sk'],
+      indexes: coordinator.indexes.map((i) => ({ ...i, projection: 'KEYS_ONLY' as const })),
+    };
+    expect(writeUnits(target, undefined, big, keysOnly)).toBe(3 + 1 + 1);
   });
 
   it('counts an index entry that an update removes, and two when it changes an index key', () => {
@@ -32,20 +53,27 @@ describe('the meter counts DynamoDB capacity as DynamoDB bills it', () => {
     };
     const active = { pk: { S: 'a' }, sk: { S: 'b' }, gsi2pk: { S: 'ACTIVE#RE' }, gsi2sk: { S: '1' } };
     const done = { pk: { S: 'a' }, sk: { S: 'b' }, state: { S: 'published' } };
-    expect(writeUnits(target, active, done)).toBe(1 + 1);
+    expect(writeUnits(target, active, done, coordinator)).toBe(1 + 1);
     const moved = { ...active, gsi2sk: { S: '2' } };
-    expect(writeUnits(target, active, moved)).toBe(1 + 2);
-    expect(writeUnits(target, active, active)).toBe(1);
+    expect(writeUnits(target, active, moved, coordinator)).toBe(1 + 2);
+    expect(
+      writeUnits(target, active, Object.fromEntries(Object.entries(active).reverse()), coordinator),
+    ).toBe(1);
   });
 
   it('finds every item a transaction writes, condition checks included', () => {
-    const targets = writeTargets('TransactWriteItems', {
-      TransactItems: [
-        { Put: { TableName: 'local-Coordinator', Item: { pk: { S: 'EV#1' }, sk: { S: 'EV' }, m: s(10) } } },
-        { Update: { TableName: 'local-Coordinator', Key: { pk: { S: 'RE#1' }, sk: { S: 'RE' } } } },
-        { ConditionCheck: { TableName: 'local-Studies', Key: { pk: { S: 'SD#1' }, sk: { S: 'SD' } } } },
-      ],
-    });
+    const tables = { 'local-Coordinator': coordinator, 'local-Studies': { keys: ['pk', 'sk'], indexes: [] } };
+    const targets = writeTargets(
+      'TransactWriteItems',
+      {
+        TransactItems: [
+          { Put: { TableName: 'local-Coordinator', Item: { pk: { S: 'EV#1' }, sk: { S: 'EV' }, m: s(10) } } },
+          { Update: { TableName: 'local-Coordinator', Key: { pk: { S: 'RE#1' }, sk: { S: 'RE' } } } },
+          { ConditionCheck: { TableName: 'local-Studies', Key: { pk: { S: 'SD#1' }, sk: { S: 'SD' } } } },
+        ],
+      },
+      tables,
+    );
     expect(targets.map((t) => [t.kind, t.key.pk.S])).toEqual([
       ['put', 'EV#1'],
       ['update', 'RE#1'],
