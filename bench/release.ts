@@ -13,11 +13,16 @@
  * completes with no errors. Writes its section of docs/benchmarks.md (BENCH_WRITE_DOCS=false to skip).
  */
 import { resolve } from 'node:path';
-import { GetExecutionHistoryCommand, ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { ROOT } from '../local/config.js';
-import { type FakeTaskService, startFakeTaskService } from '../test/helpers/fake-task-service.js';
+import {
+  type Measured,
+  type ReleaseCtx,
+  registerFakes,
+  retire,
+  runRelease,
+  withStack as withReleaseStack,
+} from './lib/releases.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
-import { benchStack, type StackEndpoints } from './lib/stack.js';
 
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').filter(Boolean).map(Number);
@@ -25,175 +30,18 @@ const WORKS = (process.env.BENCH_WORK_SECONDS ?? '0,2').split(',').map(Number);
 const POLLS = (process.env.BENCH_POLL_SECONDS ?? '1,30').split(',').map(Number);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT_RELEASES ?? 20);
 const CONCURRENT_SERVICES = Number(process.env.BENCH_CONCURRENT_SERVICES ?? 50);
-const TERMINAL = ['published', 'canceled', 'failed'];
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const secs = (ms: number) => fmt(ms / 1000, 2);
 
-interface Ctx {
-  stack: StackEndpoints;
-  admin: string;
-  service: string;
-  sfn: SFNClient;
-  studies: string[];
-}
+type Ctx = ReleaseCtx;
+const services = registerFakes;
 
-async function devToken(stack: StackEndpoints, sub: string, roles: string[]): Promise<string> {
-  const res = await fetch(`${stack.idp}/dev/tokens`, {
-    method: 'POST',
-    body: JSON.stringify({ sub, roles, expires_in: 7200 }),
-  });
-  if (res.status !== 200) throw new Error(`POST /dev/tokens answered ${res.status}`);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
-
-async function api(ctx: Ctx, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${ctx.stack.coordinator}${path}`, {
-    method,
-    headers: { Authorization: `Bearer ${ctx.admin}`, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`${method} ${path} answered ${res.status}: ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
-/** Starts and registers n fake task services; returns them with their registry ids. */
-async function services(ctx: Ctx, n: number, workSeconds: number) {
-  const fakes: { fake: FakeTaskService; id: string }[] = [];
-  for (let i = 0; i < n; i++) {
-    const fake = await startFakeTaskService({
-      name: `bench-${i}`,
-      stageMs: workSeconds * 1000,
-      publishMs: workSeconds * 1000,
-    });
-    fake.coordinator = { baseUrl: ctx.stack.coordinator, token: () => ctx.service };
-    const ts = await api(ctx, 'POST', '/task-services', {
-      name: fake.name,
-      description: 'bench fake',
-      author: 'bench',
-      url: fake.url,
-    });
-    fakes.push({ fake, id: ts.item_id });
-  }
-  return fakes;
-}
-
-async function retire(ctx: Ctx, fakes: { fake: FakeTaskService; id: string }[]) {
-  for (const f of fakes) await api(ctx, 'PATCH', `/task-services/${f.id}`, { enabled: false });
-  await Promise.all(fakes.map((f) => f.fake.stop()));
-}
-
-/** Watches the release (times come from its events, so the watching interval only limits when we notice). */
-async function waitFor(ctx: Ctx, id: string, states: string[], timeoutMs: number, everyMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await api(ctx, 'GET', `/releases/${id}`);
-    if (states.includes(r.state) || TERMINAL.includes(r.state)) return r;
-    if (Date.now() > deadline) throw new Error(`release ${id} stuck in ${r.state}`);
-    await sleep(everyMs);
-  }
-}
-
-async function events(ctx: Ctx, id: string): Promise<any[]> {
-  const all: any[] = [];
-  for (let offset = 0; ; offset += 100) {
-    const page = await api(ctx, 'GET', `/events?release=${id}&limit=100&offset=${offset}`);
-    all.push(...page.results);
-    if (!page.next) return all;
-  }
-}
-
-const at = (evs: any[], suffix: string) => {
-  const e = evs.find((x) => x.message.startsWith('release ') && x.message.includes(suffix));
-  return e ? Date.parse(e.created_at) + Number(e.created_at.slice(23, 26)) / 1000 : Number.NaN;
-};
-
-/** StateEntered events of the executions that drove the release (usually one). */
-async function transitions(ctx: Ctx, releaseId: string): Promise<number> {
-  const list = await ctx.sfn.send(new ListExecutionsCommand({ stateMachineArn: 'any', maxResults: 1000 }));
-  let count = 0;
-  for (const ex of list.executions ?? []) {
-    if (ex.name !== releaseId && !ex.name?.startsWith(`${releaseId}-`)) continue;
-    let nextToken: string | undefined;
-    do {
-      const page = await ctx.sfn.send(
-        new GetExecutionHistoryCommand({ executionArn: ex.executionArn, maxResults: 1000, nextToken }),
-      );
-      count += (page.events ?? []).filter((e) => e.type?.endsWith('StateEntered')).length;
-      nextToken = page.nextToken;
-    } while (nextToken);
-  }
-  return count;
-}
-
-interface Measured {
-  id: string;
-  state: string;
-  staged: number;
-  published: number;
-  transitions: number;
-  errors: number;
-}
-
-/** One release through: create, wait staged, publish, wait published; times from its events. */
-async function runRelease(
-  ctx: Ctx,
-  workSeconds: number,
-  pollSeconds: number,
-  everyMs = 100,
-): Promise<Measured> {
-  const created = await api(ctx, 'POST', '/releases', {
-    name: 'bench',
-    description: '',
-    studies: ctx.studies,
-    author: 'bench',
-  });
-  const limit = (workSeconds + pollSeconds) * 1000 * 3 + 30_000;
-  const staged = await waitFor(ctx, created.item_id, ['staged'], limit, everyMs);
-  if (staged.state === 'staged') await api(ctx, 'POST', `/releases/${created.item_id}/publish`);
-  const done = await waitFor(ctx, created.item_id, TERMINAL, limit, everyMs);
-  const evs = await events(ctx, created.item_id);
-  return {
-    id: created.item_id,
-    state: done.state,
-    staged: at(evs, 'to staged') - at(evs, 'created in state initializing'),
-    published: at(evs, 'changed from publishing to published') - at(evs, 'changed from staged to publishing'),
-    transitions: await transitions(ctx, created.item_id),
-    errors: evs.filter((e) => e.event_type === 'error').length,
-  };
-}
-
-async function withStack(pollSeconds: number, fn: (ctx: Ctx) => Promise<void>) {
-  const stack = await benchStack({
-    POLL_SECONDS: String(pollSeconds),
-    ACTION_TIMEOUT_SECONDS: '15',
-    HEALTH_INTERVAL_SECONDS: '3600',
-  });
-  const sfn = new SFNClient({
-    endpoint: stack.sfn,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  try {
-    const admin = await devToken(stack, 'bench', ['admin']);
-    const ctx: Ctx = {
-      stack,
-      admin,
-      service: await devToken(stack, 'bench-task-service', ['service']),
-      sfn,
-      studies: [],
-    };
-    ctx.studies = (await api(ctx, 'GET', '/studies?limit=2')).results.map((s: any) => s.item_id);
-    await fn(ctx);
-  } catch (err) {
-    say(stack.tail());
-    throw err;
-  } finally {
-    sfn.destroy();
-    await stack.stop();
-  }
+function withStack(pollSeconds: number, fn: (ctx: Ctx) => Promise<void>) {
+  return withReleaseStack(
+    { POLL_SECONDS: String(pollSeconds), ACTION_TIMEOUT_SECONDS: '15', HEALTH_INTERVAL_SECONDS: '3600' },
+    fn,
+  );
 }
 
 async function main() {

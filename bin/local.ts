@@ -38,6 +38,7 @@ import { bundlesDir } from '../local/handlers.js';
 import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
 import { startLocalLambda } from '../local/lambda.js';
+import { meter, metered, meteredEventSink } from '../local/meter.js';
 import { Readiness } from '../local/readiness.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
 import { ensureUiBuilt } from '../local/ui-build.js';
@@ -51,7 +52,9 @@ interface S3Module {
   startS3(opts: ComponentOptions & { dir: string; port: number }): Promise<Started>;
 }
 interface StepFunctionsModule {
-  startStepFunctions(opts: ComponentOptions & { dir: string; port: number }): Promise<Started>;
+  startStepFunctions(
+    opts: ComponentOptions & { dir: string; port: number; keepClosed: number },
+  ): Promise<Started>;
 }
 interface ComponentOptions {
   host: string;
@@ -293,6 +296,9 @@ async function main(): Promise<void> {
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
+  // LOCAL_METER_FILE (npm run cost:measure): its proxies stop last, after everything that calls through them.
+  const costMeter = meter();
+  if (costMeter) use({ name: 'meter', env: {}, stop: () => costMeter.stop() });
 
   // The dashboard: rebuilt (only if its sources changed) while DynamoDB Local starts, and served from the start so
   // its port, and so the origin the APIs and the identity provider must allow, is known before they start.
@@ -361,7 +367,10 @@ async function main(): Promise<void> {
   });
   use({
     name: 'dynamodb',
-    env: { AWS_ENDPOINT_URL_DYNAMODB: ddb.endpoint, ...tableEnv(config.TABLE_PREFIX) },
+    env: {
+      AWS_ENDPOINT_URL_DYNAMODB: await metered('dynamodb', ddb.endpoint),
+      ...tableEnv(config.TABLE_PREFIX),
+    },
     urls: { 'DynamoDB Local': ddb.endpoint },
     stop: ddb.stop,
   });
@@ -408,8 +417,11 @@ async function main(): Promise<void> {
       dir: join(config.DATA_DIR, 's3'),
       port: config.S3_PORT,
     });
-    adopt('s3', started, { 'S3 (s3rver)': started.env.AWS_ENDPOINT_URL_S3 ?? '' });
+    const endpoint = started.env.AWS_ENDPOINT_URL_S3 ?? '';
+    if (endpoint) started.env.AWS_ENDPOINT_URL_S3 = await metered('s3', endpoint);
+    adopt('s3', started, { 'S3 (s3rver)': endpoint });
   }
+  use({ name: 'event sink', env: await meteredEventSink(), stop: async () => {} });
 
   // The Lambda Invoke API for the asynchronously invoked workers (upload verification), run in this process. Only
   // handlers call it, so it takes any free loopback port.
@@ -424,6 +436,7 @@ async function main(): Promise<void> {
       ...options(Object.assign({}, ...components.map((c) => c.env))),
       dir: join(config.DATA_DIR, 'stepfunctions'),
       port: config.SFN_PORT,
+      keepClosed: config.SFN_KEEP_CLOSED,
     });
     adopt('step functions', started, { 'Step Functions': started.env.AWS_ENDPOINT_URL_SFN ?? '' });
   }

@@ -52,6 +52,11 @@ export const localEnv = z.object({
   /** Interval of the reconciler, which also runs once right after start-up (functions/orchestration/reconcile.ts). */
   RECONCILE_SECONDS: seconds(60),
   STUDY_SYNC_SECONDS: seconds(3600),
+  /**
+   * Closed executions the local Step Functions endpoint keeps for DescribeExecution / GetExecutionHistory (the
+   * oldest go first). A bounded cache: the soak benchmark lowers it so the cache is full before it measures memory.
+   */
+  SFN_KEEP_CLOSED: z.coerce.number().int().min(1).default(2000),
   /** Until the first study sync succeeds, it is retried this often (and /health answers 503). */
   STUDY_SYNC_RETRY_SECONDS: seconds(5),
   /** Issuer written into tokens; defaults to http://127.0.0.1:<IDP_PORT>. */

@@ -15,6 +15,11 @@ export interface StackEndpoints {
   dynamodb: string;
   /** The local Step Functions endpoint (execution histories for transition counts). */
   sfn: string;
+  /**
+   * The stack's DATA_DIR (its `local.pid` names the stack process): the temporary one of a stack the benchmark
+   * started, BENCH_DATA_DIR for a running one.
+   */
+  dataDir?: string;
   /** Stops the stack if the benchmark started it. */
   stop(): Promise<void>;
   /** The last lines the stack printed (empty for a stack the benchmark did not start), for post-mortems. */
@@ -34,6 +39,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
       ui: (process.env.BENCH_UI_URL ?? 'http://127.0.0.1:3005').replace(/\/$/, ''),
       dynamodb: (process.env.BENCH_DYNAMODB_ENDPOINT ?? 'http://127.0.0.1:8000').replace(/\/$/, ''),
       sfn: (process.env.BENCH_SFN_URL ?? 'http://127.0.0.1:3004').replace(/\/$/, ''),
+      dataDir: process.env.BENCH_DATA_DIR,
       stop: async () => {},
       tail: () => '',
     };
@@ -90,6 +96,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     ui: `http://127.0.0.1:${ports.UI_PORT}`,
     dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
     sfn: `http://127.0.0.1:${ports.SFN_PORT}`,
+    dataDir,
     stop,
     tail: (lines = 40) =>
       existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n') : '',

@@ -5,11 +5,17 @@ import { createServer, type Server } from 'node:http';
  * GET /status and POST /tasks and moves its tasks along at once (initialize -> pending, start -> running,
  * get_status -> staged, publish -> publishing -> published, cancel -> canceled), so a seeded release settles in
  * `staged` and generates no background work while the API is measured.
+ *
+ * `stagePolls` (default 1) makes a running task answer `running` to that many get_status calls minus one, its
+ * progress rising each time, and `staged` to the last: a release then makes exactly that many poll rounds while
+ * staging (the cost measurement's P). The stub never calls back.
  */
-export async function startTaskServiceStub(): Promise<{
+export async function startTaskServiceStub(opts: { stagePolls?: number } = {}): Promise<{
   urls: (n: number) => string[];
   stop(): Promise<void>;
 }> {
+  const stagePolls = Math.max(1, opts.stagePolls ?? 1);
+  const polls = new Map<string, number>();
   const tasks = new Map<string, string>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -33,10 +39,19 @@ export async function startTaskServiceStub(): Promise<{
       }
       const id = body.task_id ?? '';
       const current = tasks.get(id);
+      const round = body.action === 'get_status' && current === 'running' ? (polls.get(id) ?? 0) + 1 : 0;
+      if (round) polls.set(id, round);
       const next: Record<string, string | undefined> = {
         initialize: 'pending',
         start: 'running',
-        get_status: current === 'running' ? 'staged' : current === 'publishing' ? 'published' : current,
+        get_status:
+          current === 'running'
+            ? round >= stagePolls
+              ? 'staged'
+              : 'running'
+            : current === 'publishing'
+              ? 'published'
+              : current,
         publish: 'publishing',
         cancel: 'canceled',
       };
@@ -49,7 +64,12 @@ export async function startTaskServiceStub(): Promise<{
         kf_id: id,
         release_id: body.release_id,
         state,
-        progress: state === 'staged' || state === 'published' ? 100 : 0,
+        progress:
+          state === 'staged' || state === 'published'
+            ? 100
+            : state === 'running'
+              ? Math.floor((100 * round) / stagePolls)
+              : 0,
         date_submitted: new Date().toISOString(),
       });
     });

@@ -64,7 +64,8 @@ export interface FakeTaskService {
   received: ReceivedAction[];
   /** Where callbacks go and with which bearer token. */
   coordinator?: { baseUrl: string; token: () => string };
-  callbacks: { taskId: string; state: string; status: number; error?: string }[];
+  /** Every PATCH /tasks/<id> sent: the coordinator's status (0: no answer), how long the answer took, and the body of a refusal. */
+  callbacks: { taskId: string; state: string; status: number; ms: number; error?: string }[];
   tasks: Map<string, FakeTask>;
   statusCode: number;
   /** Actions received for a task, in order. */
@@ -102,6 +103,7 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
 
   const report = async (taskId: string, state: string, progress: number) => {
     if (!callbacks || !svc.coordinator || stopped) return;
+    const t0 = performance.now();
     try {
       const res = await fetch(`${svc.coordinator.baseUrl}/tasks/${taskId}`, {
         method: 'PATCH',
@@ -113,10 +115,11 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
         taskId,
         state,
         status: res.status,
+        ms: performance.now() - t0,
         ...(res.status === 200 ? {} : { error: text.slice(0, 300) }),
       });
     } catch {
-      svc.callbacks.push({ taskId, state, status: 0 });
+      svc.callbacks.push({ taskId, state, status: 0, ms: performance.now() - t0 });
     }
   };
 
