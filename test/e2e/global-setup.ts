@@ -36,6 +36,7 @@ export default async function setup(project: TestProject) {
     smoke: env.E2E_SMOKE === 'true',
     canary: env.E2E_CANARY_STUDY ? { study: env.E2E_CANARY_STUDY, file: env.E2E_CANARY_FILE! } : undefined,
     taskServiceUrl: env.E2E_TASK_SERVICE_URL,
+    taskServiceClientId: env.E2E_TASK_SERVICE_CLIENT_ID,
   };
   if (!env.E2E_COORDINATOR_URL) {
     // The default clients of the local identity provider, whatever IDP_CLIENTS says in this shell.

@@ -34,14 +34,15 @@ async function startFake(options: FakeTaskServiceOptions = {}): Promise<FakeTask
   return fake;
 }
 
-async function register(name: string, url: string): Promise<any> {
+/** `clientId`: the client whose tokens may report its tasks (null: any service token). */
+async function register(name: string, url: string, clientId: string | null): Promise<any> {
   const res = await coordinator('POST', '/task-services', {
     body: {
       name,
       url,
       description: 'registered by the end-to-end suite',
       author: 'e2e',
-      client_id: target().serviceClientId,
+      ...(clientId ? { client_id: clientId } : {}),
     },
   });
   expect(res.status, show(res)).toBe(200);
@@ -147,8 +148,11 @@ describe('a release, from creation to published', needs('task-service'), () => {
   });
 
   it('registers a task service once its GET /status answers, and lists it as enabled', async () => {
-    const url = target().taskServiceUrl ?? (await startFake({ name: 'e2e stager' })).url;
-    service = await register('e2e stager', url);
+    // A task service of the deployment's (reporting with its own client, if any), or one of this run's.
+    const given = target().taskServiceUrl;
+    const url = given ?? (await startFake({ name: 'e2e stager' })).url;
+    const clientId = given ? (target().taskServiceClientId ?? null) : target().serviceClientId;
+    service = await register('e2e stager', url, clientId);
     expect(service).toMatchObject({ name: 'e2e stager', url, enabled: true, author: 'e2e' });
     expect(service.item_id).toMatch(/^TS_/);
     const one = await coordinator('GET', `/task-services/${service.item_id}`);
@@ -257,7 +261,7 @@ describe('what the coordinator sends task services', needs('local-task-services'
   it('drives each task through the actions with its own token, which neither API accepts', async () => {
     // Staging takes a moment and is reported back, as a real task service does.
     const fake = await startFake({ name: 'e2e reporter', stageMs: 300, publishMs: 300 });
-    const service = await register('e2e reporter', fake.url);
+    const service = await register('e2e reporter', fake.url, target().serviceClientId);
     const release = await createRelease(`e2e watched ${new Date().toISOString()}`);
     await releaseIn(release.item_id, ['staged']);
     const publish = await coordinator('POST', `/releases/${release.item_id}/publish`);
@@ -289,8 +293,8 @@ describe('what the coordinator sends task services', needs('local-task-services'
     await retireAll();
     const good = await startFake({ name: 'e2e slow stager', stageMs: 60_000 });
     const bad = await startFake({ name: 'e2e failing stager', stageMs: 200, failStaging: true });
-    await register('e2e slow stager', good.url);
-    await register('e2e failing stager', bad.url);
+    await register('e2e slow stager', good.url, target().serviceClientId);
+    await register('e2e failing stager', bad.url, target().serviceClientId);
     const release = await createRelease(`e2e failing ${new Date().toISOString()}`);
     const failed = await releaseIn(release.item_id, ['failed']);
     const states = Object.fromEntries(failed.tasks.map((t: any) => [t.service_name, t.state]));

@@ -8,7 +8,10 @@ import { CAPABILITIES, type Capability, capabilities, parseE2eEnv } from './lib/
  * runner, by URL (test/e2e/by-url.ci.test.ts), instead of a second time against a stack of its own.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const has = capabilities(parseE2eEnv());
+const env = parseE2eEnv();
+const has = capabilities(env);
+// A test waits for a release at most once per state it expects (E2E_RELEASE_TIMEOUT_SECONDS), plus its requests.
+const testTimeout = Math.max(180, env.E2E_RELEASE_TIMEOUT_SECONDS + 60) * 1000;
 
 export default defineConfig({
   root: ROOT,
@@ -24,7 +27,7 @@ export default defineConfig({
     })),
     reporters: ['default', './test/e2e/lib/summary-reporter.ts'],
     // Deployments are further away than a local stack: a cold Lambda, a token endpoint, a state machine.
-    testTimeout: 180_000,
+    testTimeout,
     hookTimeout: 180_000,
   },
 });

@@ -53,6 +53,11 @@ export const e2eEnv = z.object({
   E2E_STUDY: studyId.optional(),
   /** A task service the deployment can reach, which stages and publishes whatever it is given. */
   E2E_TASK_SERVICE_URL: url.optional(),
+  /**
+   * The client E2E_TASK_SERVICE_URL's service reports its progress with: the service is registered bound to it
+   * (required where TASK_SERVICE_CLIENT_REQUIRED=true). Unset: registered unbound, so any service token may report.
+   */
+  E2E_TASK_SERVICE_CLIENT_ID: z.string().min(1).max(256).optional(),
   /** The host at which the deployment reaches servers this run starts (127.0.0.1 for a stack on this machine). */
   E2E_TASK_SERVICE_HOST: z.string().min(1).optional(),
   /** The local identity provider's POST /dev/tokens, when the target is a local stack. */
@@ -199,6 +204,7 @@ export interface E2eTarget {
   serviceClientId: string;
   study?: string;
   taskServiceUrl?: string;
+  taskServiceClientId?: string;
   taskServiceHost?: string;
   devTokensUrl?: string;
   canary?: { study: string; file: string };
