@@ -19,6 +19,8 @@ import { needs } from './lib/target.js';
  * deployment that has enabled task services of its own, a release here would drive them: the suite refuses to.
  */
 const registered = new Set<string>();
+/** The description of every task service this suite registers, so a later run knows its leftovers. */
+const SUITE_MARK = 'registered by the end-to-end suite';
 const fakes: FakeTaskService[] = [];
 let study = '';
 
@@ -40,7 +42,7 @@ async function register(name: string, url: string, clientId: string | null): Pro
     body: {
       name,
       url,
-      description: 'registered by the end-to-end suite',
+      description: SUITE_MARK,
       author: 'e2e',
       ...(clientId ? { client_id: clientId } : {}),
     },
@@ -68,8 +70,16 @@ async function enabledServices(): Promise<any[]> {
   return results;
 }
 
-/** A release created now would include every enabled task service: none may be someone else's. */
+/**
+ * A release created now would include every enabled task service: none may be someone else's. Those an earlier run
+ * of this suite left behind (it stopped before its clean-up) are retired first.
+ */
 async function refuseForeignServices(): Promise<void> {
+  for (const left of await enabledServices())
+    if (!registered.has(left.item_id) && left.description === SUITE_MARK) {
+      registered.add(left.item_id);
+      await retireAll();
+    }
   const foreign = (await enabledServices()).filter((s) => !registered.has(s.item_id));
   expect(
     foreign.map((s) => `${s.item_id} ${s.name} ${s.url}`),

@@ -154,4 +154,17 @@ describe('the closing summary', () => {
     ]);
     expect(lines[1]).toContain('E2E_TASK_SERVICE_HOST');
   });
+
+  it('counts a suite whose hook failed as a failure, even though its tests are only skipped', () => {
+    const lines = summarize(
+      [{ name: 'a > never ran', tags: [], state: 'skipped' }],
+      { 'task-service': true, 'local-task-services': true, 'dev-tokens': true },
+      'a local stack',
+      ['a'],
+    );
+    expect(lines).toEqual([
+      'e2e summary (a local stack): 0 passed, 1 failed, 0 skipped for this target',
+      '  failed outside its tests (a hook): a',
+    ]);
+  });
 });
