@@ -83,6 +83,19 @@ export default defineConfig({
         },
       },
       {
+        // The end-to-end suite (test/e2e, a configuration of its own) run as `npm run test:e2e`: by URL against a
+        // separately started stack, its smoke subset, and in its own-stack mode for what only a local stack offers.
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.ci.test.ts'],
+          sequence: { groupOrder: 2 },
+          env,
+          setupFiles,
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
         // README.md, docs/files.md and docs/drs.md, block by block, against a fresh `npm start` (test/walkthroughs).
         test: {
           name: 'walkthroughs',

@@ -39,6 +39,11 @@ export interface FakeTaskServiceOptions {
   statusCode?: number;
   /** Answer these actions only after this many ms (still within the action timeout, say). */
   delays?: Partial<Record<FakeAction, number>>;
+  /**
+   * The host the coordinator calls this service at (default 127.0.0.1). Any other makes it listen on every
+   * interface, e.g. for a coordinator in a container that reaches this machine as host.docker.internal.
+   */
+  host?: string;
 }
 
 export interface ReceivedAction {
@@ -281,8 +286,9 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
     if (options.refuseAfter === action) res.once('finish', () => void svc.close());
   };
 
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  svc.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((r) => server.listen(0, host === '127.0.0.1' ? host : '0.0.0.0', r));
+  svc.url = `http://${host}:${(server.address() as AddressInfo).port}`;
   svc.close = async () => {
     if (!listening) return;
     listening = false;
