@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /** Holds what tests write to stdout/stderr (expected error logs) and shows it only for a failing test. */
 const setupFiles = ['test/setup/quiet-output.ts'];
+/** Integration files also check every answer of their in-process APIs against the OpenAPI documents. */
+const integrationSetup = [...setupFiles, 'test/setup/contract.ts'];
 
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -36,7 +38,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts'],
           env,
-          setupFiles,
+          setupFiles: integrationSetup,
           ...integration,
         },
       },
@@ -64,9 +66,19 @@ export default defineConfig({
             'test/integration/local-stack/npm-start.int.test.ts',
           ],
           env: { ...env, LOCAL_HANDLERS: 'bundled', LOCAL_BUNDLES_DIR: '.test-data/bundles' },
-          setupFiles,
+          setupFiles: integrationSetup,
           ...integration,
           globalSetup: ['test/global-setup-bundles.ts', ...integration.globalSetup],
+        },
+      },
+      {
+        // Every route of both OpenAPI documents was exercised by the integration tests of this run, whose answers
+        // test/setup/contract.ts checked (test/helpers/contract.ts).
+        test: {
+          name: 'contract',
+          include: ['test/contract/**/*.contract.test.ts'],
+          sequence: { groupOrder: 1 },
+          env,
         },
       },
       {

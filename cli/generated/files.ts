@@ -3005,6 +3005,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["DrsError400"];
+            /** @description More ids than maxBulkRequestLength (service-info) */
+            413: components["responses"]["DrsError413"];
             500: components["responses"]["DrsError500"];
         };
     };

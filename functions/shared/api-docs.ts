@@ -45,7 +45,8 @@ function page(title: string, baseUrl: string): string {
 
 const assets = new Map<string, Promise<string>>();
 function asset(name: string): Promise<string> {
-  const file = DOCS_ASSETS[name];
+  // Own properties only: /docs/toString names nothing.
+  const file = Object.hasOwn(DOCS_ASSETS, name) ? DOCS_ASSETS[name] : undefined;
   if (!file) throw new NotFoundError(`No asset ${name}`);
   let text = assets.get(name);
   if (!text) {

@@ -111,6 +111,7 @@ export function drsDocs(s: FilesSchemas): GroupDoc<typeof drsRoutes> {
         summary: 'Authorizations of several objects',
         description: 'Without `bulk_object_ids`, the authorizations every object shares.',
         answers: { 200: s.DrsBulkAuthorizations },
+        errors: bulkTooLarge,
       },
       getObject: { summary: 'An object', params: object, answers: { 200: s.DrsObject } },
       postObject: {
