@@ -63,10 +63,11 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** zod's JSON Schema of a request part (what a client may send: defaults optional, coercions as input). */
 function inputSchema(schema: z.core.$ZodType): Json {
-  const out = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
-  delete out.$schema;
-  return out;
+  return toComponents(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })) as Json;
 }
+
+/** zod bounds every integer by the safe-integer range; that says nothing a reader needs, so it is left out. */
+const SAFE_BOUND = Number.MAX_SAFE_INTEGER;
 
 /** Rewrites zod's `#/$defs/<id>` references to the document's components, where the registry put those schemas. */
 function toComponents(value: unknown): unknown {
@@ -75,6 +76,7 @@ function toComponents(value: unknown): unknown {
     const out: Json = {};
     for (const [k, v] of Object.entries(value)) {
       if (k === '$defs' || k === '$schema' || k === '$id') continue;
+      if ((k === 'maximum' && v === SAFE_BOUND) || (k === 'minimum' && v === -SAFE_BOUND)) continue;
       out[k] =
         k === '$ref' && typeof v === 'string'
           ? v.replace(/^#\/\$defs\//, '#/components/schemas/')
