@@ -585,6 +585,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
                 /** @description Only releases in this state */
                 state?: "initializing" | "running" | "staged" | "publishing" | "published" | "canceling" | "canceled" | "failed";
                 /** @description A study's releases (an SD_ id or its URL) */
@@ -806,6 +808,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
                 /** @description Only records of this release (an RE_ id or its URL) */
                 release?: string;
                 /** @description A task service's tasks (TS_ id or URL) */
@@ -931,6 +935,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
                 /** @description Only enabled (True/true) or disabled (False/false) services */
                 enabled?: "True" | "False" | "true" | "false";
             };
@@ -1123,6 +1129,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
                 /** @description Only records of this release (an RE_ id or its URL) */
                 release?: string;
                 /** @description Only records of this study (an SD_ id, or its URL on the coordinator) */
@@ -1324,6 +1332,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
                 /** @description Only records of this release (an RE_ id or its URL) */
                 release?: string;
                 /** @description Only records of this study (an SD_ id, or its URL on the coordinator) */
@@ -1478,6 +1488,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
             };
             header?: never;
             path?: never;

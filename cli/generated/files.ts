@@ -1223,6 +1223,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -1381,6 +1383,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -2681,6 +2685,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2785,6 +2791,8 @@ export interface operations {
                 limit?: number;
                 /** @description Records to skip; past the end, `results` is empty */
                 offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
                 /** @description Only records of this study (an SD_ id, or its URL on the coordinator) */
                 study?: string;
                 /** @description Only records about this file (SF_…) */
