@@ -2,6 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /** Holds what tests write to stdout/stderr (expected error logs) and shows it only for a failing test. */
 const setupFiles = ['test/setup/quiet-output.ts'];
+/** Integration files also check every answer of their in-process APIs against the OpenAPI documents. */
+const integrationSetup = [...setupFiles, 'test/setup/contract.ts'];
 
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -36,7 +38,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts'],
           env,
-          setupFiles,
+          setupFiles: integrationSetup,
           ...integration,
         },
       },
@@ -64,9 +66,20 @@ export default defineConfig({
             'test/integration/local-stack/npm-start.int.test.ts',
           ],
           env: { ...env, LOCAL_HANDLERS: 'bundled', LOCAL_BUNDLES_DIR: '.test-data/bundles' },
-          setupFiles,
+          setupFiles: integrationSetup,
           ...integration,
           globalSetup: ['test/global-setup-bundles.ts', ...integration.globalSetup],
+        },
+      },
+      {
+        // Every route of both OpenAPI documents was exercised by the integration tests of this run, whose answers
+        // test/setup/contract.ts checked (test/helpers/contract.ts). It reads what the integration project recorded,
+        // so it runs as a run of its own after it (`npm run test:contract`, the last step of `npm test`): on a 2-core
+        // machine vitest runs single-worker projects last whatever their groupOrder.
+        test: {
+          name: 'contract',
+          include: process.env.CONTRACT_COVERAGE === '1' ? ['test/contract/**/*.contract.test.ts'] : [],
+          env,
         },
       },
       {

@@ -1,14 +1,36 @@
+import { eventRoutes } from '../functions/coordinator/contracts/events.js';
+import { releaseNoteRoutes } from '../functions/coordinator/contracts/release-notes.js';
+import { releaseRoutes } from '../functions/coordinator/contracts/releases.js';
+import { studyRoutes } from '../functions/coordinator/contracts/studies.js';
+import { taskServiceRoutes } from '../functions/coordinator/contracts/task-services.js';
+import { taskRoutes } from '../functions/coordinator/contracts/tasks.js';
+import { auditRoutes } from '../functions/files/contracts/audit.js';
+import { devTokenRoutes } from '../functions/files/contracts/dev-tokens.js';
+import { downloadRoutes, signedUrlRoutes } from '../functions/files/contracts/downloads.js';
+import { drsRoutes } from '../functions/files/contracts/drs.js';
+import { fileRoutes } from '../functions/files/contracts/files.js';
+import { graphqlRoutes } from '../functions/files/contracts/graphql.js';
+import { bearerOnlyOf, type Contracts, pathsOf } from '../functions/shared/contract.js';
+import { apiDocsRoutes, DOCS_PACKAGE_FILES } from '../functions/shared/contracts/api-docs.js';
+import { healthRoutes } from '../functions/shared/contracts/health.js';
+
 /**
- * Which Lambda entry point serves which HTTP paths. Plain data: the CDK stateless stacks create one
- * NodejsFunction per entry and an `ANY <path>` route per path; the local server (local/http-server.ts) routes
- * with the very same table. Each handler module exports `handler` and answers 404/405 itself for its own paths.
+ * Which Lambda entry point serves which HTTP paths: the CDK stateless stacks create one function per entry and an
+ * `ANY <path>` route per path; the local server (local/http-server.ts) routes with the very same table. Each handler
+ * module exports `handler` and answers 404/405 itself for its own paths.
+ *
+ * Paths and `bearerOnly` are derived from the route contracts each entry's handler serves (`routes`), the same
+ * objects the handler spreads into its routes and the OpenAPI documents are generated from, so the gateway, the
+ * handlers and the documents cannot drift apart (test/unit/openapi checks each handler's routeTable against them).
  */
 export interface ApiFunction {
   /** Logical name, also the CDK construct id. */
   name: string;
   /** Handler module, relative to the repository root. */
   entry: string;
-  /** API Gateway route paths ({param} syntax) served by this function. */
+  /** The route contracts of its handler, by operation id (functions/<area>/contracts/). */
+  routes: Contracts;
+  /** API Gateway route paths ({param} syntax) served by this function: those of `routes`. */
   paths: string[];
   /** Tables the function reads (r) or writes (rw), for least-privilege grants. */
   tables: Partial<Record<'coordinator' | 'studies' | 'files', 'r' | 'rw'>>;
@@ -19,141 +41,64 @@ export interface ApiFunction {
    * those stay open at the gateway and are checked in Lambda only. Lambda checks every route either way.
    */
   bearerOnly: boolean;
+  /**
+   * Package files the function reads at run time instead of bundling them (node_modules-relative, e.g.
+   * redoc/bundles/redoc.standalone.js): lib/bundling.ts copies them to node_modules/ beside the bundle.
+   */
+  shipped?: string[];
+}
+
+/** An entry whose paths and gateway authorization follow from its route contracts. */
+function entry(
+  name: string,
+  entryFile: string,
+  routes: Contracts,
+  tables: ApiFunction['tables'],
+): ApiFunction {
+  return { name, entry: entryFile, routes, paths: pathsOf(routes), tables, bearerOnly: bearerOnlyOf(routes) };
 }
 
 export const COORDINATOR_API: ApiFunction[] = [
+  entry('Health', 'functions/coordinator/handlers/health.ts', healthRoutes, {}),
   {
-    name: 'Health',
-    entry: 'functions/coordinator/handlers/health.ts',
-    paths: ['/health'],
-    tables: {},
-    bearerOnly: false,
+    ...entry('ApiDocs', 'functions/coordinator/handlers/api-docs.ts', apiDocsRoutes, {}),
+    shipped: DOCS_PACKAGE_FILES,
   },
-  {
-    name: 'TaskServices',
-    entry: 'functions/coordinator/handlers/task-services.ts',
-    paths: ['/task-services', '/task-services/{id}'],
-    tables: { coordinator: 'rw' },
-    bearerOnly: true,
-  },
-  {
-    name: 'Releases',
-    entry: 'functions/coordinator/handlers/releases.ts',
-    paths: ['/releases', '/releases/{id}', '/releases/{id}/publish'],
-    tables: { coordinator: 'rw', studies: 'r' },
-    bearerOnly: true,
-  },
-  {
-    name: 'Tasks',
-    entry: 'functions/coordinator/handlers/tasks.ts',
-    paths: ['/tasks', '/tasks/{id}'],
-    tables: { coordinator: 'rw', studies: 'rw' },
-    bearerOnly: true,
-  },
-  {
-    name: 'ReleaseNotes',
-    entry: 'functions/coordinator/handlers/release-notes.ts',
-    paths: ['/release-notes', '/release-notes/{id}'],
-    tables: { coordinator: 'rw', studies: 'r' },
-    bearerOnly: true,
-  },
-  {
-    name: 'Events',
-    entry: 'functions/coordinator/handlers/events.ts',
-    paths: ['/events', '/events/{id}'],
-    tables: { coordinator: 'rw', studies: 'r' },
-    bearerOnly: true,
-  },
-  {
-    name: 'Studies',
-    entry: 'functions/coordinator/handlers/studies.ts',
-    paths: ['/studies', '/studies/{id}'],
-    tables: { studies: 'r' },
-    bearerOnly: true,
-  },
+  entry('TaskServices', 'functions/coordinator/handlers/task-services.ts', taskServiceRoutes, {
+    coordinator: 'rw',
+  }),
+  entry('Releases', 'functions/coordinator/handlers/releases.ts', releaseRoutes, {
+    coordinator: 'rw',
+    studies: 'r',
+  }),
+  entry('Tasks', 'functions/coordinator/handlers/tasks.ts', taskRoutes, { coordinator: 'rw', studies: 'rw' }),
+  entry('ReleaseNotes', 'functions/coordinator/handlers/release-notes.ts', releaseNoteRoutes, {
+    coordinator: 'rw',
+    studies: 'r',
+  }),
+  entry('Events', 'functions/coordinator/handlers/events.ts', eventRoutes, {
+    coordinator: 'rw',
+    studies: 'r',
+  }),
+  entry('Studies', 'functions/coordinator/handlers/studies.ts', studyRoutes, { studies: 'r' }),
 ];
 
-/** Every spelling of a download-style path: study|study_id, file|files, with and without /version/{versionId}. */
-const downloadStyle = (prefix: string) =>
-  ['study', 'study_id'].flatMap((study) =>
-    ['file', 'files'].flatMap((file) => {
-      const base = `${prefix}/${study}/{studyId}/${file}/{fileId}`;
-      return [base, `${base}/version/{versionId}`];
-    }),
-  );
-
-/** The study file service (issue 4), a separate HttpApi. Routes are described in docs/files.md. */
+/** The study file service, a separate HttpApi. Routes are described in docs/files.md and openapi/files.json. */
 export const FILES_API: ApiFunction[] = [
+  entry('FilesHealth', 'functions/coordinator/handlers/health.ts', healthRoutes, {}),
   {
-    name: 'FilesHealth',
-    entry: 'functions/coordinator/handlers/health.ts',
-    paths: ['/health'],
-    tables: {},
-    bearerOnly: false,
+    ...entry('FilesApiDocs', 'functions/files/handlers/api-docs.ts', apiDocsRoutes, {}),
+    shipped: DOCS_PACKAGE_FILES,
   },
-  {
-    name: 'FilesDownload',
-    entry: 'functions/files/handlers/download.ts',
-    paths: downloadStyle('/download'),
-    tables: { files: 'rw' },
-    bearerOnly: false,
-  },
-  {
-    name: 'FilesSignedUrl',
-    entry: 'functions/files/handlers/signed-url.ts',
-    paths: downloadStyle('/signed-url'),
-    tables: { files: 'rw' },
-    bearerOnly: false,
-  },
-  {
-    name: 'Files',
-    entry: 'functions/files/handlers/files.ts',
-    paths: [
-      '/studies/{studyId}/files',
-      '/files/{fileId}',
-      '/files/{fileId}/versions',
-      '/files/{fileId}/versions/{versionId}',
-      '/files/{fileId}/versions/{versionId}/confirm',
-      '/files/{fileId}/versions/{versionId}/upload-urls',
-    ],
-    tables: { files: 'rw', studies: 'r' },
-    bearerOnly: true,
-  },
-  {
-    name: 'FilesDevTokens',
-    entry: 'functions/files/handlers/dev-tokens.ts',
-    paths: ['/developer-tokens', '/developer-tokens/{name}'],
-    tables: { files: 'rw' },
-    bearerOnly: true,
-  },
-  {
-    name: 'FilesAudit',
-    entry: 'functions/files/handlers/audit.ts',
-    paths: ['/audit'],
-    tables: { files: 'r' },
-    bearerOnly: true,
-  },
-  {
-    name: 'FilesGraphql',
-    entry: 'functions/files/handlers/graphql.ts',
-    paths: ['/graphql'],
-    tables: { files: 'rw', studies: 'r' },
-    bearerOnly: false,
-  },
-  {
-    // GA4GH DRS 1.5 (docs/drs.md). API Gateway prefers the static /objects/access over /objects/{object_id}.
-    name: 'FilesDrs',
-    entry: 'functions/files/handlers/drs.ts',
-    paths: [
-      '/ga4gh/drs/v1/service-info',
-      '/ga4gh/drs/v1/objects',
-      '/ga4gh/drs/v1/objects/access',
-      '/ga4gh/drs/v1/objects/{object_id}',
-      '/ga4gh/drs/v1/objects/{object_id}/access/{access_id}',
-    ],
-    // Reads files, versions, totals and developer tokens; writes audit records.
-    tables: { files: 'rw' },
-    // DRS clients may send developer tokens (`Authorization: Token …`), which the gateway's JWT check would refuse.
-    bearerOnly: false,
-  },
+  // Downloads and signed URLs also take developer and signed-URL tokens: open at the gateway (bearerOnly false).
+  entry('FilesDownload', 'functions/files/handlers/download.ts', downloadRoutes, { files: 'rw' }),
+  entry('FilesSignedUrl', 'functions/files/handlers/signed-url.ts', signedUrlRoutes, { files: 'rw' }),
+  entry('Files', 'functions/files/handlers/files.ts', fileRoutes, { files: 'rw', studies: 'r' }),
+  entry('FilesDevTokens', 'functions/files/handlers/dev-tokens.ts', devTokenRoutes, { files: 'rw' }),
+  entry('FilesAudit', 'functions/files/handlers/audit.ts', auditRoutes, { files: 'r' }),
+  entry('FilesGraphql', 'functions/files/handlers/graphql.ts', graphqlRoutes, { files: 'rw', studies: 'r' }),
+  // GA4GH DRS 1.5 (docs/drs.md). API Gateway prefers the static /objects/access over /objects/{object_id}. Reads
+  // files, versions, totals and developer tokens; writes audit records. DRS clients may send developer tokens
+  // (`Authorization: Token …`), which the gateway's JWT check would refuse.
+  entry('FilesDrs', 'functions/files/handlers/drs.ts', drsRoutes, { files: 'rw' }),
 ];

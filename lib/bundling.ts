@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
@@ -64,6 +64,19 @@ export function functionEntries(): FunctionEntry[] {
   return [...byEntry].map(([entry, names]) => ({ entry, names }));
 }
 
+/**
+ * Package files an entry reads at run time rather than bundling (lib/api-manifest.ts `shipped`: the docs page's
+ * Redoc script). They are copied to node_modules/ beside index.mjs, where Node's package resolution finds them as it
+ * finds the repository's own node_modules when the sources run.
+ */
+export function shippedFilesOf(entry: string): string[] {
+  return [
+    ...new Set(
+      [...COORDINATOR_API, ...FILES_API].filter((fn) => fn.entry === entry).flatMap((fn) => fn.shipped ?? []),
+    ),
+  ];
+}
+
 /** The directory of an entry's bundle: functions/coordinator/handlers/health.ts -> dist/functions/coordinator/handlers/health. */
 export function bundleDirOf(entry: string, root = BUNDLES_DIR): string {
   const rel = entry.replace(/^functions\//, '').replace(/\.ts$/, '');
@@ -86,6 +99,11 @@ export function bundleFunction(
   opts: { metafile?: boolean } = {},
 ): BundleResult {
   mkdirSync(outDir, { recursive: true });
+  for (const shipped of shippedFilesOf(entry)) {
+    const to = join(outDir, 'node_modules', shipped);
+    mkdirSync(dirname(to), { recursive: true });
+    copyFileSync(join(REPO_ROOT, 'node_modules', shipped), to);
+  }
   const file = join(outDir, BUNDLE_FILE);
   const result = buildSync({
     ...FUNCTION_BUNDLE_OPTIONS,

@@ -25,6 +25,19 @@ export interface LocalApiOptions {
    * answered here and every answer to an allowed origin gets the Access-Control-* headers (lib/cors.ts).
    */
   corsOrigins?: readonly string[];
+  /** Sees every answer the server sends, with its request (the contract test checks them against the documents). */
+  observe?: (exchange: Exchange) => void;
+}
+
+/** One request and the answer the server sent to it. */
+export interface Exchange {
+  method: string;
+  /** The path, without the query string. */
+  path: string;
+  requestHeaders: Record<string, string | string[] | undefined>;
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
 }
 
 function templateRegex(path: string): RegExp {
@@ -92,7 +105,7 @@ export function lambdaContext(requestId: string): Context {
   };
 }
 
-function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
+function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): Buffer {
   const headers = { ...(result.headers ?? {}) } as Record<string, string | number | boolean>;
   const body = result.body
     ? result.isBase64Encoded
@@ -102,6 +115,7 @@ function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2) {
   headers['Content-Length'] = body.length;
   res.writeHead(result.statusCode ?? 200, headers as Record<string, string>);
   res.end(body);
+  return body;
 }
 
 /**
@@ -131,8 +145,18 @@ export function createLocalApi(options: LocalApiOptions): Server {
   const allowOrigins = options.corsOrigins ?? [];
   const server = createServer((req, res) => {
     const origin = req.headers.origin;
-    const reply = (result: APIGatewayProxyStructuredResultV2) =>
-      send(res, withCors(result, origin, allowOrigins));
+    const reply = (result: APIGatewayProxyStructuredResultV2) => {
+      const answer = withCors(result, origin, allowOrigins);
+      const body = send(res, answer);
+      options.observe?.({
+        method: req.method ?? 'GET',
+        path: new URL(req.url ?? '/', 'http://local').pathname,
+        requestHeaders: req.headers,
+        status: answer.statusCode ?? 200,
+        headers: (answer.headers ?? {}) as Record<string, string>,
+        body,
+      });
+    };
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;

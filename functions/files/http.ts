@@ -1,7 +1,4 @@
 import type { Request } from '../shared/http.js';
-import { parse } from '../shared/http.js';
-import { type Page, pageQuery } from '../shared/list.js';
-import * as z from '../shared/zod.js';
 import { callerOf } from './access.js';
 import type { Presented } from './downloads.js';
 import type { RequestInfo } from './model.js';
@@ -25,20 +22,4 @@ export function presented(req: Request): Presented {
   const header = /^Token\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
   if (header) return { kind: 'token', token: header[1] };
   return { kind: 'caller', caller: callerOf(req.principal) };
-}
-
-const pageSchema = z.object(pageQuery);
-export function pageOf(req: Request): Page {
-  return parse(pageSchema, req.query, 'query');
-}
-
-/** Every spelling of a download-style path: study|study_id, file|files, with and without /version/{versionId}. */
-export function pathVariants(prefix: string): { path: string; versioned: boolean }[] {
-  const out: { path: string; versioned: boolean }[] = [];
-  for (const study of ['study', 'study_id'])
-    for (const file of ['file', 'files']) {
-      const base = `${prefix}/${study}/{studyId}/${file}/{fileId}`;
-      out.push({ path: base, versioned: false }, { path: `${base}/version/{versionId}`, versioned: true });
-    }
-  return out;
 }

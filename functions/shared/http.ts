@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
+import type { Access, Method } from './contract.js';
 import {
   BadRequestError,
   ForbiddenError,
@@ -15,13 +16,7 @@ import { LIMITS } from './limits.js';
 import { log } from './log.js';
 import * as z from './zod.js';
 
-/** What a route may demand of its caller. */
-export type Access =
-  | 'public' // no token needed (health, signed-URL downloads that check their own token)
-  | 'read' // any valid token
-  | 'admin'
-  | 'service' // service or admin
-  | 'optional'; // a bearer token is verified if present; the route decides
+export type { Access } from './contract.js';
 
 export interface Request {
   method: string;
@@ -52,7 +47,7 @@ export interface Route {
    * OPTIONS routes are for APIs that give OPTIONS a meaning of their own (GA4GH DRS answers its authorizations).
    * A CORS preflight is an OPTIONS too; it carries `Origin` and `Access-Control-Request-Method`.
    */
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE' | 'OPTIONS';
+  method: Method;
   /** Path template with {name} parameters, e.g. /releases/{id}/publish */
   path: string;
   access: Access;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
@@ -436,6 +436,8 @@ describe('HTTP APIs', () => {
     // The open ones, by name: what takes no credential or a non-JWT one.
     const open = [...COORDINATOR_API, ...FILES_API].filter((e) => !e.bearerOnly).map((e) => e.name);
     expect(open.sort()).toEqual([
+      'ApiDocs',
+      'FilesApiDocs',
       'FilesDownload',
       'FilesDrs',
       'FilesGraphql',
@@ -474,11 +476,16 @@ describe('HTTP APIs', () => {
   });
 
   it('every manifest entry says truthfully whether its routes take only bearer tokens', () => {
-    // An entry open at the gateway must have a route that takes no bearer (public, or optional with ?token=); a
-    // bearer-only entry must have none, or the authorizer would refuse requests its function accepts.
+    // An entry open at the gateway must have a route that takes no bearer (public, optional, or developer and
+    // signed-URL tokens); a bearer-only entry must have none, or the authorizer would refuse requests its function
+    // accepts. Access is declared in the route contracts only: a handler spreads them (the route fuzzers check
+    // that each handler serves exactly its contracts) and never writes an access level of its own.
     for (const entry of [...COORDINATOR_API, ...FILES_API]) {
       const source = readFileSync(entry.entry, 'utf8');
-      const takesOtherCredentials = /access: '(public|optional)'/.test(source);
+      expect(source, entry.name).not.toMatch(/access: '/);
+      const takesOtherCredentials = Object.values(entry.routes).some(
+        (c) => c.access === 'public' || c.access === 'optional' || c.tokens === true,
+      );
       expect(takesOtherCredentials, entry.name).toBe(!entry.bearerOnly);
     }
   });
@@ -623,6 +630,35 @@ describe('functions', () => {
       expect(readFileSync(built.file).equals(bundle)).toBe(true);
     }
   }, 180_000); // esbuild runs four times; generous, since a busy machine may be several times slower
+
+  it('ships Redoc beside the docs function bundle, where the function resolves it as a package', () => {
+    const app = newApp();
+    const stack = new Stack(app, 'DocsProbe');
+    const tables = new Tables(stack, 'Tables', { removalPolicy: RemovalPolicy.DESTROY }).byKey;
+    const fn = new ServiceFunction(stack, 'ApiDocs', {
+      entry: 'functions/coordinator/handlers/api-docs.ts',
+      description: 'probe',
+      environment: {},
+      timeout: Duration.seconds(10),
+      memorySize: 256,
+      logRetention: 30,
+      tableAccess: {},
+      tables,
+    });
+    const assembly = app.synth();
+    const resources = assembly.getStackByName('DocsProbe').template.Resources;
+    const assetDir = join(
+      assembly.directory,
+      `asset.${resources[logicalId(fn.fn)].Properties.Code.S3Key.replace(/\.zip$/, '')}`,
+    );
+    expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map', 'node_modules']);
+    const shipped = join(assetDir, 'node_modules/redoc/bundles/redoc.standalone.js');
+    expect(readFileSync(shipped).equals(readFileSync('node_modules/redoc/bundles/redoc.standalone.js'))).toBe(
+      true,
+    );
+    // The bundle itself stays small: the page's script is read at run time, not bundled.
+    expect(statSync(join(assetDir, 'index.mjs')).size).toBeLessThan(400 * 1024);
+  }, 120_000);
 });
 
 describe('least privilege', () => {

@@ -7,6 +7,7 @@ import { localClient } from '../../local/dynamodb-local.js';
 import { loadHandler } from '../../local/handlers.js';
 import { createLocalApi } from '../../local/http-server.js';
 import { startTestIdp, type TestIdp } from './auth.js';
+import { recordExchange } from './contract.js';
 import { useLocalTables } from './tables.js';
 
 /**
@@ -34,7 +35,7 @@ export interface CallOptions {
 export interface ApiResponse {
   status: number;
   headers: Headers;
-  /** Parsed JSON, or undefined for an empty body. */
+  /** Parsed JSON, or undefined for an empty body (or one that is not JSON). */
   body: any;
   text: string;
 }
@@ -61,6 +62,7 @@ export async function startCoordinatorApi(
   const server: Server = createLocalApi({
     functions: COORDINATOR_API,
     load: loadHandler,
+    observe: recordExchange('coordinator'),
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -82,7 +84,9 @@ export async function startCoordinatorApi(
       }
       const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
       const text = await res.text();
-      return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
+      // The documentation routes answer HTML and JavaScript; everything else is JSON.
+      const json = text && (res.headers.get('content-type') ?? '').includes('json');
+      return { status: res.status, headers: res.headers, text, body: json ? JSON.parse(text) : undefined };
     },
     async close() {
       server.closeAllConnections?.();

@@ -32,6 +32,15 @@ export async function routesOf(manifest: ApiFunction[]): Promise<FuzzRoute[]> {
     if (!table) throw new Error(`${fn.entry} does not expose its routeTable (httpApp)`);
     for (const path of fn.paths)
       if (!table.some((r) => r.path === path)) throw new Error(`${fn.entry} serves no route for ${path}`);
+    // The handler serves exactly its route contracts, the ones the OpenAPI documents describe.
+    const served = table.map((r) => `${r.method} ${r.path} ${r.access}`).sort();
+    const declared = Object.values(fn.routes)
+      .map((c) => `${c.method} ${c.path} ${c.access}`)
+      .sort();
+    if (served.join('\n') !== declared.join('\n'))
+      throw new Error(
+        `${fn.entry} serves ${served.join(', ')}; its contracts declare ${declared.join(', ')}`,
+      );
     for (const r of table) if (fn.paths.includes(r.path)) out.push({ ...r, entry: fn.entry });
   }
   return out;

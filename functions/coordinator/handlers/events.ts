@@ -5,12 +5,10 @@ import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
 import { actorOf, empty, httpApp, ok, parse } from '../../shared/http.js';
-import { LIMITS, text } from '../../shared/limits.js';
-import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
+import { eventRoutes } from '../contracts/events.js';
 import { createEvent, deleteEvent, getEvent, listEvents } from '../events.js';
-import { EVENT_TYPES } from '../model.js';
 import { eventJson } from '../views.js';
 
 /** /events and /events/{id}. POST needs service or admin (task services log through it); DELETE needs admin. */
@@ -24,38 +22,14 @@ const deps = {
   publisher: eventPublisher(),
 };
 
-const refs = {
-  release: ref('RE', 'releases'),
-  study: ref('SD', 'studies'),
-  task: ref('TA', 'tasks'),
-  task_service: ref('TS', 'task-services'),
-};
-const listQuery = z.object({
-  ...pageQuery,
-  release: z.optional(refs.release),
-  study: z.optional(refs.study),
-  task: z.optional(refs.task),
-  task_service: z.optional(refs.task_service),
-});
-const createBody = z.strictObject({
-  event_type: z._default(z.enum(EVENT_TYPES), 'info'),
-  message: text(LIMITS.eventMessage).check(z.minLength(1, 'must not be empty')),
-  release: z.nullish(refs.release),
-  study: z.nullish(refs.study),
-  task: z.nullish(refs.task),
-  task_service: z.nullish(refs.task_service),
-});
-
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
   routes: [
     {
-      method: 'GET',
-      path: '/events',
-      access: 'read',
+      ...eventRoutes.listEvents,
       handle: async (req) => {
-        const q = parse(listQuery, req.query, 'query');
+        const q = parse(eventRoutes.listEvents.query, req.query, 'query');
         const page = await listEvents(
           deps,
           { releaseId: q.release, studyId: q.study, taskId: q.task, taskServiceId: q.task_service },
@@ -66,11 +40,9 @@ export const handler = httpApp({
       },
     },
     {
-      method: 'POST',
-      path: '/events',
-      access: 'service',
+      ...eventRoutes.createEvent,
       handle: async (req) => {
-        const b = parse(createBody, req.body);
+        const b = parse(eventRoutes.createEvent.body, req.body);
         const event = await createEvent(
           deps,
           {
@@ -87,15 +59,11 @@ export const handler = httpApp({
       },
     },
     {
-      method: 'GET',
-      path: '/events/{id}',
-      access: 'read',
+      ...eventRoutes.getEvent,
       handle: async (req) => ok(eventJson(await getEvent(deps, req.params.id), req.baseUrl)),
     },
     {
-      method: 'DELETE',
-      path: '/events/{id}',
-      access: 'admin',
+      ...eventRoutes.deleteEvent,
       handle: async (req) => {
         await deleteEvent(deps, req.params.id);
         return empty();

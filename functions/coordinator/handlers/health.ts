@@ -1,3 +1,4 @@
+import { healthRoutes } from '../../shared/contracts/health.js';
 import { httpApp, ok } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
 
@@ -7,5 +8,5 @@ const { env, verifier } = httpRuntime();
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
-  routes: [{ method: 'GET', path: '/health', access: 'public', handle: async () => ok({ status: 'ok' }) }],
+  routes: [{ ...healthRoutes.getHealth, handle: async () => ok({ status: 'ok' }) }],
 });

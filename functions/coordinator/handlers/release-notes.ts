@@ -2,10 +2,9 @@ import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
-import { LIMITS, text } from '../../shared/limits.js';
-import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
+import { releaseNoteRoutes } from '../contracts/release-notes.js';
 import { createNote, deleteNote, getNote, listNotes, updateNote } from '../release-notes.js';
 import { noteJson } from '../views.js';
 
@@ -13,46 +12,23 @@ import { noteJson } from '../views.js';
 const { env, verifier } = httpRuntime();
 const deps = { releases: new DynamoReleaseRepository(documentClient(), tablesFromEnv()) };
 
-const listQuery = z.object({
-  ...pageQuery,
-  release: z.optional(ref('RE', 'releases')),
-  study: z.optional(ref('SD', 'studies')),
-});
-const createBody = z.strictObject({
-  description: text(LIMITS.description),
-  author: z.optional(text(LIMITS.author)),
-  release: ref('RE', 'releases'),
-  study: z.nullish(ref('SD', 'studies')),
-});
-const patchBody = z.strictObject({
-  description: z.optional(text(LIMITS.description)),
-  author: z.optional(text(LIMITS.author)),
-  release: z.optional(ref('RE', 'releases')),
-  /** null removes the study. */
-  study: z.nullish(ref('SD', 'studies')),
-});
-
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
   routes: [
     {
-      method: 'GET',
-      path: '/release-notes',
-      access: 'read',
+      ...releaseNoteRoutes.listReleaseNotes,
       handle: async (req) => {
-        const q = parse(listQuery, req.query, 'query');
+        const q = parse(releaseNoteRoutes.listReleaseNotes.query, req.query, 'query');
         const page = await listNotes(deps, { releaseId: q.release, studyId: q.study }, q);
         const results = page.items.map((n) => noteJson(n, req.baseUrl));
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, results));
       },
     },
     {
-      method: 'POST',
-      path: '/release-notes',
-      access: 'admin',
+      ...releaseNoteRoutes.createReleaseNote,
       handle: async (req) => {
-        const b = parse(createBody, req.body);
+        const b = parse(releaseNoteRoutes.createReleaseNote.body, req.body);
         const note = noteJson(
           await createNote(deps, {
             description: b.description,
@@ -68,17 +44,13 @@ export const handler = httpApp({
       },
     },
     {
-      method: 'GET',
-      path: '/release-notes/{id}',
-      access: 'read',
+      ...releaseNoteRoutes.getReleaseNote,
       handle: async (req) => ok(noteJson(await getNote(deps, req.params.id), req.baseUrl)),
     },
     {
-      method: 'PATCH',
-      path: '/release-notes/{id}',
-      access: 'admin',
+      ...releaseNoteRoutes.updateReleaseNote,
       handle: async (req) => {
-        const b = parse(patchBody, req.body);
+        const b = parse(releaseNoteRoutes.updateReleaseNote.body, req.body);
         const note = await updateNote(deps, req.params.id, {
           description: b.description,
           author: b.author,
@@ -89,9 +61,7 @@ export const handler = httpApp({
       },
     },
     {
-      method: 'DELETE',
-      path: '/release-notes/{id}',
-      access: 'admin',
+      ...releaseNoteRoutes.deleteReleaseNote,
       handle: async (req) => {
         await deleteNote(deps, req.params.id);
         return empty();

@@ -6,11 +6,9 @@ import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-servic
 import { eventPublisher } from '../../adapters/event-publisher.js';
 import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
-import { LIMITS, list, text } from '../../shared/limits.js';
-import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
-import { RELEASE_STATES } from '../model.js';
+import { releaseRoutes } from '../contracts/releases.js';
 import { cancelRelease, publishRelease } from '../release-lifecycle.js';
 import { getRelease, listReleases, startRelease, updateRelease } from '../releases.js';
 import { releaseJson } from '../views.js';
@@ -29,48 +27,23 @@ const deps = {
   orchestrator: createReleaseOrchestrator(releases),
 };
 
-const listQuery = z.object({
-  ...pageQuery,
-  state: z.optional(z.enum(RELEASE_STATES)),
-  /** Beyond the spec: a study's timeline of releases. */
-  study: z.optional(ref('SD', 'studies')),
-});
-const tags = list(text(LIMITS.tag), LIMITS.tags);
-const createBody = z.strictObject({
-  name: text(LIMITS.name).check(z.minLength(1)),
-  description: z._default(text(LIMITS.description), ''),
-  is_major: z._default(z.boolean(), false),
-  author: z.optional(text(LIMITS.author)),
-  tags: z._default(tags, []),
-  studies: list(ref('SD', 'studies'), LIMITS.studies).check(z.minLength(1, 'at least one study is required')),
-});
-const patchBody = z.strictObject({
-  name: z.optional(text(LIMITS.name).check(z.minLength(1))),
-  description: z.optional(text(LIMITS.description)),
-  tags: z.optional(tags),
-});
-
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
   routes: [
     {
-      method: 'GET',
-      path: '/releases',
-      access: 'read',
+      ...releaseRoutes.listReleases,
       handle: async (req) => {
-        const q = parse(listQuery, req.query, 'query');
+        const q = parse(releaseRoutes.listReleases.query, req.query, 'query');
         const page = await listReleases(deps, { state: q.state, studyId: q.study }, q);
         const results = page.items.map((r) => releaseJson(r, req.baseUrl));
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, results));
       },
     },
     {
-      method: 'POST',
-      path: '/releases',
-      access: 'admin',
+      ...releaseRoutes.createRelease,
       handle: async (req) => {
-        const b = parse(createBody, req.body);
+        const b = parse(releaseRoutes.createRelease.body, req.body);
         const created = await startRelease(deps, {
           name: b.name,
           description: b.description,
@@ -83,28 +56,25 @@ export const handler = httpApp({
       },
     },
     {
-      method: 'GET',
-      path: '/releases/{id}',
-      access: 'read',
+      ...releaseRoutes.getRelease,
       handle: async (req) => ok(releaseJson(await getRelease(deps, req.params.id), req.baseUrl)),
     },
     {
-      method: 'PATCH',
-      path: '/releases/{id}',
-      access: 'admin',
+      ...releaseRoutes.updateRelease,
       handle: async (req) =>
-        ok(releaseJson(await updateRelease(deps, req.params.id, parse(patchBody, req.body)), req.baseUrl)),
+        ok(
+          releaseJson(
+            await updateRelease(deps, req.params.id, parse(releaseRoutes.updateRelease.body, req.body)),
+            req.baseUrl,
+          ),
+        ),
     },
     {
-      method: 'DELETE',
-      path: '/releases/{id}',
-      access: 'admin',
+      ...releaseRoutes.cancelRelease,
       handle: async (req) => ok(releaseJson(await cancelRelease(deps, req.params.id), req.baseUrl)),
     },
     {
-      method: 'POST',
-      path: '/releases/{id}/publish',
-      access: 'admin',
+      ...releaseRoutes.publishRelease,
       handle: async (req) => ok(await publishRelease(deps, req.params.id)),
     },
   ],

@@ -2,35 +2,30 @@ import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
-import { envelope, pageQuery } from '../../shared/list.js';
+import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
+import { studyRoutes } from '../contracts/studies.js';
 import { getStudy, listStudies } from '../studies.js';
 import { studyJson } from '../views.js';
 
 /** /studies and /studies/{id}: read-only (any write method is a 405), mirrored by the study sync. */
 const { env, verifier } = httpRuntime();
 const deps = { studies: new DynamoStudyRepository(documentClient(), tablesFromEnv()) };
-const listQuery = z.object(pageQuery);
 
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
   routes: [
     {
-      method: 'GET',
-      path: '/studies',
-      access: 'read',
+      ...studyRoutes.listStudies,
       handle: async (req) => {
-        const q = parse(listQuery, req.query, 'query');
+        const q = parse(studyRoutes.listStudies.query, req.query, 'query');
         const page = await listStudies(deps, q);
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, page.items.map(studyJson)));
       },
     },
     {
-      method: 'GET',
-      path: '/studies/{id}',
-      access: 'read',
+      ...studyRoutes.getStudy,
       handle: async (req) => ok(studyJson(await getStudy(deps, req.params.id))),
     },
   ],

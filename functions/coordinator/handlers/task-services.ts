@@ -6,10 +6,10 @@ import { createTaskServiceClient, urlPolicyFromEnv } from '../../adapters/task-s
 import { tokenClient } from '../../adapters/token-client.js';
 import { boolEnv, parseEnv } from '../../shared/config.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
-import { LIMITS, text } from '../../shared/limits.js';
-import { boolQuery, envelope, pageQuery } from '../../shared/list.js';
+import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import * as z from '../../shared/zod.js';
+import { taskServiceRoutes } from '../contracts/task-services.js';
 import {
   deleteTaskService,
   getTaskService,
@@ -41,37 +41,14 @@ const deps = {
   clientRequired: config.TASK_SERVICE_CLIENT_REQUIRED,
 };
 
-const listQuery = z.object({ ...pageQuery, enabled: z.optional(boolQuery) });
-const clientId = text(LIMITS.clientId).check(z.minLength(1, 'must not be empty'));
-const createBody = z.strictObject({
-  name: text(LIMITS.name).check(z.minLength(1)),
-  description: z._default(text(LIMITS.description), ''),
-  author: z._default(text(LIMITS.author), ''),
-  url: text(LIMITS.url).check(z.minLength(1)),
-  enabled: z._default(z.boolean(), true),
-  /** The OAuth client (or subject) whose tokens act for this service. */
-  client_id: z.nullish(clientId),
-});
-const patchBody = z.strictObject({
-  name: z.optional(text(LIMITS.name).check(z.minLength(1))),
-  description: z.optional(text(LIMITS.description)),
-  author: z.optional(text(LIMITS.author)),
-  url: z.optional(text(LIMITS.url).check(z.minLength(1))),
-  enabled: z.optional(z.boolean()),
-  /** null unbinds the service. */
-  client_id: z.nullish(clientId),
-});
-
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
   routes: [
     {
-      method: 'GET',
-      path: '/task-services',
-      access: 'read',
+      ...taskServiceRoutes.listTaskServices,
       handle: async (req) => {
-        const q = parse(listQuery, req.query, 'query');
+        const q = parse(taskServiceRoutes.listTaskServices.query, req.query, 'query');
         const page = await listTaskServices(deps, { enabled: q.enabled }, q);
         return ok(
           envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, page.items.map(taskServiceJson)),
@@ -79,35 +56,27 @@ export const handler = httpApp({
       },
     },
     {
-      method: 'POST',
-      path: '/task-services',
-      access: 'admin',
+      ...taskServiceRoutes.createTaskService,
       handle: async (req) => {
-        const { client_id, ...b } = parse(createBody, req.body);
+        const { client_id, ...b } = parse(taskServiceRoutes.createTaskService.body, req.body);
         return ok(taskServiceJson(await registerTaskService(deps, { ...b, clientId: client_id ?? null })));
       },
     },
     {
-      method: 'GET',
-      path: '/task-services/{id}',
-      access: 'read',
+      ...taskServiceRoutes.getTaskService,
       handle: async (req) => ok(taskServiceJson(await getTaskService(deps, req.params.id))),
     },
     {
-      method: 'PATCH',
-      path: '/task-services/{id}',
-      access: 'admin',
+      ...taskServiceRoutes.updateTaskService,
       handle: async (req) => {
-        const { client_id, ...b } = parse(patchBody, req.body);
+        const { client_id, ...b } = parse(taskServiceRoutes.updateTaskService.body, req.body);
         return ok(
           taskServiceJson(await updateTaskService(deps, req.params.id, { ...b, clientId: client_id })),
         );
       },
     },
     {
-      method: 'DELETE',
-      path: '/task-services/{id}',
-      access: 'admin',
+      ...taskServiceRoutes.deleteTaskService,
       handle: async (req) => {
         await deleteTaskService(deps, req.params.id);
         return empty();

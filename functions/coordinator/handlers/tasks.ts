@@ -5,10 +5,9 @@ import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-servic
 import { eventPublisher } from '../../adapters/event-publisher.js';
 import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { actorOf, httpApp, ok, parse } from '../../shared/http.js';
-import { envelope, pageQuery, ref } from '../../shared/list.js';
+import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
-import { TASK_STATES } from '../model.js';
+import { taskRoutes } from '../contracts/tasks.js';
 import { parseProgress, reportTask } from '../task-callback.js';
 import { getTask, listTasks } from '../tasks.js';
 import { taskJson } from '../views.js';
@@ -25,35 +24,14 @@ const deps = {
   orchestrator: createReleaseOrchestrator(releases),
 };
 
-const listQuery = z.object({
-  ...pageQuery,
-  release: z.optional(ref('RE', 'releases')),
-  task_service: z.optional(ref('TS', 'task-services')),
-  state: z.optional(z.enum(TASK_STATES)),
-});
-// Task services in the wild say "cancelled" for canceled and "initialized" for pending (issue 3, tolerance).
-const ALIASES: Record<string, string> = { cancelled: 'canceled', initialized: 'pending' };
-const reportedState = z.pipe(
-  z.transform((v: unknown) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v)),
-  z.enum(TASK_STATES),
-);
-const patchBody = z.strictObject({
-  state: z.optional(reportedState),
-  progress: z.optional(
-    z.union([z.number(), z.string().check(z.maxLength(20, 'must be at most 20 characters'))]),
-  ),
-});
-
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
   routes: [
     {
-      method: 'GET',
-      path: '/tasks',
-      access: 'read',
+      ...taskRoutes.listTasks,
       handle: async (req) => {
-        const q = parse(listQuery, req.query, 'query');
+        const q = parse(taskRoutes.listTasks.query, req.query, 'query');
         const page = await listTasks(
           deps,
           { releaseId: q.release, taskServiceId: q.task_service, state: q.state },
@@ -64,17 +42,13 @@ export const handler = httpApp({
       },
     },
     {
-      method: 'GET',
-      path: '/tasks/{id}',
-      access: 'read',
+      ...taskRoutes.getTask,
       handle: async (req) => ok(taskJson(await getTask(deps, req.params.id), req.baseUrl)),
     },
     {
-      method: 'PATCH',
-      path: '/tasks/{id}',
-      access: 'service',
+      ...taskRoutes.reportTask,
       handle: async (req) => {
-        const b = parse(patchBody, req.body);
+        const b = parse(taskRoutes.reportTask.body, req.body);
         const progress = b.progress === undefined ? undefined : parseProgress(b.progress);
         const task = await reportTask(deps, req.params.id, { state: b.state, progress }, actorOf(req));
         return ok(taskJson(task, req.baseUrl));

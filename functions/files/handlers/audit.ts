@@ -1,32 +1,22 @@
 import { documentClient } from '../../adapters/aws.js';
 import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
 import { httpApp, ok, parse, type Route } from '../../shared/http.js';
-import { envelope, pageQuery } from '../../shared/list.js';
+import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { queryAudit } from '../audit.js';
 import { filesConfigFromEnv } from '../config.js';
-import { FileId, StudyId } from '../model.js';
+import { auditRoutes } from '../contracts/audit.js';
 import type { FilesDeps } from '../ports.js';
 import { auditJson } from '../views.js';
 
 /** GET /audit?study=<SD_>&file=<SF_>&user=<sub>: who downloaded what, how and when (admins only). */
-const auditQuery = z.object({
-  ...pageQuery,
-  study: z.optional(StudyId),
-  file: z.optional(FileId),
-  user: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
-});
-
 export function routes(deps: Pick<FilesDeps, 'audit'>): Route[] {
   return [
     {
-      method: 'GET',
-      path: '/audit',
-      access: 'admin',
+      ...auditRoutes.listAudit,
       handle: async (req) => {
-        const q = parse(auditQuery, req.query, 'query');
+        const q = parse(auditRoutes.listAudit.query, req.query, 'query');
         const list = await queryAudit(
           deps,
           callerOf(req.principal),

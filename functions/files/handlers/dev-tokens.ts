@@ -4,26 +4,22 @@ import { type Clock, systemClock } from '../../shared/clock.js';
 import { empty, httpApp, ok, parse, type Route } from '../../shared/http.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
+import { devTokenRoutes } from '../contracts/dev-tokens.js';
 import { createDevToken, deleteDevToken, listDevTokens } from '../dev-tokens.js';
-import { pageOf, requestInfo } from '../http.js';
-import { DevTokenName } from '../model.js';
+import { requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
 import { devTokenJson } from '../views.js';
 
 /** Developer download tokens (admins only): POST /developer-tokens, GET /developer-tokens, DELETE /developer-tokens/<name>. */
-const createBody = z.strictObject({ name: DevTokenName });
 
 export function routes(deps: Pick<FilesDeps, 'devTokens' | 'clock'>): Route[] {
   return [
     {
-      method: 'POST',
-      path: '/developer-tokens',
-      access: 'admin',
+      ...devTokenRoutes.createDevToken,
       handle: async (req) => {
-        const { name } = parse(createBody, req.body);
+        const { name } = parse(devTokenRoutes.createDevToken.body, req.body);
         const { record, secret } = await createDevToken(
           deps,
           callerOf(req.principal),
@@ -34,20 +30,16 @@ export function routes(deps: Pick<FilesDeps, 'devTokens' | 'clock'>): Route[] {
       },
     },
     {
-      method: 'GET',
-      path: '/developer-tokens',
-      access: 'admin',
+      ...devTokenRoutes.listDevTokens,
       handle: async (req) => {
-        const page = pageOf(req);
+        const page = parse(devTokenRoutes.listDevTokens.query, req.query, 'query');
         const list = await listDevTokens(deps, callerOf(req.principal), page);
         const results = list.items.map((t) => devTokenJson(t));
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, page, list.count, results));
       },
     },
     {
-      method: 'DELETE',
-      path: '/developer-tokens/{name}',
-      access: 'admin',
+      ...devTokenRoutes.deleteDevToken,
       handle: async (req) => {
         await deleteDevToken(deps, callerOf(req.principal), req.params.name, requestInfo(req));
         return empty();

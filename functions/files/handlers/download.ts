@@ -11,8 +11,9 @@ import { MethodNotAllowedError } from '../../shared/errors.js';
 import { httpApp, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';
+import { downloadRoutes } from '../contracts/downloads.js';
 import { download } from '../downloads.js';
-import { pathVariants, presented, requestInfo } from '../http.js';
+import { presented, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
 import { tokenKind } from '../tokens.js';
 
@@ -23,10 +24,8 @@ import { tokenKind } from '../tokens.js';
 const NO_STORE = { 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' };
 
 export function routes(deps: Parameters<typeof download>[0]): Route[] {
-  return pathVariants('/download').map(({ path }) => ({
-    method: 'GET',
-    path,
-    access: 'optional',
+  return Object.values(downloadRoutes).map((contract) => ({
+    ...contract,
     handle: async (req) => {
       const cred = presented(req);
       // A HEAD must not spend a single-use link (link previews and prefetchers send them).

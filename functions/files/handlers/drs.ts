@@ -7,11 +7,10 @@ import { bearerToken, type TokenVerifier } from '../../shared/auth.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { NotFoundError } from '../../shared/errors.js';
 import { httpApp, ok, parse, type Request, type Route } from '../../shared/http.js';
-import { LIMITS, list, text } from '../../shared/limits.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
+import { drsRoutes } from '../contracts/drs.js';
 import type { Presented } from '../downloads.js';
 import {
   authenticate,
@@ -40,26 +39,6 @@ import { tokenKind } from '../tokens.js';
  * `Origin` and `Access-Control-Request-Method`) is a different request: where the HTTP layer answers preflights, it
  * does so before routing, and only a plain OPTIONS reaches these routes.
  */
-export const DRS_PREFIX = '/ga4gh/drs/v1';
-
-// Every string and list is bounded (functions/shared/limits.ts). The number of ids of a bulk request is not a zod
-// maximum: DRS answers more than maxBulkRequestLength with a 413, which the use case decides (drs.ts).
-const passports = z.optional(list(text(LIMITS.drsPassport), LIMITS.drsPassports));
-const objectId = text(LIMITS.drsObjectId).check(z.minLength(1));
-const accessId = text(LIMITS.drsAccessId).check(z.minLength(1));
-const objectBody = z.strictObject({ expand: z.optional(z.boolean()), passports });
-const accessBody = z.strictObject({ passports });
-const bulkObjectsBody = z.strictObject({ bulk_object_ids: z.array(objectId), passports });
-const bulkAccessBody = z.strictObject({
-  bulk_object_access_ids: z.array(
-    z.strictObject({ bulk_object_id: objectId, bulk_access_ids: z.optional(z.array(accessId)) }),
-  ),
-  passports,
-});
-const bulkOptionsBody = z.strictObject({ bulk_object_ids: z.optional(z.array(objectId)) });
-/** `?expand` is accepted (and has no bundle to expand: every object is a single blob). */
-const expandQuery = z.object({ expand: z.optional(z.enum(['true', 'false'])) });
-
 /** The credential presented: `?token=` or `Authorization: Token` as on downloads, `Bearer sfdt_…`, or a JWT. */
 async function credentialOf(req: Request, verifier: TokenVerifier): Promise<Presented> {
   const given = presented(req);
@@ -80,22 +59,17 @@ export function routes(deps: DrsDeps, verifier: TokenVerifier, issuer: string): 
     const passportsGiven = typeof body === 'object' && body !== null && 'passports' in body;
     return authenticate(deps, await credentialOf(req, verifier), { passports: passportsGiven });
   };
-  const route = (method: Route['method'], path: string, handle: Route['handle']): Route => ({
-    method,
-    path: `${DRS_PREFIX}${path}`,
-    access: 'public',
-    handle,
-  });
+  const c = drsRoutes;
 
   const object = async (req: Request) => {
     const who = await caller(req);
-    parse(expandQuery, req.query, 'query');
-    if (req.method === 'POST') parse(objectBody, req.body);
+    parse(c.getObject.query, req.query, 'query');
+    if (req.method === 'POST') parse(c.postObject.body, req.body);
     return ok(await getObject(deps, who, req.params.object_id, context(req)));
   };
   const access = async (req: Request) => {
     const who = await caller(req);
-    if (req.method === 'POST') parse(accessBody, req.body);
+    if (req.method === 'POST') parse(c.postAccessURL.body, req.body);
     const url = await getAccessUrl(
       deps,
       who,
@@ -108,45 +82,57 @@ export function routes(deps: DrsDeps, verifier: TokenVerifier, issuer: string): 
   };
 
   return [
-    route('GET', '/service-info', async () => ok(await serviceInfo(deps))),
+    { ...c.getServiceInfo, handle: async () => ok(await serviceInfo(deps)) },
     // Listed before /objects/{object_id}, which would otherwise take "access" for an object id.
-    route('POST', '/objects/access', async (req) => {
-      const who = await caller(req);
-      const body = parse(bulkAccessBody, req.body);
-      const out = await bulkAccessUrls(
-        deps,
-        who,
-        body.bulk_object_access_ids,
-        context(req),
-        requestInfo(req),
-      );
-      return ok(bulkJson(out, 'resolved_drs_object_access_urls'), NO_STORE);
-    }),
-    route('POST', '/objects', async (req) => {
-      const who = await caller(req);
-      parse(expandQuery, req.query, 'query');
-      const body = parse(bulkObjectsBody, req.body);
-      return ok(
-        bulkJson(await bulkObjects(deps, who, body.bulk_object_ids, context(req)), 'resolved_drs_object'),
-      );
-    }),
-    route('OPTIONS', '/objects', async (req) => {
-      const ctx = context(req);
-      const body = parse(bulkOptionsBody, req.body);
-      if (!body.bulk_object_ids) return ok(authorizations(ctx));
-      const out = bulkAuthorizations(deps, body.bulk_object_ids, ctx);
-      return ok({ ...authorizations(ctx), ...bulkJson(out, 'resolved_drs_object') });
-    }),
-    route('GET', '/objects/{object_id}', object),
-    route('POST', '/objects/{object_id}', object),
-    route('OPTIONS', '/objects/{object_id}', async (req) => {
-      const ctx = context(req);
-      const id = req.params.object_id;
-      if (!isObjectIdShape(id, ctx.host)) throw new NotFoundError(`No DRS object ${id}`);
-      return ok({ drs_object_id: id, ...authorizations(ctx) });
-    }),
-    route('GET', '/objects/{object_id}/access/{access_id}', access),
-    route('POST', '/objects/{object_id}/access/{access_id}', access),
+    {
+      ...c.getBulkAccessUrls,
+      handle: async (req) => {
+        const who = await caller(req);
+        const body = parse(c.getBulkAccessUrls.body, req.body);
+        const out = await bulkAccessUrls(
+          deps,
+          who,
+          body.bulk_object_access_ids,
+          context(req),
+          requestInfo(req),
+        );
+        return ok(bulkJson(out, 'resolved_drs_object_access_urls'), NO_STORE);
+      },
+    },
+    {
+      ...c.getBulkObjects,
+      handle: async (req) => {
+        const who = await caller(req);
+        parse(c.getBulkObjects.query, req.query, 'query');
+        const body = parse(c.getBulkObjects.body, req.body);
+        return ok(
+          bulkJson(await bulkObjects(deps, who, body.bulk_object_ids, context(req)), 'resolved_drs_object'),
+        );
+      },
+    },
+    {
+      ...c.optionsBulkObject,
+      handle: async (req) => {
+        const ctx = context(req);
+        const body = parse(c.optionsBulkObject.body, req.body);
+        if (!body.bulk_object_ids) return ok(authorizations(ctx));
+        const out = bulkAuthorizations(deps, body.bulk_object_ids, ctx);
+        return ok({ ...authorizations(ctx), ...bulkJson(out, 'resolved_drs_object') });
+      },
+    },
+    { ...c.getObject, handle: object },
+    { ...c.postObject, handle: object },
+    {
+      ...c.optionsObject,
+      handle: async (req) => {
+        const ctx = context(req);
+        const id = req.params.object_id;
+        if (!isObjectIdShape(id, ctx.host)) throw new NotFoundError(`No DRS object ${id}`);
+        return ok({ drs_object_id: id, ...authorizations(ctx) });
+      },
+    },
+    { ...c.getAccessURL, handle: access },
+    { ...c.postAccessURL, handle: access },
   ];
 }
 

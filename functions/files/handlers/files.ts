@@ -9,17 +9,16 @@ import { empty, httpApp, ok, parse, type Request, type Route } from '../../share
 import { isId } from '../../shared/ids.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVersions } from '../catalog.js';
 import { filesConfigFromEnv } from '../config.js';
-import { pageOf, requestInfo } from '../http.js';
+import { fileRoutes } from '../contracts/files.js';
+import { requestInfo } from '../http.js';
 import type { FilesDeps, UploadVerification } from '../ports.js';
 import {
   confirmUpload,
   createFile,
   createVersion,
-  MAX_PARTS,
   refreshUploadUrls,
   type UploadStarted,
 } from '../uploads.js';
@@ -29,53 +28,6 @@ import { fileJson, versionJson } from '../views.js';
  * Files and versions: list, read, upload (create + presigned PUT or multipart, then confirm) and delete.
  * Routes are listed in docs/files.md.
  */
-const fileName = z.string().check(
-  z.minLength(1),
-  z.maxLength(1000),
-  z.refine(
-    (s) => ![...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f || c === '/' || c === '\\'),
-    'must be a plain file name (no path, no control characters)',
-  ),
-);
-const upload = {
-  file_name: fileName,
-  size: z.number().check(z.int(), z.nonnegative()),
-  sha256: z.string().check(z.regex(/^[0-9a-fA-F]{64}$/, 'must be the hex SHA-256 of the file')),
-  content_type: z.optional(
-    z
-      .string()
-      .check(
-        z.maxLength(255),
-        z.regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/csv'),
-      ),
-  ),
-};
-const newFileBody = z.strictObject({
-  ...upload,
-  name: z.optional(z.string().check(z.minLength(1), z.maxLength(1000))),
-  description: z.optional(z.nullable(z.string().check(z.maxLength(10_000)))),
-});
-const newVersionBody = z.strictObject(upload);
-const confirmBody = z.strictObject({
-  parts: z.optional(
-    z
-      .array(
-        z.strictObject({
-          part_number: z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PARTS)),
-          etag: z.string().check(z.minLength(1), z.maxLength(200, 'must be at most 200 characters')),
-        }),
-      )
-      .check(z.minLength(1), z.maxLength(MAX_PARTS, `must have at most ${MAX_PARTS} items`)),
-  ),
-});
-const uploadUrlsBody = z.strictObject({
-  part_numbers: z.optional(
-    z
-      .array(z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PARTS)))
-      .check(z.minLength(1), z.maxLength(100)),
-  ),
-});
-
 /** A path id of the wrong shape names nothing: 404, after authentication like any other unknown id. */
 function pathId(req: Request, name: 'studyId' | 'fileId' | 'versionId'): string {
   const prefix = name === 'studyId' ? 'SD' : name === 'fileId' ? 'SF' : 'FV';
@@ -104,60 +56,48 @@ type FilesRouteDeps = Pick<FilesDeps, 'config' | 'clock' | 'files' | 'store' | '
 export function routes(deps: FilesRouteDeps): Route[] {
   return [
     {
-      method: 'GET',
-      path: '/studies/{studyId}/files',
-      access: 'read',
+      ...fileRoutes.listStudyFiles,
       handle: async (req) => {
-        const page = pageOf(req);
+        const page = parse(fileRoutes.listStudyFiles.query, req.query, 'query');
         const list = await listStudyFiles(deps, callerOf(req.principal), pathId(req, 'studyId'), page);
         const results = list.items.map((f) => fileJson(req.baseUrl, f));
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, page, list.count, results));
       },
     },
     {
-      method: 'POST',
-      path: '/studies/{studyId}/files',
-      access: 'read',
+      ...fileRoutes.createFile,
       handle: async (req) => {
         const studyId = pathId(req, 'studyId');
-        const body = parse(newFileBody, req.body);
+        const body = parse(fileRoutes.createFile.body, req.body);
         return started(req, await createFile(deps, callerOf(req.principal), studyId, body, requestInfo(req)));
       },
     },
     {
-      method: 'GET',
-      path: '/files/{fileId}',
-      access: 'read',
+      ...fileRoutes.getFile,
       handle: async (req) =>
         ok(fileJson(req.baseUrl, await getFile(deps, callerOf(req.principal), pathId(req, 'fileId')))),
     },
     {
-      method: 'DELETE',
-      path: '/files/{fileId}',
-      access: 'admin',
+      ...fileRoutes.deleteFile,
       handle: async (req) => {
         await deleteFile(deps, callerOf(req.principal), pathId(req, 'fileId'), requestInfo(req));
         return empty();
       },
     },
     {
-      method: 'GET',
-      path: '/files/{fileId}/versions',
-      access: 'read',
+      ...fileRoutes.listVersions,
       handle: async (req) => {
-        const page = pageOf(req);
+        const page = parse(fileRoutes.listVersions.query, req.query, 'query');
         const list = await listVersions(deps, callerOf(req.principal), pathId(req, 'fileId'), page);
         const results = list.items.map((v) => versionJson(req.baseUrl, v));
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, page, list.count, results));
       },
     },
     {
-      method: 'POST',
-      path: '/files/{fileId}/versions',
-      access: 'read',
+      ...fileRoutes.createVersion,
       handle: async (req) => {
         const fileId = pathId(req, 'fileId');
-        const body = parse(newVersionBody, req.body);
+        const body = parse(fileRoutes.createVersion.body, req.body);
         return started(
           req,
           await createVersion(deps, callerOf(req.principal), fileId, body, requestInfo(req)),
@@ -165,9 +105,7 @@ export function routes(deps: FilesRouteDeps): Route[] {
       },
     },
     {
-      method: 'GET',
-      path: '/files/{fileId}/versions/{versionId}',
-      access: 'read',
+      ...fileRoutes.getVersion,
       handle: async (req) => {
         const v = await getVersion(
           deps,
@@ -179,9 +117,7 @@ export function routes(deps: FilesRouteDeps): Route[] {
       },
     },
     {
-      method: 'DELETE',
-      path: '/files/{fileId}/versions/{versionId}',
-      access: 'admin',
+      ...fileRoutes.deleteVersion,
       handle: async (req) => {
         const [fileId, versionId] = [pathId(req, 'fileId'), pathId(req, 'versionId')];
         await deleteVersion(deps, callerOf(req.principal), fileId, versionId, requestInfo(req));
@@ -189,12 +125,10 @@ export function routes(deps: FilesRouteDeps): Route[] {
       },
     },
     {
-      method: 'POST',
-      path: '/files/{fileId}/versions/{versionId}/confirm',
-      access: 'read',
+      ...fileRoutes.confirmUpload,
       handle: async (req) => {
         const [fileId, versionId] = [pathId(req, 'fileId'), pathId(req, 'versionId')];
-        const body = parse(confirmBody, req.body);
+        const body = parse(fileRoutes.confirmUpload.body, req.body);
         const v = await confirmUpload(
           deps,
           callerOf(req.principal),
@@ -208,12 +142,10 @@ export function routes(deps: FilesRouteDeps): Route[] {
       },
     },
     {
-      method: 'POST',
-      path: '/files/{fileId}/versions/{versionId}/upload-urls',
-      access: 'read',
+      ...fileRoutes.refreshUploadUrls,
       handle: async (req) => {
         const [fileId, versionId] = [pathId(req, 'fileId'), pathId(req, 'versionId')];
-        const body = parse(uploadUrlsBody, req.body);
+        const body = parse(fileRoutes.refreshUploadUrls.body, req.body);
         return ok(
           await refreshUploadUrls(deps, callerOf(req.principal), fileId, versionId, body.part_numbers),
         );

@@ -8,28 +8,19 @@ import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/s
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, parse, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
+import { graphqlRoutes } from '../contracts/graphql.js';
 import { type GraphqlContext, runGraphql } from '../graphql.js';
 import { requestInfo } from '../http.js';
 
 /** POST /graphql: the bearer JWT (if any) is verified by httpApp; each resolver decides what the caller may do. */
-const body = z.strictObject({
-  query: z.string().check(z.minLength(1), z.maxLength(20_000)),
-  variables: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
-  operationName: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
-  extensions: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
-});
-
 export function routes(deps: GraphqlContext['deps']): Route[] {
   return [
     {
-      method: 'POST',
-      path: '/graphql',
-      access: 'optional',
+      ...graphqlRoutes.graphql,
       handle: async (req) => {
-        const request = parse(body, req.body);
+        const request = parse(graphqlRoutes.graphql.body, req.body);
         const ctx = { deps, caller: callerOf(req.principal), baseUrl: req.baseUrl, info: requestInfo(req) };
         return runGraphql(request, ctx, req.requestId);
       },

@@ -7,37 +7,31 @@ import {
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, ok, parse, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
 import { filesConfigFromEnv } from '../config.js';
+import { signedUrlRoutes } from '../contracts/downloads.js';
 import { mintSignedUrl } from '../downloads.js';
-import { pathVariants, presented, requestInfo } from '../http.js';
+import { presented, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
 
 /**
  * POST (or GET) /signed-url/study/<sid>/files/<fid>[/version/<vid>] (also file/ and study_id/): the same
  * authorization as a download; answers {"url", "expires_at"} with an absolute, version-pinned, single-use URL.
  */
-const noBody = z.strictObject({});
-
 export function routes(deps: Parameters<typeof mintSignedUrl>[0]): Route[] {
-  return pathVariants('/signed-url').flatMap(({ path }) =>
-    (['POST', 'GET'] as const).map(
-      (method): Route => ({
-        method,
-        path,
-        access: 'optional',
-        handle: async (req) => {
-          if (req.body !== undefined) parse(noBody, req.body);
-          const target = {
-            studyId: req.params.studyId,
-            fileId: req.params.fileId,
-            versionId: req.params.versionId,
-          };
-          const signed = await mintSignedUrl(deps, presented(req), target, req.baseUrl, requestInfo(req));
-          return ok({ url: signed.url, expires_at: signed.expires_at }, { 'Cache-Control': 'no-store' });
-        },
-      }),
-    ),
+  return Object.values(signedUrlRoutes).map(
+    (contract): Route => ({
+      ...contract,
+      handle: async (req) => {
+        if (contract.body && req.body !== undefined) parse(contract.body, req.body);
+        const target = {
+          studyId: req.params.studyId,
+          fileId: req.params.fileId,
+          versionId: req.params.versionId,
+        };
+        const signed = await mintSignedUrl(deps, presented(req), target, req.baseUrl, requestInfo(req));
+        return ok({ url: signed.url, expires_at: signed.expires_at }, { 'Cache-Control': 'no-store' });
+      },
+    }),
   );
 }
 

@@ -24,6 +24,7 @@ import { loadHandlerModule } from '../../../local/handlers.js';
 import { createLocalApi } from '../../../local/http-server.js';
 import { type LocalLambda, startLocalLambda } from '../../../local/lambda.js';
 import { startTestIdp, type TestIdp } from '../../helpers/auth.js';
+import { recordExchange } from '../../helpers/contract.js';
 import { useLocalS3 } from '../../helpers/s3rver.js';
 import { useLocalTables } from '../../helpers/tables.js';
 
@@ -170,6 +171,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
       }>(entry);
       return mod.createHandler ? mod.createHandler(clock) : mod.handler;
     },
+    observe: recordExchange('files'),
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -24,7 +24,16 @@ import {
  * only when the test lets it, which is how those calls are caught in flight.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'kill-drill-'));
-const PORTS = ['COORDINATOR_PORT', 'FILES_PORT', 'IDP_PORT', 'S3_PORT', 'SFN_PORT', 'DYNAMODB_PORT'];
+// UI_PORT too: the default (3005) may belong to a stack someone is running.
+const PORTS = [
+  'COORDINATOR_PORT',
+  'FILES_PORT',
+  'IDP_PORT',
+  'S3_PORT',
+  'SFN_PORT',
+  'DYNAMODB_PORT',
+  'UI_PORT',
+];
 const ENV = {
   POLL_SECONDS: '1',
   // Long enough that the held publish and cancel calls are still in flight when the stack dies.

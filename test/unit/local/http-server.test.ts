@@ -18,6 +18,7 @@ async function serve(
       {
         name: 'Things',
         entry: 'things.ts',
+        routes: {},
         paths: ['/things', '/things/{id}'],
         tables: {},
         bearerOnly: true,

@@ -1,0 +1,24 @@
+/**
+ * `npm run openapi`: writes openapi/coordinator.json and openapi/files.json from the route contracts
+ * (lib/openapi/generate.ts) and the TypeScript types of both (cli/generated/*.ts, openapi-typescript). The files are
+ * committed; test/unit/openapi/documents.test.ts fails when they are stale, so run this after changing a contract.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { API_DESCRIPTIONS } from '../lib/openapi/apis.js';
+import { documentText, generateDocument, packageVersion } from '../lib/openapi/generate.js';
+import { typesOf } from '../lib/openapi/types.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+for (const api of API_DESCRIPTIONS) {
+  const doc = generateDocument(api, packageVersion());
+  const docFile = join(ROOT, 'openapi', `${api.name}.json`);
+  const typesFile = join(ROOT, 'cli', 'generated', `${api.name}.ts`);
+  mkdirSync(dirname(docFile), { recursive: true });
+  mkdirSync(dirname(typesFile), { recursive: true });
+  writeFileSync(docFile, documentText(doc));
+  writeFileSync(typesFile, await typesOf(doc));
+  const kb = (Buffer.byteLength(documentText(doc)) / 1024).toFixed(0);
+  process.stdout.write(`openapi/${api.name}.json (${kb} KB), cli/generated/${api.name}.ts\n`);
+}

@@ -1,0 +1,107 @@
+import type { Contracts, GroupDoc } from '../../shared/contract.js';
+import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
+import { LIMITS, list, text } from '../../shared/limits.js';
+import { pageQuery, ref } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
+import { RELEASE_STATES } from '../model.js';
+import type { CoordinatorSchemas } from './schemas.js';
+
+/** /releases, /releases/{id}, /releases/{id}/publish. Reads need any valid token; writes need admin. */
+const tags = list(text(LIMITS.tag), LIMITS.tags);
+
+export const releaseRoutes = {
+  listReleases: {
+    method: 'GET',
+    path: '/releases',
+    access: 'read',
+    query: z.object({
+      ...pageQuery,
+      state: z.optional(z.enum(RELEASE_STATES)),
+      /** Beyond the spec: a study's timeline of releases. */
+      study: z.optional(ref('SD', 'studies')),
+    }),
+  },
+  createRelease: {
+    method: 'POST',
+    path: '/releases',
+    access: 'admin',
+    body: z.strictObject({
+      name: text(LIMITS.name).check(z.minLength(1)),
+      description: z._default(text(LIMITS.description), ''),
+      is_major: z._default(z.boolean(), false),
+      author: z.optional(text(LIMITS.author)),
+      tags: z._default(tags, []),
+      studies: list(ref('SD', 'studies'), LIMITS.studies).check(
+        z.minLength(1, 'at least one study is required'),
+      ),
+    }),
+  },
+  getRelease: { method: 'GET', path: '/releases/{id}', access: 'read' },
+  updateRelease: {
+    method: 'PATCH',
+    path: '/releases/{id}',
+    access: 'admin',
+    body: z.strictObject({
+      name: z.optional(text(LIMITS.name).check(z.minLength(1))),
+      description: z.optional(text(LIMITS.description)),
+      tags: z.optional(tags),
+    }),
+  },
+  cancelRelease: { method: 'DELETE', path: '/releases/{id}', access: 'admin' },
+  publishRelease: { method: 'POST', path: '/releases/{id}/publish', access: 'admin' },
+} as const satisfies Contracts;
+
+export function releaseDocs(s: CoordinatorSchemas, describe: Describe): GroupDoc<typeof releaseRoutes> {
+  const id = { id: 'The release id (RE_…)' };
+  return {
+    tag: {
+      name: 'Releases',
+      description:
+        'A release runs every enabled task service over a set of studies: initializing, running, staged, ' +
+        'publishing, published (or canceling, canceled, failed). docs/orchestration.md tells how it moves.',
+    },
+    operations: {
+      listReleases: {
+        summary: 'List releases, newest first',
+        queryDocs: {
+          state: 'Only releases in this state',
+          study: "A study's releases (an SD_ id or its URL)",
+        },
+        answers: { 200: pageOf(describe, s.Release) },
+      },
+      createRelease: {
+        summary: 'Create and start a release',
+        description:
+          'Creates the release in state `initializing` with one `pending` task per enabled task service, in one ' +
+          'transaction, and starts its orchestration. Every study must exist in the mirror (a 400 names the ' +
+          'unknown ids).',
+        answers: { 200: s.Release },
+        errors: { 409: 'More task services than one release can hold, or they changed concurrently (retry)' },
+      },
+      getRelease: {
+        summary: 'Read a release with its tasks and notes',
+        params: id,
+        answers: { 200: s.Release },
+      },
+      updateRelease: {
+        summary: 'Rename, describe or tag a release',
+        params: id,
+        answers: { 200: s.Release },
+      },
+      cancelRelease: {
+        summary: 'Cancel a release',
+        description: 'Answers the release in state `canceling`; again while canceling, the same.',
+        params: id,
+        answers: { 200: s.Release },
+        errors: { 409: 'The release is already published, canceled or failed' },
+      },
+      publishRelease: {
+        summary: 'Publish a staged release',
+        description: 'Takes no body. The release goes `publishing`; its task services are told to publish.',
+        params: id,
+        answers: { 200: s.PublishAccepted },
+        errors: { 409: 'The release is not staged' },
+      },
+    },
+  };
+}

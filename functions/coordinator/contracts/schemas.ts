@@ -1,0 +1,109 @@
+import { type Describe, errorSchema } from '../../shared/contracts/schemas.js';
+import * as z from '../../shared/zod.js';
+import { EVENT_SOURCES, EVENT_TYPES, RELEASE_STATES, TASK_STATES } from '../model.js';
+
+/**
+ * The coordinator's JSON answers (functions/coordinator/views.ts builds them), named as they appear in the document.
+ * A function, not constants: only the OpenAPI generator and the contract test call it, so bundles carry none of it.
+ */
+export function coordinatorSchemas(describe: Describe) {
+  const timestamp = describe(z.string(), 'ISO 8601 UTC with microseconds, e.g. 2026-11-26T03:44:38.261369Z');
+  const url = (what: string) => describe(z.string().check(z.url()), `Absolute URL of ${what}`);
+  const nullableUrl = (what: string) =>
+    describe(z.nullable(z.string().check(z.url())), `Absolute URL of ${what}`);
+  const ident = (prefix: string) => ({
+    item_id: describe(z.string(), `The id (${prefix}_…)`),
+    kf_id: describe(z.string(), 'The same id, under the name Kids First clients read'),
+  });
+
+  const TaskService = z.strictObject({
+    ...ident('TS'),
+    name: z.string(),
+    description: z.string(),
+    author: z.string(),
+    url: describe(z.string(), 'Base address of the service, without a trailing slash'),
+    enabled: describe(z.boolean(), 'Only enabled services get tasks of new releases'),
+    health_status: describe(
+      z.string(),
+      '`ok`, or `down` after HEALTH_FAILURES failed health checks in a row',
+    ),
+    last_ok_status: describe(
+      z.number().check(z.int(), z.nonnegative()),
+      'Consecutive failed health checks since the last good one',
+    ),
+    client_id: describe(
+      z.nullable(z.string()),
+      'The OAuth client whose tokens act for this service; null: any service token may',
+    ),
+    created_at: timestamp,
+  });
+  const Task = z.strictObject({
+    ...ident('TA'),
+    state: z.enum(TASK_STATES),
+    progress: z.number().check(z.int(), z.minimum(0), z.maximum(100)),
+    release: url('its release'),
+    task_service: url('its task service'),
+    created_at: timestamp,
+    service_name: describe(z.string(), "The task service's name when the task was created"),
+  });
+  const ReleaseNote = z.strictObject({
+    ...ident('RN'),
+    description: z.string(),
+    author: z.string(),
+    created_at: timestamp,
+    release: nullableUrl('the release it describes'),
+    study: nullableUrl('the study it is about'),
+  });
+  const Release = z.strictObject({
+    ...ident('RE'),
+    name: z.string(),
+    description: z.string(),
+    notes: describe(z.array(ReleaseNote), 'Oldest first'),
+    state: z.enum(RELEASE_STATES),
+    studies: describe(z.array(z.string()), 'Bare study ids (SD_…), in request order'),
+    tasks: describe(z.array(Task), 'One per task service enabled when the release was created'),
+    version: describe(z.string(), 'Three-part version; provisional until the release is published'),
+    created_at: timestamp,
+    tags: z.array(z.string()),
+    author: z.string(),
+    is_major: z.boolean(),
+  });
+  const Event = z.strictObject({
+    ...ident('EV'),
+    event_type: z.enum(EVENT_TYPES),
+    message: z.string(),
+    release: nullableUrl('the release it is about'),
+    task_service: nullableUrl('the task service it is about'),
+    task: nullableUrl('the task it is about'),
+    source: describe(
+      z.enum(EVENT_SOURCES),
+      'Written by the coordinator itself, or by a client (POST /events)',
+    ),
+    created_at: timestamp,
+  });
+  const Study = z.strictObject({
+    ...ident('SD'),
+    name: z.string(),
+    version: z.nullable(z.string()),
+    visible: z.boolean(),
+    last_pub_version: z.nullable(z.string()),
+    last_pub_date: z.nullable(z.string()),
+    deleted: describe(z.boolean(), 'The study has left the source'),
+    created_at: z.nullable(z.string()),
+  });
+  const PublishAccepted = z.strictObject({
+    message: describe(z.string(), 'release RE_… is publishing'),
+  });
+  return {
+    Error: errorSchema(describe),
+    TaskService,
+    Task,
+    ReleaseNote,
+    Release,
+    Event,
+    Study,
+    PublishAccepted,
+  };
+}
+
+export type CoordinatorSchemas = ReturnType<typeof coordinatorSchemas>;

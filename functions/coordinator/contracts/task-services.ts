@@ -1,0 +1,92 @@
+import type { Contracts, GroupDoc } from '../../shared/contract.js';
+import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
+import { LIMITS, text } from '../../shared/limits.js';
+import { boolQuery, pageQuery } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
+import type { CoordinatorSchemas } from './schemas.js';
+
+/** /task-services and /task-services/{id}. Reads need any valid token; writes need admin. */
+const clientId = text(LIMITS.clientId).check(z.minLength(1, 'must not be empty'));
+
+export const taskServiceRoutes = {
+  listTaskServices: {
+    method: 'GET',
+    path: '/task-services',
+    access: 'read',
+    query: z.object({ ...pageQuery, enabled: z.optional(boolQuery) }),
+  },
+  createTaskService: {
+    method: 'POST',
+    path: '/task-services',
+    access: 'admin',
+    body: z.strictObject({
+      name: text(LIMITS.name).check(z.minLength(1)),
+      description: z._default(text(LIMITS.description), ''),
+      author: z._default(text(LIMITS.author), ''),
+      url: text(LIMITS.url).check(z.minLength(1)),
+      enabled: z._default(z.boolean(), true),
+      /** The OAuth client (or subject) whose tokens act for this service. */
+      client_id: z.nullish(clientId),
+    }),
+  },
+  getTaskService: { method: 'GET', path: '/task-services/{id}', access: 'read' },
+  updateTaskService: {
+    method: 'PATCH',
+    path: '/task-services/{id}',
+    access: 'admin',
+    body: z.strictObject({
+      name: z.optional(text(LIMITS.name).check(z.minLength(1))),
+      description: z.optional(text(LIMITS.description)),
+      author: z.optional(text(LIMITS.author)),
+      url: z.optional(text(LIMITS.url).check(z.minLength(1))),
+      enabled: z.optional(z.boolean()),
+      /** null unbinds the service. */
+      client_id: z.nullish(clientId),
+    }),
+  },
+  deleteTaskService: { method: 'DELETE', path: '/task-services/{id}', access: 'admin' },
+} as const satisfies Contracts;
+
+export function taskServiceDocs(
+  s: CoordinatorSchemas,
+  describe: Describe,
+): GroupDoc<typeof taskServiceRoutes> {
+  const id = { id: 'The task service id (TS_…)' };
+  const probe =
+    "Registering (and a change of `url`) first calls `GET {url}/status` with the coordinator's own token; only a " +
+    '200 whose body is a JSON object with a string `name` passes, anything else is a 400 naming `url`.';
+  return {
+    tag: {
+      name: 'Task services',
+      description:
+        'The services that perform each release (staging, publishing, ...); see docs/task-service-api.md.',
+    },
+    operations: {
+      listTaskServices: {
+        summary: 'List task services',
+        queryDocs: { enabled: 'Only enabled (True/true) or disabled (False/false) services' },
+        answers: { 200: pageOf(describe, s.TaskService) },
+      },
+      createTaskService: {
+        summary: 'Register a task service',
+        description: probe,
+        answers: { 200: s.TaskService },
+        errors: { 503: "The coordinator could not get its own token to call the service's /status" },
+      },
+      getTaskService: { summary: 'Read a task service', params: id, answers: { 200: s.TaskService } },
+      updateTaskService: {
+        summary: 'Change a task service',
+        description: probe,
+        params: id,
+        answers: { 200: s.TaskService },
+        errors: { 503: "The coordinator could not get its own token to call the service's /status" },
+      },
+      deleteTaskService: {
+        summary: 'Remove a task service',
+        params: id,
+        answers: { 200: { description: 'Removed; the body is empty' } },
+        errors: { 409: 'One of its tasks belongs to a release that is not finished' },
+      },
+    },
+  };
+}

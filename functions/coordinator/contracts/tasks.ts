@@ -1,0 +1,69 @@
+import type { Contracts, GroupDoc } from '../../shared/contract.js';
+import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
+import { pageQuery, ref } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
+import { TASK_STATES } from '../model.js';
+import type { CoordinatorSchemas } from './schemas.js';
+
+/** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */
+
+// Task services in the wild say "cancelled" for canceled and "initialized" for pending (issue 3, tolerance).
+const ALIASES: Record<string, string> = { cancelled: 'canceled', initialized: 'pending' };
+const reportedState = z.pipe(
+  z.transform((v: unknown) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v)),
+  z.enum(TASK_STATES),
+);
+
+export const taskRoutes = {
+  listTasks: {
+    method: 'GET',
+    path: '/tasks',
+    access: 'read',
+    query: z.object({
+      ...pageQuery,
+      release: z.optional(ref('RE', 'releases')),
+      task_service: z.optional(ref('TS', 'task-services')),
+      state: z.optional(z.enum(TASK_STATES)),
+    }),
+  },
+  getTask: { method: 'GET', path: '/tasks/{id}', access: 'read' },
+  reportTask: {
+    method: 'PATCH',
+    path: '/tasks/{id}',
+    access: 'service',
+    body: z.strictObject({
+      state: z.optional(reportedState),
+      progress: z.optional(
+        z.union([z.number(), z.string().check(z.maxLength(20, 'must be at most 20 characters'))]),
+      ),
+    }),
+  },
+} as const satisfies Contracts;
+
+export function taskDocs(s: CoordinatorSchemas, describe: Describe): GroupDoc<typeof taskRoutes> {
+  const id = { id: 'The task id (TA_…)' };
+  return {
+    tag: { name: 'Tasks', description: 'One per task service and release; task services report on them.' },
+    operations: {
+      listTasks: {
+        summary: 'List tasks, newest first',
+        queryDocs: {
+          state: 'Only tasks in this state',
+          task_service: "A task service's tasks (TS_ id or URL)",
+        },
+        answers: { 200: pageOf(describe, s.Task) },
+      },
+      getTask: { summary: 'Read a task', params: id, answers: { 200: s.Task } },
+      reportTask: {
+        summary: 'Report a task’s state or progress (task services)',
+        description:
+          '`progress` is an integer or a percent string ("50%"), 0 to 100; `cancelled` reads as `canceled` and ' +
+          '`initialized` as `pending`. A task service bound to a client may report only its own tasks (403). ' +
+          'A `failed` or `canceled` task takes its release with it.',
+        params: id,
+        answers: { 200: s.Task },
+        errors: { 409: 'The change of state is not allowed, or was overtaken by a concurrent one (retry)' },
+      },
+    },
+  };
+}

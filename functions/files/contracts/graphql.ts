@@ -1,0 +1,39 @@
+import type { Contracts, GroupDoc } from '../../shared/contract.js';
+import * as z from '../../shared/zod.js';
+import type { FilesSchemas } from './schemas.js';
+
+/** POST /graphql: the bearer JWT (if any) is verified by httpApp; each resolver decides what the caller may do. */
+export const graphqlRoutes = {
+  graphql: {
+    method: 'POST',
+    path: '/graphql',
+    access: 'optional',
+    body: z.strictObject({
+      query: z.string().check(z.minLength(1), z.maxLength(20_000)),
+      variables: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+      operationName: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
+      extensions: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+    }),
+  },
+} as const satisfies Contracts;
+
+export function graphqlDocs(s: FilesSchemas): GroupDoc<typeof graphqlRoutes> {
+  return {
+    tag: { name: 'GraphQL', description: 'The same records and actions as GraphQL queries and mutations.' },
+    operations: {
+      graphql: {
+        summary: 'Run a GraphQL operation',
+        description:
+          'Anonymous callers see nothing private; errors of resolvers come back in `errors` with a 200, as ' +
+          'GraphQL does. An unparsable or invalid document is a 400 in the GraphQL shape.',
+        answers: {
+          200: s.GraphqlResponse,
+          400: {
+            description: 'The document does not parse or validate (GraphQL shape), or the body is invalid',
+            schema: z.union([s.GraphqlResponse, s.Error]),
+          },
+        },
+      },
+    },
+  };
+}
