@@ -2,19 +2,21 @@ import { Agent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { AwsHttp, LAMBDA_SERVICE, S3_SERVICE } from './aws-http.js';
+import { S3Http } from './s3-http.js';
 
 /**
- * SDK clients, created once per container. Endpoints and credentials come only from the SDK's own settings
- * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA, AWS_REGION, ...), so the same code runs
- * against AWS, LocalStack or the local emulators. Adapters take a client argument; tests pass their own.
+ * AWS clients, created once per container. Endpoints and credentials come only from the SDK's own settings
+ * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA, AWS_REGION, ...), so
+ * the same code runs against AWS, LocalStack or the local emulators. Adapters take a client argument; tests pass
+ * their own. S3 and Lambda are reached through signed requests (functions/adapters/aws-http.ts) instead of their SDK
+ * clients: the calls made of them need no more, and those clients would double a function bundle.
  */
-const requestHandler = () =>
+export const requestHandler = () =>
   new NodeHttpHandler({
     httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
     httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
@@ -28,15 +30,13 @@ export function documentClient(): DynamoDBDocumentClient {
   return ddb;
 }
 
-let s3: S3Client | undefined;
-export function s3Client(): S3Client {
-  s3 ??= new S3Client({
-    requestHandler: requestHandler(),
-    forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true',
-    // Checksums only where S3 requires them: default CRC32 headers break presigned PUTs from plain clients.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
+let s3: S3Http | undefined;
+/** S3, addressed path-style when S3_FORCE_PATH_STYLE=true (s3rver, MinIO), else as the SDK addresses a bucket. */
+export function s3Http(): S3Http {
+  s3 ??= new S3Http(
+    new AwsHttp(S3_SERVICE, { requestHandler: requestHandler() }),
+    process.env.S3_FORCE_PATH_STYLE === 'true',
+  );
   return s3;
 }
 
@@ -58,8 +58,8 @@ export function eventBridgeClient(): EventBridgeClient {
   return eventBridge;
 }
 
-let lambda: LambdaClient | undefined;
-export function lambdaClient(): LambdaClient {
-  lambda ??= new LambdaClient({ requestHandler: requestHandler() });
+let lambda: AwsHttp | undefined;
+export function lambdaHttp(): AwsHttp {
+  lambda ??= new AwsHttp(LAMBDA_SERVICE, { requestHandler: requestHandler() });
   return lambda;
 }

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { inject } from 'vitest';
-import { documentClient, s3Client } from '../../../functions/adapters/aws.js';
+import { documentClient, s3Http } from '../../../functions/adapters/aws.js';
 import { DynamoAuditLog } from '../../../functions/adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
 import {
@@ -127,7 +127,7 @@ function filesDeps(clock: Clock): FilesDeps {
     devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
     audit: new DynamoAuditLog(doc, config.FILES_TABLE),
     studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
-    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
+    store: new S3ObjectStore(s3Http(), config.FILES_BUCKET),
   };
 }
 
