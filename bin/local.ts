@@ -26,6 +26,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
 import { bundleAll } from '../lib/bundling.js';
@@ -119,7 +120,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function indexActiveReleases(client: DynamoDBClient, prefix: string): Promise<void> {
   const doc = DynamoDBDocumentClient.from(client);
   const tables = tableEnv(prefix);
-  const releases = new DynamoReleaseRepository(doc, {
+  const releases = new DynamoReleaseRepository(new SdkDocuments(doc), {
     coordinator: tables.COORDINATOR_TABLE,
     studies: tables.STUDIES_TABLE,
   });

@@ -7,6 +7,8 @@ import { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { AwsHttp, LAMBDA_SERVICE, S3_SERVICE } from './aws-http.js';
+import type { Documents } from './dynamodb/documents.js';
+import { SdkDocuments } from './dynamodb/sdk-documents.js';
 import { S3Http } from './s3-http.js';
 
 /**
@@ -22,11 +24,14 @@ export const requestHandler = () =>
     httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
   });
 
-let ddb: DynamoDBDocumentClient | undefined;
-export function documentClient(): DynamoDBDocumentClient {
-  ddb ??= DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler: requestHandler() }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+let ddb: Documents | undefined;
+/** DynamoDB for the repositories: the SDK's document client behind the Documents port. */
+export function documentClient(): Documents {
+  ddb ??= new SdkDocuments(
+    DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler: requestHandler() }), {
+      marshallOptions: { removeUndefinedValues: true },
+    }),
+  );
   return ddb;
 }
 

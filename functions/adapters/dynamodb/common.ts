@@ -1,14 +1,13 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConflictError } from '../../shared/errors.js';
+import type { Page } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
 import {
-  type DynamoDBDocumentClient,
+  type Documents,
   QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../shared/errors.js';
-import type { Page } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+} from './documents.js';
 import { assertItemFits } from './item-size.js';
 
 /**
@@ -132,7 +131,7 @@ const TRANSIENT_REASONS = new Set([
  * orchestration retries the step instead of failing the release.
  */
 export async function transact(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   items: LabelledItem[],
   attempts = 8,
 ): Promise<TransactOutcome> {
@@ -143,12 +142,9 @@ export async function transact(
       await doc.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) }));
       return { ok: true };
     } catch (err) {
-      if (
-        !(err instanceof TransactionCanceledException) &&
-        (err as Error)?.name !== 'TransactionCanceledException'
-      )
-        throw err;
-      const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+      // By name, as the SDK and the signed adapter both name it: no class identity crosses adapters or bundles.
+      if ((err as Error)?.name !== 'TransactionCanceledException') throw err;
+      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
       const conditionFailed = reasons
         .map((r, i) =>
           r?.Code === 'ConditionalCheckFailed' ? { kind: items[i].kind, id: items[i].id } : null,
@@ -175,7 +171,7 @@ export async function transact(
  */
 /** A page of one record type's gsi1 partition (the type's list, newest first), narrowed by a filter. */
 export function pagedTypeList(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   table: string,
   type: string,
   filter: Filter,
@@ -194,7 +190,7 @@ export function pagedTypeList(
 }
 
 export async function pagedQuery(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey' | 'Select' | 'ScanIndexForward'>,
   page: Page,
 ): Promise<{ count: number; items: Record<string, unknown>[] }> {
@@ -233,7 +229,7 @@ export async function pagedQuery(
 
 /** Reads every item of a query (all pages). */
 export async function queryAll(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];

@@ -1,4 +1,3 @@
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type CoordinatorEvent, eventSchema, type NewEvent } from '../../coordinator/model.js';
 import type { EventFilters, EventRepository } from '../../coordinator/ports.js';
 import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
@@ -6,6 +5,7 @@ import { ValidationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
 import { decode, Filter, K, type LabelledItem, pagedQuery, putNew, type Tables, transact } from './common.js';
+import { DeleteCommand, type Documents, GetCommand } from './documents.js';
 
 /** Completes a NewEvent with a fresh id and its timestamp. */
 export function materializeEvent(e: NewEvent, clock: Clock): CoordinatorEvent {
@@ -35,7 +35,7 @@ export function eventPut(table: string, e: CoordinatorEvent): LabelledItem {
 
 export class DynamoEventRepository implements EventRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly tables: Tables,
     private readonly clock: Clock = systemClock,
   ) {}

@@ -1,8 +1,8 @@
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { type AuditRecord, auditRecord } from '../../files/model.js';
 import type { AuditLog, Listing } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
 import { decode, Filter, type LabelledItem, pagedQuery } from './common.js';
+import { type Documents, PutCommand } from './documents.js';
 import { FK } from './files-table.js';
 
 /** The stored form of an audit record, for repositories that write one in the same transaction as a change. */
@@ -35,7 +35,7 @@ export function auditPut(table: string, record: AuditRecord): LabelledItem {
  */
 export class DynamoAuditLog implements AuditLog {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 

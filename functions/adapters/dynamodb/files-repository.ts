@@ -1,4 +1,3 @@
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type AuditRecord,
   FileId,
@@ -11,6 +10,7 @@ import type { AddVersionOutcome, CreateFileOutcome, FileRepository, Listing } fr
 import type { Page } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
 import { decode, type LabelledItem, pagedQuery, putNew, queryAll, transact } from './common.js';
+import { type Documents, GetCommand, UpdateCommand } from './documents.js';
 import { auditPut } from './files-audit.js';
 import { FK, TOTALS_SHARDS } from './files-table.js';
 
@@ -29,7 +29,7 @@ const DELETE_ROUNDS = 5;
  */
 export class DynamoFileRepository implements FileRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 

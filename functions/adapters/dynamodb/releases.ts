@@ -1,11 +1,4 @@
 import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import {
   type CoordinatorEvent,
   isTerminalRelease,
   type NewEvent,
@@ -46,6 +39,13 @@ import {
   type Tables,
   transact,
 } from './common.js';
+import {
+  type Documents,
+  GetCommand,
+  QueryCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from './documents.js';
 import { eventPut, materializeEvent } from './events.js';
 import { assertFits, MAX_EXTRA_BYTES, RELEASE_RECORD_BUDGET, valueBytes } from './item-size.js';
 
@@ -83,7 +83,7 @@ function checkExtraSizes(extras: Record<string, unknown> | undefined): void {
  */
 export class DynamoReleaseRepository implements ReleaseRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly tables: Tables,
     private readonly clock: Clock = systemClock,
   ) {}

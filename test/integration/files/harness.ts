@@ -11,6 +11,7 @@ import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
 } from '../../../functions/adapters/dynamodb/files-tokens.js';
+import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoStudyRepository, studyDirectory } from '../../../functions/adapters/dynamodb/studies.js';
 import { S3ObjectStore } from '../../../functions/adapters/s3-store.js';
 import { filesConfigFromEnv } from '../../../functions/files/config.js';
@@ -156,7 +157,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
 
   const raw = localClient(inject('ddbEndpoint'));
   const doc = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
-  const studies = new DynamoStudyRepository(doc, { studies: process.env.STUDIES_TABLE! });
+  const studies = new DynamoStudyRepository(new SdkDocuments(doc), { studies: process.env.STUDIES_TABLE! });
   const [studyA, studyB] = [newId('SD'), newId('SD')];
   for (const id of [studyA, studyB])
     await studies.upsertMirrored({ id, name: `Study ${id}`, version: null, visible: true, createdAt: null });
