@@ -19,8 +19,8 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { requestHandler } from '../functions/adapters/aws.js';
 import { AwsHttp, S3_SERVICE } from '../functions/adapters/aws-http.js';
+import { requestHandler } from '../functions/adapters/request-handler.js';
 import { S3Http } from '../functions/adapters/s3-http.js';
 import { S3ObjectStore } from '../functions/adapters/s3-store.js';
 import { ROOT } from '../local/config.js';

@@ -63,11 +63,19 @@ export interface AwsService {
   signingName: string;
   /** SigV4 encodes the path a second time for every service except S3, which signs it as sent. */
   uriEscapePath: boolean;
+  /** The SDK client's own retry defaults, where they differ from 3 attempts (DynamoDB: 4, from 25 ms). */
+  retry?: { maxAttempts: number; baseDelay: number };
 }
 
 /** The services reached this way. */
 export const S3_SERVICE: AwsService = { id: 'S3', signingName: 's3', uriEscapePath: false };
 export const LAMBDA_SERVICE: AwsService = { id: 'Lambda', signingName: 'lambda', uriEscapePath: true };
+export const DYNAMODB_SERVICE: AwsService = {
+  id: 'DynamoDB',
+  signingName: 'dynamodb',
+  uriEscapePath: true,
+  retry: { maxAttempts: 4, baseDelay: 25 },
+};
 
 export interface AwsHttpOptions {
   region?: string;
@@ -192,14 +200,27 @@ export class AwsHttp {
       uriEscapePath: service.uriEscapePath,
     });
     this.signingConfig = { signer: async () => this.signer, systemClockOffset: 0 };
-    this.retry = resolveRetryConfig({
-      maxAttempts: loadConfig(NODE_MAX_ATTEMPT_CONFIG_OPTIONS),
-      retryMode: loadConfig(NODE_RETRY_MODE_CONFIG_OPTIONS),
-    });
+    const retry = service.retry;
+    this.retry = resolveRetryConfig(
+      {
+        maxAttempts: loadConfig(
+          retry
+            ? { ...NODE_MAX_ATTEMPT_CONFIG_OPTIONS, default: retry.maxAttempts }
+            : NODE_MAX_ATTEMPT_CONFIG_OPTIONS,
+        ),
+        retryMode: loadConfig(NODE_RETRY_MODE_CONFIG_OPTIONS),
+      },
+      retry ? { defaultMaxAttempts: retry.maxAttempts, defaultBaseDelay: retry.baseDelay } : undefined,
+    );
     this.useFips = resolved.useFipsEndpoint;
   }
 
   private readonly useFips: () => Promise<boolean>;
+
+  /** The credentials requests are signed with (an account-based endpoint needs their account id). */
+  identity(): Promise<AwsCredentialIdentity> {
+    return this.credentials();
+  }
 
   /** Region, endpoint and endpoint variants, read once (the SDK reads its configuration once per client, too). */
   settings(): Promise<ServiceSettings> {

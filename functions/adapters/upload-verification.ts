@@ -4,8 +4,8 @@ import { toUtf8 } from '@smithy/core/serde';
 import type { UploadVerification } from '../files/ports.js';
 import { parseEnv } from '../shared/config.js';
 import * as z from '../shared/zod.js';
-import { lambdaHttp } from './aws.js';
 import { type AwsHttp, drain, errorMetadata, type ServiceError, type ServiceSettings } from './aws-http.js';
+import { lambdaHttp } from './aws-signed.js';
 
 /**
  * Hands a confirmed multipart upload to the verification worker (functions/files/handlers/verify-upload.ts) with a

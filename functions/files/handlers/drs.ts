@@ -1,4 +1,5 @@
-import { documentClient, s3Http } from '../../adapters/aws.js';
+import { documentClient } from '../../adapters/aws.js';
+import { s3Http } from '../../adapters/aws-signed.js';
 import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { DynamoDevTokenRepository } from '../../adapters/dynamodb/files-tokens.js';

@@ -1,4 +1,5 @@
-import { documentClient, s3Http } from '../../adapters/aws.js';
+import { documentClient } from '../../adapters/aws.js';
+import { s3Http } from '../../adapters/aws-signed.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';

@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
-import { documentClient, s3Http } from '../../adapters/aws.js';
+import { documentClient } from '../../adapters/aws.js';
+import { s3Http } from '../../adapters/aws-signed.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { type Clock, systemClock } from '../../shared/clock.js';

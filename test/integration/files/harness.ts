@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { inject } from 'vitest';
-import { documentClient, s3Http } from '../../../functions/adapters/aws.js';
+import { documentClient } from '../../../functions/adapters/aws.js';
+import { s3Http } from '../../../functions/adapters/aws-signed.js';
 import { DynamoAuditLog } from '../../../functions/adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
 import {
