@@ -58,6 +58,11 @@ export function s3Address(settings: ServiceSettings, bucket: string, forcePathSt
   return { protocol: 'https:', hostname: host, base: `/${extendedEncodeURIComponent(bucket)}` };
 }
 
+/**
+ * What the SDK's S3 middleware adds that these requests never need: `Expect: 100-continue` goes on bodies of 2 MiB or
+ * more (the largest body here, a CompleteMultipartUpload of 4,000 parts, stays near 1 MiB); region redirects are off
+ * by default; checksums are computed only where S3 requires one (DeleteObjects, s3-store.ts).
+ */
 export interface S3RequestInit {
   /** The object key, or undefined for a request on the bucket itself. */
   key?: string;
