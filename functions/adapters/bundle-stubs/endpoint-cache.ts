@@ -3,7 +3,7 @@
  * (lib/bundling.ts). The DynamoDB client builds an endpoint-discovery cache when it is created, but only a command
  * that carries the endpoint-discovery plugin ever reads it, and none of the SDK's DynamoDB commands does:
  * test/unit/adapters/bundle-stubs.test.ts sends every operation the functions use with discovery switched on and a
- * cache that throws, and would fail the day one needs it. The constructor is inert, as the client calls it; anything
+ * cache that throws, and would fail the day one needs it. Constructing one (the client does) is inert; anything
  * else fails loudly.
  */
 function refuse(): never {
@@ -11,7 +11,6 @@ function refuse(): never {
 }
 
 export class EndpointCache {
-  constructor(_capacity?: number) {}
   getEndpoint(_key: string): string | undefined {
     return refuse();
   }

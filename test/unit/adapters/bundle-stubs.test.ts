@@ -98,7 +98,7 @@ describe('the endpoint-discovery cache stub', () => {
       requestHandler: new RecordingHandler().answer({ body: '{}' }),
     });
     // The stub itself, in place of the cache the client made.
-    (c.config as { endpointCache: unknown }).endpointCache = new EndpointCache(1000);
+    (c.config as { endpointCache: unknown }).endpointCache = new EndpointCache();
     return c;
   };
   const inputs: Record<DocumentOperation, object> = {
