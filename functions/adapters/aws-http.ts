@@ -36,19 +36,21 @@ import type {
 import { defaultProvider } from './lambda-credentials.js';
 
 /**
- * Signed requests to an AWS service without its SDK client, for the few calls a function makes that need no more
- * than a signature: S3 presigned URLs and object requests, Lambda's asynchronous Invoke. A generated SDK client
- * carries the whole service model (S3's is about 130 KB minified, Lambda's 70 KB), and a function bundle must stay
- * small (docs/benchmarks.md, bench:cold).
+ * Signed requests to an AWS service without its SDK client, for calls that need no more than a signature: S3
+ * presigned URLs and object requests, Lambda's asynchronous Invoke, and DynamoDB for the one function whose bundle
+ * cannot carry the SDK's DynamoDB client (FilesGraphql). A generated SDK client carries its whole service model (S3's
+ * is about 130 KB minified, Lambda's 70 KB), and a function bundle must stay under 400 KB (docs/architecture.md,
+ * "Bundle size").
  *
  * Every moving part is the SDK's own, from the packages the SDK clients use: the SigV4 signer (@smithy/signature-v4,
  * driven by the SDK's AwsSdkSigV4Signer, so clock-skew correction is the SDK's), a function's credential chain
- * (functions/adapters/lambda-credentials.ts, which the bundles give every SDK client too), the region, FIPS, dual-stack and endpoint settings read by the SDK's own config loaders (env and
- * shared config files: AWS_REGION, AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, AWS_IGNORE_CONFIGURED_ENDPOINT_URLS,
- * AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT), the standard retry strategy and its error classification
- * (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE), the recursion-detection trace header and the Node HTTP handler. What is ours is
- * only how each request is laid out, and test/unit/adapters/aws-signing.test.ts proves it byte for byte against the
- * SDK clients.
+ * (functions/adapters/lambda-credentials.ts, which the bundles give every SDK client too), the region, FIPS,
+ * dual-stack and endpoint settings read by the SDK's own config loaders (env and shared config files: AWS_REGION,
+ * AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, AWS_IGNORE_CONFIGURED_ENDPOINT_URLS, AWS_USE_FIPS_ENDPOINT,
+ * AWS_USE_DUALSTACK_ENDPOINT), the standard retry strategy and its error classification (AWS_MAX_ATTEMPTS,
+ * AWS_RETRY_MODE), the recursion-detection trace header and the Node HTTP handler. What is ours is how each request
+ * is laid out, and test/unit/adapters/aws-signing.test.ts and dynamodb-signing.test.ts prove it byte for byte against
+ * the SDK clients.
  */
 
 /** The SDK's HTTP handler interface (NodeHttpHandler in functions; a recorder in unit tests). */

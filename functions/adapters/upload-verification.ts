@@ -1,5 +1,10 @@
 import { partition } from '@aws-sdk/core/client';
-import { extendedEncodeURIComponent, HttpRequest, type HttpResponse } from '@smithy/core/protocols';
+import {
+  extendedEncodeURIComponent,
+  HttpRequest,
+  type HttpResponse,
+  loadRestJsonErrorCode,
+} from '@smithy/core/protocols';
 import { toUtf8 } from '@smithy/core/serde';
 import type { UploadVerification } from '../files/ports.js';
 import { parseEnv } from '../shared/config.js';
@@ -61,7 +66,10 @@ export function lambdaEndpoint(settings: ServiceSettings): URL {
   return new URL(`https://lambda${useFipsEndpoint ? '-fips' : ''}.${region}.${suffix}`);
 }
 
-/** Lambda's JSON error as the SDK reads it: the type from X-Amzn-ErrorType (or the body), the message from the body. */
+/**
+ * Lambda's JSON error as the SDK reads it: the code from X-Amzn-ErrorType, else the body's `code` or `__type`
+ * (@smithy/core's own lookup), the message from the body.
+ */
 export function lambdaError(response: HttpResponse, body: Uint8Array): ServiceError {
   let data: Record<string, unknown> = {};
   try {
@@ -70,10 +78,7 @@ export function lambdaError(response: HttpResponse, body: Uint8Array): ServiceEr
   } catch {
     // Not JSON (a proxy's page): the status decides.
   }
-  const header = Object.entries(response.headers).find(([k]) => k.toLowerCase() === 'x-amzn-errortype')?.[1];
-  const raw = header ?? (data.code as string | undefined) ?? (data.__type as string | undefined) ?? 'Unknown';
-  // "Type:http://..." or "namespace#Type" -> Type, as the SDK sanitizes error codes.
-  const name = raw.split(':')[0].split('#').at(-1) || 'Unknown';
+  const name = loadRestJsonErrorCode(response, data) || 'Unknown';
   const message = String(data.message ?? data.Message ?? 'UnknownError');
   return Object.assign(new Error(message), data, errorMetadata(response), { name, message });
 }

@@ -270,8 +270,7 @@ export function dynamodbError(response: HttpResponse, bytes: Uint8Array): Servic
   } catch (err) {
     return Object.assign(err as Error, { $metadata: errorMetadata(response).$metadata }) as ServiceError;
   }
-  const code = loadJsonRpcErrorCode(response, data) ?? 'Unknown';
-  const name = code.includes('#') ? code.split('#')[1] : code;
+  const name = loadJsonRpcErrorCode(response, data) || 'Unknown';
   const message = String(data.message ?? data.Message ?? 'UnknownError');
   return Object.assign(new Error(message), data, errorMetadata(response), { name, message });
 }
