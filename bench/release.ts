@@ -20,7 +20,7 @@ import { fmt, machineInfo, writeSection } from './lib/report.js';
 import { benchStack, type StackEndpoints } from './lib/stack.js';
 
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
-const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').filter(Boolean).map(Number);
 const WORKS = (process.env.BENCH_WORK_SECONDS ?? '0,2').split(',').map(Number);
 const POLLS = (process.env.BENCH_POLL_SECONDS ?? '1,30').split(',').map(Number);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT_RELEASES ?? 20);

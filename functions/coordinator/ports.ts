@@ -197,8 +197,13 @@ export interface ReleaseRepository {
     filters: { releaseId?: string; taskServiceId?: string; state?: TaskState },
     page: Page,
   ): Promise<Paged<Task>>;
-  /** Every task ever given to a service (health checks, DELETE task service). */
+  /** Every task ever given to a service (maintenance only: it grows with history). */
   tasksOfService(taskServiceId: string): Promise<Task[]>;
+  /**
+   * The service's tasks in releases that are not terminal (optionally only in `states`), from the active-release
+   * index and each release's task view: the health check's and DELETE /task-services' read, bounded by active work.
+   */
+  activeTasksOfService(taskServiceId: string, states?: readonly TaskState[]): Promise<Task[]>;
 
   createNote(input: Omit<ReleaseNote, 'id' | 'createdAt'>): Promise<ReleaseNote>;
   getNote(id: string): Promise<ReleaseNote | null>;

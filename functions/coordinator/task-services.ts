@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
-import { RELEASE_STATES, type TaskService, TERMINAL_RELEASE_STATES } from './model.js';
+import type { TaskService } from './model.js';
 import type { Paged, ReleaseRepository, TaskServiceClient, TaskServiceRepository } from './ports.js';
 import { checkServiceUrl, type UrlPolicy } from './url-policy.js';
 
@@ -99,19 +99,15 @@ export async function updateTaskService(
  * registry guard read before the check, so a release created meanwhile makes us check again.
  */
 export async function deleteTaskService(deps: TaskServiceDeps, id: string): Promise<void> {
-  const active = RELEASE_STATES.filter((s) => !TERMINAL_RELEASE_STATES.includes(s));
   for (let attempt = 0; attempt < 5; attempt++) {
     const guard = await deps.taskServices.readGuard();
     if (!(await deps.taskServices.get(id))) throw new NotFoundError(`Task service ${id} not found`);
-    const tasks = await deps.releases.tasksOfService(id);
-    if (tasks.length) {
-      const inFlight = new Set((await deps.releases.listByStates(active)).map((r) => r.id));
-      const busy = [...new Set(tasks.filter((t) => inFlight.has(t.releaseId)).map((t) => t.releaseId))];
-      if (busy.length)
-        throw new ConflictError(
-          `Task service ${id} has tasks in release(s) that are not finished: ${busy.join(', ')}`,
-        );
-    }
+    // Only releases in flight can hold the service: their index is read, not the service's whole history.
+    const busy = [...new Set((await deps.releases.activeTasksOfService(id)).map((t) => t.releaseId))];
+    if (busy.length)
+      throw new ConflictError(
+        `Task service ${id} has tasks in release(s) that are not finished: ${busy.join(', ')}`,
+      );
     const out = await deps.taskServices.delete(id, guard);
     if (out === 'deleted') return;
     if (out === 'missing') throw new NotFoundError(`Task service ${id} not found`);

@@ -70,12 +70,20 @@ export interface TaskPart {
 /** The release's own part of a change: its state (with the condition), version, extras, events, guard, studies. */
 export type ReleasePart = Omit<ReleaseChange, 'releaseId' | 'tasks'>;
 
+/**
+ * Items a change takes in its transaction (ReleaseRepository.applyChange): a task's update, and per event its put
+ * and its task service's event count (each task names its own service); the release item and the counts the tasks
+ * and events of one change share (states moved from and to, all events, the release's events) are kept in
+ * SHARED_ITEMS whatever the number of tasks.
+ */
+const SHARED_ITEMS = 8;
+const taskItems = (p: TaskPart) => 1 + 2 * p.events.length;
 const releaseItems = (p: ReleasePart) =>
-  1 + (p.events?.length ?? 0) + (p.claimVersion ? 2 : 0) + (p.studies?.length ?? 0); // claim + highest pointer
+  2 * (p.events?.length ?? 0) + (p.claimVersion ? 2 : 0) + (p.studies?.length ?? 0); // claim + highest pointer
 
 /**
- * Writes task changes and the release's change. When everything fits in one transaction (up to ~45 tasks), it is
- * one; otherwise the tasks go first in chunks, each still conditioned on the release's expected state, and the
+ * Writes task changes and the release's change. When everything fits in one transaction (up to ~30 tasks with an
+ * event each), it is one; otherwise the tasks go first in chunks, each still conditioned on the release's expected state, and the
  * release's own change (its new state, version, guard) comes last, so the release never moves before its tasks
  * did. A chunk that lost a race leaves earlier chunks written; callers re-plan from a fresh load, which sees them.
  */
@@ -88,13 +96,13 @@ export async function commit(
   const expect = release.expectState;
   const chunks: TaskPart[][] = [];
   let current: TaskPart[] = [];
-  let size = 1;
+  let size = SHARED_ITEMS;
   for (const part of tasks) {
-    const n = 1 + part.events.length;
+    const n = taskItems(part);
     if (size + n > MAX_ITEMS) {
       chunks.push(current);
       current = [];
-      size = 1;
+      size = SHARED_ITEMS;
     }
     current.push(part);
     size += n;
@@ -102,13 +110,13 @@ export async function commit(
   // Studies beyond what fits travel in follow-up changes (they are idempotent: last_pub_* of this publish).
   let studies = release.studies ?? [];
   let spill: typeof studies = [];
-  const fixed = releaseItems({ ...release, studies: [] });
+  const fixed = SHARED_ITEMS + releaseItems({ ...release, studies: [] });
   if (fixed + studies.length > MAX_ITEMS) {
     spill = studies.slice(MAX_ITEMS - fixed);
     studies = studies.slice(0, MAX_ITEMS - fixed);
   }
   const finalPart = { ...release, studies };
-  if (size - 1 + releaseItems(finalPart) > MAX_ITEMS) {
+  if (size + releaseItems(finalPart) > MAX_ITEMS) {
     chunks.push(current);
     current = [];
   }

@@ -27,17 +27,11 @@ export interface HealthReport {
 }
 
 /**
- * The service's tasks with work in progress, found through the active-release index: the cost follows the releases
- * in flight, not every task ever given to the service.
+ * The service's tasks with work in progress, from the active-release index and each release's task view (one
+ * query): the cost follows the releases in flight, not every task ever given to the service.
  */
-async function workInProgressOf(deps: OrchestrationDeps, taskServiceId: string) {
-  const tasks = [];
-  for (const { release } of await deps.releases.listActive()) {
-    const agg = await deps.releases.load(release.id);
-    for (const t of agg?.tasks ?? [])
-      if (t.taskServiceId === taskServiceId && IN_PROGRESS.includes(t.state)) tasks.push(t);
-  }
-  return tasks;
+function workInProgressOf(deps: OrchestrationDeps, taskServiceId: string) {
+  return deps.releases.activeTasksOfService(taskServiceId, IN_PROGRESS);
 }
 
 export async function runHealthChecks(

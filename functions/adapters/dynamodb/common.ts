@@ -1,7 +1,8 @@
 import { ConflictError } from '../../shared/errors.js';
-import type { Page } from '../../shared/list.js';
+import { assertOffset, type Page } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
 import {
+  BatchGetCommand,
   type Documents,
   QueryCommand,
   type QueryCommandInput,
@@ -11,24 +12,36 @@ import {
 import { assertItemFits } from './item-size.js';
 
 /**
- * What the DynamoDB repositories share: physical table names, the key layout of the single-table design and the
- * transaction / paging plumbing. Nothing outside functions/adapters/dynamodb/ sees a key attribute.
+ * What the DynamoDB repositories share: physical table names, the key layout of the single-table design, counters and
+ * the transaction / paging plumbing. Nothing outside functions/adapters/dynamodb/ sees a key attribute.
  *
- * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id)
- *   task service   TS#<id>        / TS        gsi1 TS / <created>#<id>
- *   release        RE#<id>        / RE        gsi1 RE / <created>#<id>
- *                                            gsi2 ACTIVE#RE / <created>#<id>   only while not terminal (below)
- *   task           RE#<release>   / TA#<id>   gsi1 TA / <created>#<id>   gsi2 <id> / TA
- *   release note   RE#<release>   / RN#<id>   gsi1 RN / <created>#<id>   gsi2 <id> / RN
+ * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id; gsi3 / gsi4 serve
+ * the lists' filters). Every list sort key is `<created>#<id>` (listSk), newest first.
+ *   task service   TS#<id>        / TS        gsi1 TS            gsi3 TS#EN#<true|false>            (enabled filter)
+ *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
+ *                                            gsi3 RE#ST#<state>                                    (state filter)
+ *                                            + `taskView` (a summary of every task: state, progress, service) and
+ *                                              `noteIds`, so a page of releases needs no per-release query
+ *   task           RE#<release>   / TA#<id>   gsi1 TA   gsi2 <id> / TA   gsi3 TA#ST#<state>   gsi4 TA#TS#<service>
+ *   release note   RE#<release>   / RN#<id>   gsi1 RN   gsi2 <id> / RN   gsi3 RN#SD#<study>  (only with a study)
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
- *   event          EV#<id>        / EV        gsi1 EV / <created>#<id>   gsi2 EVR#<release> / <created>#<id>
+ *   study member   RS#<study>     / <created>#<release>   (a release under each of its studies: ?study= lists)
+ *   event          EV#<id>        / EV        gsi1 EV#<nn> (4 shards by id)   gsi2 EVR#<release>, or EVRT#<release
+ *                                            of its task> when it names a task but no release   gsi3 EVS#<service>
+ *                                            gsi4 EVD#<study>
  *   version guard  VERSION#<v>    / VERSION   gsi1 VERSION / <sortable version>
  *   highest        VERSION        / HIGHEST   (the highest published version, moved in the publishing transaction)
- *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases)
+ *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases;
+ *                                            `tasks:<service>`: how many tasks each service was given, moved by the
+ *                                            creating transaction, which already writes this item)
+ *   counter        CNT#<name>#<nn> / CNT     n (see Counter below and C for the names)
+ *   schema         SCHEMA         / VERSION   the layout version the start-up migration brought the table to
  * studies table
- *   study          SD#<id>        / SD        gsi1 SD / <created>#<id>
+ *   study          SD#<id>        / SD        gsi1 SD;  counter CNT#SD#00
  *
- * A release, its tasks and its notes share one partition (item collection), so GET /releases/<id> is one Query.
+ * A release, its tasks and its notes share one partition (item collection). GET /releases/<id> reads the release
+ * item and its notes (one Query over sk RE..RN~); the tasks come from the release item's task view, which every
+ * transaction that changes a task also updates (tasks never change anywhere else).
  *
  * The active index: a release item carries gsi2 keys (gsi2pk ACTIVE#RE) from its creation until the change that
  * makes it terminal (published, canceled, failed), which removes them in the same transaction. gsi2 is therefore a
@@ -68,8 +81,25 @@ export function tablesFromEnv(env: NodeJS.ProcessEnv = process.env): Tables {
   };
 }
 
+/** Shards of the all-events list (gsi1 EV#<nn>): see docs/architecture.md for the arithmetic. */
+export const EVENT_LIST_SHARDS = 4;
+
 export const K = {
   taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
+  servicesEnabled: (enabled: boolean) => `TS#EN#${enabled}`,
+  releasesInState: (state: string) => `RE#ST#${state}`,
+  releasesOfStudy: (studyId: string) => `RS#${studyId}`,
+  tasksInState: (state: string) => `TA#ST#${state}`,
+  tasksOfService: (serviceId: string) => `TA#TS#${serviceId}`,
+  notesOfStudy: (studyId: string) => `RN#SD#${studyId}`,
+  eventShard: (n: number) => `EV#${String(n).padStart(2, '0')}`,
+  eventShards: () => Array.from({ length: EVENT_LIST_SHARDS }, (_, n) => K.eventShard(n)),
+  taskEventsOfRelease: (releaseId: string) => `EVRT#${releaseId}`,
+  eventsOfService: (serviceId: string) => `EVS#${serviceId}`,
+  eventsOfStudy: (studyId: string) => `EVD#${studyId}`,
+  /** The registry attribute counting the tasks a service was given. */
+  serviceTaskCount: (serviceId: string) => `tasks:${serviceId}`,
+  schema: () => ({ pk: 'SCHEMA', sk: 'VERSION' }),
   release: (id: string) => ({ pk: `RE#${id}`, sk: 'RE' }),
   releasePk: (id: string) => `RE#${id}`,
   task: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `TA#${id}` }),
@@ -88,7 +118,40 @@ export const K = {
   listSk: (createdAt: string | null, id: string) => `${createdAt ?? ''}#${id}`,
 };
 
-export const KEY_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'] as const;
+export const KEY_ATTRIBUTES = [
+  'pk',
+  'sk',
+  'gsi1pk',
+  'gsi1sk',
+  'gsi2pk',
+  'gsi2sk',
+  'gsi3pk',
+  'gsi3sk',
+  'gsi4pk',
+  'gsi4sk',
+] as const;
+
+/**
+ * The coordinator's counters. Shards follow the write rate each must absorb (docs/architecture.md, Scale): the
+ * all-events count takes every event, a release's events come in bursts of concurrent callbacks, the rest change at
+ * the pace of releases.
+ */
+export const C = {
+  taskServices: { name: 'TS', shards: 1 },
+  servicesEnabled: (enabled: boolean) => ({ name: `TS#EN#${enabled}`, shards: 1 }),
+  releases: { name: 'RE', shards: 1 },
+  releasesInState: (state: string) => ({ name: `RE#ST#${state}`, shards: 4 }),
+  releasesOfStudy: (studyId: string) => ({ name: `RE#SD#${studyId}`, shards: 1 }),
+  tasks: { name: 'TA', shards: 4 },
+  tasksInState: (state: string) => ({ name: `TA#ST#${state}`, shards: 8 }),
+  notes: { name: 'RN', shards: 1 },
+  notesOfStudy: (studyId: string) => ({ name: `RN#SD#${studyId}`, shards: 1 }),
+  events: { name: 'EV', shards: 8 },
+  eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: 4 }),
+  eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 2 }),
+  eventsOfStudy: (studyId: string) => ({ name: `EV#SD#${studyId}`, shards: 1 }),
+  studies: { name: 'SD', shards: 1 },
+} satisfies Record<string, Counter | ((x: never) => Counter)>;
 
 export function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
   const out = { ...item };
@@ -165,66 +228,206 @@ export async function transact(
   }
 }
 
-/**
- * One page of a newest-first listing plus the total count. The count and the page are two queries run in
- * parallel; a filter expression applies to both. The page query stops once offset + limit items matched.
- */
-/** A page of one record type's gsi1 partition (the type's list, newest first), narrowed by a filter. */
-export function pagedTypeList(
-  doc: Documents,
-  table: string,
-  type: string,
-  filter: Filter,
-  page: Page,
-): Promise<{ count: number; items: Record<string, unknown>[] }> {
-  return pagedQuery(
-    doc,
-    filter.apply({
-      TableName: table,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :p',
-      ExpressionAttributeValues: { ':p': type } as Record<string, unknown>,
-    }),
-    page,
-  );
+export type IndexName = 'gsi1' | 'gsi2' | 'gsi3' | 'gsi4';
+
+/** Where a list reads: one partition of the table or of an index, or several (the shards of one list). */
+export interface Partitions {
+  table: string;
+  index?: IndexName;
+  keys: readonly string[];
 }
 
-export async function pagedQuery(
-  doc: Documents,
-  input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey' | 'Select' | 'ScanIndexForward'>,
-  page: Page,
-): Promise<{ count: number; items: Record<string, unknown>[] }> {
-  const countAll = async () => {
-    let count = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(new QueryCommand({ ...input, Select: 'COUNT', ExclusiveStartKey: start }));
-      count += out.Count ?? 0;
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return count;
-  };
-  const pageItems = async () => {
-    const need = page.offset + page.limit;
-    const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await doc.send(
-        new QueryCommand({
-          ...input,
-          ScanIndexForward: false,
-          ExclusiveStartKey: start,
-          // Without a filter every evaluated item matches, so read no more than needed.
-          Limit: input.FilterExpression ? undefined : need - items.length,
-        }),
+const keyAttrs = (index?: IndexName) =>
+  index ? { pk: `${index}pk`, sk: `${index}sk` } : { pk: 'pk', sk: 'sk' };
+
+/** One partition read in sort-key order, a page at a time, for the k-way merge below. */
+class PartitionStream {
+  private buffer: Record<string, unknown>[] = [];
+  private start: Record<string, unknown> | undefined;
+  private done = false;
+  constructor(
+    private readonly doc: Documents,
+    private readonly input: QueryCommandInput,
+    private readonly chunk: number,
+  ) {}
+  async head(): Promise<Record<string, unknown> | undefined> {
+    while (this.buffer.length === 0 && !this.done) {
+      const out = await this.doc.send(
+        new QueryCommand({ ...this.input, Limit: this.chunk, ExclusiveStartKey: this.start }),
       );
-      items.push(...((out.Items ?? []) as Record<string, unknown>[]));
-      start = out.LastEvaluatedKey;
-    } while (start && items.length < need);
-    return items.slice(page.offset, need);
-  };
-  const [count, items] = await Promise.all([countAll(), pageItems()]);
-  return { count, items };
+      this.buffer = (out.Items ?? []) as Record<string, unknown>[];
+      this.start = out.LastEvaluatedKey;
+      this.done = !this.start;
+    }
+    return this.buffer[0];
+  }
+  shift(): void {
+    this.buffer.shift();
+  }
+}
+
+/**
+ * One page of a newest-first list kept in one or more partitions (a sharded list is merged by sort key, which is
+ * `<created>#<id>` and unique). With a cursor the page is read from its position: each partition gives at most
+ * `limit` items. Without one, `offset` items are skipped first (at most MAX_OFFSET, assertOffset), reading in chunks
+ * sized to the share of each partition. No filter expression: a list is exactly its partitions. Records the page's
+ * first and last sort keys in `page.seen` for the envelope's cursors.
+ */
+export async function pageOf(
+  doc: Documents,
+  src: Partitions,
+  page: Page,
+): Promise<Record<string, unknown>[]> {
+  assertOffset(page);
+  const { pk, sk } = keyAttrs(src.index);
+  const cursor = page.cursor;
+  const forward = cursor !== undefined && 'before' in cursor;
+  const skip = cursor ? 0 : page.offset;
+  const need = skip + page.limit;
+  const chunk = cursor ? page.limit : Math.min(need, Math.ceil(need / src.keys.length) + page.limit);
+  const streams = src.keys.map(
+    (key) =>
+      new PartitionStream(
+        doc,
+        {
+          TableName: src.table,
+          IndexName: src.index,
+          KeyConditionExpression: cursor ? `#pk = :pk AND #sk ${forward ? '>' : '<'} :at` : '#pk = :pk',
+          ExpressionAttributeNames: cursor ? { '#pk': pk, '#sk': sk } : { '#pk': pk },
+          ExpressionAttributeValues: {
+            ':pk': key,
+            ...(cursor ? { ':at': 'after' in cursor ? cursor.after : cursor.before } : {}),
+          },
+          ScanIndexForward: forward,
+        },
+        chunk,
+      ),
+  );
+  const out: Record<string, unknown>[] = [];
+  let skipped = 0;
+  while (out.length < page.limit) {
+    const heads = await Promise.all(streams.map((s) => s.head()));
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i];
+      if (!h) continue;
+      if (best < 0) best = i;
+      else {
+        const a = String(h[sk]);
+        const b = String(heads[best]?.[sk]);
+        if (forward ? a < b : a > b) best = i;
+      }
+    }
+    if (best < 0) break;
+    const item = heads[best] as Record<string, unknown>;
+    streams[best].shift();
+    if (skipped < skip) skipped++;
+    else out.push(item);
+  }
+  if (forward) out.reverse();
+  page.seen = out.length ? { first: String(out[0][sk]), last: String(out[out.length - 1][sk]) } : undefined;
+  return out;
+}
+
+/**
+ * A page of a list held in memory (a bounded set: the tasks, notes or events of one release), given newest first
+ * with each item's sort key. Same cursor and offset rules as pageOf.
+ */
+export function pageInMemory<T>(sorted: readonly { sk: string; value: T }[], page: Page): T[] {
+  assertOffset(page);
+  const cursor = page.cursor;
+  let slice: { sk: string; value: T }[];
+  if (!cursor) slice = sorted.slice(page.offset, page.offset + page.limit);
+  else if ('after' in cursor) slice = sorted.filter((x) => x.sk < cursor.after).slice(0, page.limit);
+  else slice = sorted.filter((x) => x.sk > cursor.before).slice(-page.limit);
+  page.seen = slice.length ? { first: slice[0].sk, last: slice[slice.length - 1].sk } : undefined;
+  return slice.map((x) => x.value);
+}
+
+/** Newest first by `<created>#<id>` sort keys. */
+export const bySkDesc = (a: { sk: string }, b: { sk: string }) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0);
+
+// ---- counters ----------------------------------------------------------------------------------------------------
+
+/**
+ * An exact count kept in counter items (`CNT#<name>#<shard>` / `CNT`, attribute `n`), moved with ADD inside the very
+ * transaction that adds or removes what it counts, so a count can never drift from its list. A hot count is split
+ * over `shards` items (a write picks one at random; a read sums them in one BatchGetItem), so concurrent
+ * transactions rarely meet on one item and no item takes more than its share of the writes.
+ */
+export interface Counter {
+  name: string;
+  shards: number;
+}
+
+export const counterKey = (name: string, shard: number) => ({
+  pk: `CNT#${name}#${String(shard).padStart(2, '0')}`,
+  sk: 'CNT',
+});
+
+/** Deltas of one change, merged per counter; `items()` gives one ADD per counter that moves. */
+export class CounterDeltas {
+  private readonly deltas = new Map<string, { counter: Counter; delta: number }>();
+  add(counter: Counter | null | undefined, delta: number): this {
+    if (!counter || delta === 0) return this;
+    const current = this.deltas.get(counter.name);
+    this.deltas.set(counter.name, { counter, delta: (current?.delta ?? 0) + delta });
+    return this;
+  }
+  items(table: string): LabelledItem[] {
+    return [...this.deltas.values()]
+      .filter((d) => d.delta !== 0)
+      .map(({ counter, delta }) => ({
+        kind: 'counter',
+        id: counter.name,
+        item: {
+          Update: {
+            TableName: table,
+            Key: counterKey(counter.name, Math.floor(Math.random() * counter.shards)),
+            UpdateExpression: 'ADD n :d',
+            ExpressionAttributeValues: { ':d': delta },
+          },
+        },
+      }));
+  }
+  get size(): number {
+    return [...this.deltas.values()].filter((d) => d.delta !== 0).length;
+  }
+}
+
+/** Reads counts: every shard of every counter in one strongly consistent BatchGetItem (per 100 keys). */
+export async function readCounts(
+  doc: Documents,
+  table: string,
+  counters: readonly Counter[],
+): Promise<number[]> {
+  const keys = counters.flatMap((c) => Array.from({ length: c.shards }, (_, i) => counterKey(c.name, i)));
+  const totals = new Map<string, number>();
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
+    while (pending?.length) {
+      const out = await doc.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
+      );
+      for (const item of out.Responses?.[table] ?? []) {
+        const name = String(item.pk).replace(/^CNT#/, '').replace(/#\d+$/, '');
+        totals.set(name, (totals.get(name) ?? 0) + (typeof item.n === 'number' ? item.n : 0));
+      }
+      pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return counters.map((c) => totals.get(c.name) ?? 0);
+}
+
+export async function readCount(doc: Documents, table: string, counter: Counter): Promise<number> {
+  return (await readCounts(doc, table, [counter]))[0];
+}
+
+/** A small stable hash of an id, for choosing the shard of a sharded list. */
+export function shardOf(id: string, shards: number): number {
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
+  return h % shards;
 }
 
 /** Reads every item of a query (all pages). */
@@ -240,43 +443,6 @@ export async function queryAll(
     start = out.LastEvaluatedKey;
   } while (start);
   return items;
-}
-
-/** Builds `a = :a AND b = :b ...` filter parts with attribute names escaped (state is a reserved word). */
-export class Filter {
-  private parts: string[] = [];
-  readonly names: Record<string, string> = {};
-  readonly values: Record<string, unknown> = {};
-  private n = 0;
-  eq(attr: string, value: unknown): this {
-    return this.add(attr, value, (a, v) => `${a} = ${v}`);
-  }
-  contains(attr: string, value: unknown): this {
-    return this.add(attr, value, (a, v) => `contains(${a}, ${v})`);
-  }
-  private add(attr: string, value: unknown, fmt: (a: string, v: string) => string): this {
-    if (value === undefined) return this;
-    const i = this.n++;
-    this.names[`#f${i}`] = attr;
-    this.values[`:f${i}`] = value;
-    this.parts.push(fmt(`#f${i}`, `:f${i}`));
-    return this;
-  }
-  /** Merged into a query input; empty filters add nothing. */
-  apply<
-    T extends {
-      ExpressionAttributeNames?: Record<string, string>;
-      ExpressionAttributeValues?: Record<string, unknown>;
-    },
-  >(input: T): T & { FilterExpression?: string } {
-    if (this.parts.length === 0) return input;
-    return {
-      ...input,
-      FilterExpression: this.parts.join(' AND '),
-      ExpressionAttributeNames: { ...input.ExpressionAttributeNames, ...this.names },
-      ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ...this.values },
-    };
-  }
 }
 
 /** Re-validates an item read back from DynamoDB (never a cast); a bad item is a server fault, not a 4xx. */

@@ -9,16 +9,25 @@ import {
 import type { AddVersionOutcome, CreateFileOutcome, FileRepository, Listing } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
-import { decode, type LabelledItem, pagedQuery, putNew, queryAll, transact } from './common.js';
+import {
+  CounterDeltas,
+  decode,
+  type LabelledItem,
+  pageOf,
+  putNew,
+  queryAll,
+  readCount,
+  transact,
+} from './common.js';
 import { type Documents, GetCommand, UpdateCommand } from './documents.js';
-import { auditPut } from './files-audit.js';
-import { FK, TOTALS_SHARDS } from './files-table.js';
+import { auditWrites } from './files-audit.js';
+import { FC, FK, TOTALS_SHARDS } from './files-table.js';
 
 const idClaim = z.object({ file_id: FileId });
 const totalsShard = z.object({ versions: z._default(z.number(), 0), bytes: z._default(z.number(), 0) });
 
-/** Version deletions per transaction: DynamoDB's 100 items, less one for the totals. */
-const VERSIONS_PER_TRANSACTION = 99;
+/** Version deletions per transaction: DynamoDB's 100 items, less one for the totals and one for the file's count. */
+const VERSIONS_PER_TRANSACTION = 98;
 /** Re-reads after a version changed under a deletion (an upload confirmed meanwhile) before giving up. */
 const DELETE_ROUNDS = 5;
 
@@ -33,9 +42,11 @@ export class DynamoFileRepository implements FileRepository {
     private readonly table: string,
   ) {}
 
-  private fileItem(file: FileRecord) {
+  /** The stored file; `versionCount` counts its versions (GET /files/<id>/versions) and moves with each of them. */
+  fileItem(file: FileRecord, versionCount = 1) {
     return {
       ...FK.file(file.id),
+      versionCount,
       gsi1pk: FK.filesOfStudy(file.study_id),
       gsi1sk: FK.listSk(file.created_at, file.id),
       gsi2pk: file.id,
@@ -44,7 +55,7 @@ export class DynamoFileRepository implements FileRepository {
     };
   }
 
-  private versionItem(version: VersionRecord) {
+  versionItem(version: VersionRecord) {
     return {
       ...FK.version(version.file_id, version.id),
       gsi1pk: FK.versionsOfFile(version.file_id),
@@ -106,11 +117,29 @@ export class DynamoFileRepository implements FileRepository {
     ];
   }
 
+  /** A file's versions move its count: one Update of the file item in the same transaction. */
+  private versionCountChange(fileId: string, delta: number): LabelledItem {
+    return {
+      kind: 'file_count',
+      id: fileId,
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: FK.file(fileId),
+          UpdateExpression: 'ADD versionCount :d',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':d': delta },
+        },
+      },
+    };
+  }
+
   async createFile(file: FileRecord, version: VersionRecord, audit: AuditRecord): Promise<CreateFileOutcome> {
     const out = await transact(this.doc, [
       putNew(this.table, 'file', file.id, this.fileItem(file)),
       ...this.versionPuts(version),
-      auditPut(this.table, audit),
+      ...new CounterDeltas().add(FC.filesOfStudy(file.study_id), 1).items(this.table),
+      ...auditWrites(this.table, audit),
     ]);
     if (out.ok) return 'created';
     if (out.conditionFailed.length) return 'id_collision';
@@ -123,16 +152,18 @@ export class DynamoFileRepository implements FileRepository {
         kind: 'file',
         id: version.file_id,
         item: {
-          ConditionCheck: {
+          Update: {
             TableName: this.table,
             Key: FK.file(version.file_id),
+            UpdateExpression: 'ADD versionCount :one',
             // A file being deleted takes no new versions, so none can slip in behind the deletion.
             ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleting)',
+            ExpressionAttributeValues: { ':one': 1 },
           },
         },
       },
       ...this.versionPuts(version),
-      auditPut(this.table, audit),
+      ...auditWrites(this.table, audit),
     ]);
     if (out.ok) return 'created';
     if (out.conditionFailed.some((c) => c.kind === 'file')) return 'file_missing';
@@ -194,30 +225,28 @@ export class DynamoFileRepository implements FileRepository {
   }
 
   async listFiles(studyId: string, page: Page): Promise<Listing<FileRecord>> {
-    const { count, items } = await pagedQuery(
-      this.doc,
-      {
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': FK.filesOfStudy(studyId) },
-      },
-      page,
-    );
+    const table = this.table;
+    const [count, items] = await Promise.all([
+      readCount(this.doc, table, FC.filesOfStudy(studyId)),
+      pageOf(this.doc, { table, index: 'gsi1', keys: [FK.filesOfStudy(studyId)] }, page),
+    ]);
     return { count, items: items.map((i) => decode(fileRecord, i)) };
   }
 
   async listVersions(fileId: string, page: Page): Promise<Listing<VersionRecord>> {
-    const { count, items } = await pagedQuery(
-      this.doc,
-      {
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': FK.versionsOfFile(fileId) },
-      },
-      page,
-    );
+    const table = this.table;
+    const [file, items] = await Promise.all([
+      this.doc.send(
+        new GetCommand({
+          TableName: table,
+          Key: FK.file(fileId),
+          ConsistentRead: true,
+          ProjectionExpression: 'versionCount',
+        }),
+      ),
+      pageOf(this.doc, { table, index: 'gsi1', keys: [FK.versionsOfFile(fileId)] }, page),
+    ]);
+    const count = typeof file.Item?.versionCount === 'number' ? file.Item.versionCount : 0;
     return { count, items: items.map((i) => decode(versionRecord, i)) };
   }
 
@@ -252,7 +281,7 @@ export class DynamoFileRepository implements FileRepository {
       },
       // Only the move into `available` counts: from pending (single PUT) or from verifying (the worker).
       ...(outcome.state === 'available' ? this.totalsChange([{ ...version, state: 'available' }], 1) : []),
-      ...(audit ? [auditPut(this.table, audit)] : []),
+      ...(audit ? auditWrites(this.table, audit) : []),
     ]);
     if (out.ok) return true;
     if (out.conditionFailed.some((c) => c.kind === 'version')) return false;
@@ -283,7 +312,8 @@ export class DynamoFileRepository implements FileRepository {
       const out = await transact(this.doc, [
         this.versionDelete(current),
         ...this.totalsChange([current], -1),
-        auditPut(this.table, audit),
+        this.versionCountChange(current.file_id, -1),
+        ...auditWrites(this.table, audit),
       ]);
       if (out.ok) return;
       if (!out.conditionFailed.some((c) => c.kind === 'version'))
@@ -308,6 +338,7 @@ export class DynamoFileRepository implements FileRepository {
         const out = await transact(this.doc, [
           ...chunk.map((v) => this.versionDelete(v)),
           ...this.totalsChange(chunk, -1),
+          this.versionCountChange(file.id, -chunk.length),
         ]);
         if (out.ok) continue;
         if (!out.conditionFailed.some((c) => c.kind === 'version'))
@@ -318,9 +349,22 @@ export class DynamoFileRepository implements FileRepository {
       remaining = (await this.getFileWithVersions(file.id))?.versions ?? [];
     }
     const out = await transact(this.doc, [
-      { kind: 'file', id: file.id, item: { Delete: { TableName: this.table, Key: FK.file(file.id) } } },
-      auditPut(this.table, audit),
+      {
+        kind: 'file',
+        id: file.id,
+        item: {
+          Delete: {
+            TableName: this.table,
+            Key: FK.file(file.id),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      },
+      ...new CounterDeltas().add(FC.filesOfStudy(file.study_id), -1).items(this.table),
+      ...auditWrites(this.table, audit),
     ]);
+    // A concurrent deletion got there first (and took the count back): nothing left to do.
+    if (!out.ok && out.conditionFailed.some((c) => c.kind === 'file')) return;
     if (!out.ok) throw new Error('Deleting a file kept conflicting with concurrent writers');
   }
 }

@@ -8,15 +8,32 @@
  *   signed token   SIGNED#<sha256>    / TOKEN           ttl = expiry (epoch seconds)
  *   dev token      DEVTOKEN#<name>    / TOKEN           gsi1 DEVTOKENS / <created>#<name>      (the name is unique)
  *   dev hash       DEVHASH#<sha256>   / TOKEN           (looks a presented secret up)
- *   audit          AUDIT#<study|->    / <at>#<id>       gsi1 AUDIT / <at>#<id>   gsi2 AUDIT#FILE#<file|-> / <at>#<id>
+ *   audit          AUDIT#<study|->    / <at>#<id>       gsi1 AUDIT#<nn> (4 shards by id)   gsi2 AUDIT#FILE#<file|->
+ *                                                       gsi3 AUDIT#USER#<actor>   gsi4 AUDIT#FILE#<file>#USER#<actor>
+ *   counter        CNT#<name>#<nn>    / CNT             n: the exact count of a list (common.ts, Counter), FC below
  *   totals shard   TOTALS#AVAILABLE   / SHARD#<nn>      versions, bytes: ADDed in the transaction that makes a version
  *                                                       available or deletes it (DRS objectCount without a scan)
+ *
+ * A file item carries `versionCount` (moved with every version put or delete), the count of GET /files/<id>/versions.
  *
  * A file and its versions share one partition, so "the latest available version" is one Query. The totals are
  * spread over TOTALS_SHARDS items so that concurrent confirmations rarely touch the same item (a transaction that
  * meets another one on an item is cancelled and retried); reading them is one Query of that many small items.
  */
 export const TOTALS_SHARDS = 16;
+/** Shards of the all-records audit list (gsi1 AUDIT#<nn>): docs/architecture.md has the arithmetic. */
+export const AUDIT_LIST_SHARDS = 4;
+
+/** The file service's counters (same item layout as the coordinator's, common.ts). */
+export const FC = {
+  filesOfStudy: (studyId: string) => ({ name: `FILES#SD#${studyId}`, shards: 1 }),
+  devTokens: { name: 'DEVTOKENS', shards: 1 },
+  audit: { name: 'AUDIT', shards: 8 },
+  auditOfStudy: (studyId: string) => ({ name: `AUDIT#SD#${studyId}`, shards: 4 }),
+  auditOfFile: (fileId: string) => ({ name: `AUDIT#FILE#${fileId}`, shards: 2 }),
+  auditOfUser: (actor: string) => ({ name: `AUDIT#USER#${actor}`, shards: 2 }),
+  auditOfFileUser: (fileId: string, actor: string) => ({ name: `AUDIT#FU#${fileId}#${actor}`, shards: 1 }),
+};
 
 export const FK = {
   file: (id: string) => ({ pk: `FILE#${id}`, sk: 'FILE' }),
@@ -30,7 +47,10 @@ export const FK = {
   devTokens: () => 'DEVTOKENS',
   devHash: (hash: string) => ({ pk: `DEVHASH#${hash}`, sk: 'TOKEN' }),
   auditPk: (studyId: string | null) => `AUDIT#${studyId ?? '-'}`,
-  auditAll: () => 'AUDIT',
+  auditShard: (n: number) => `AUDIT#${String(n).padStart(2, '0')}`,
+  auditShards: () => Array.from({ length: AUDIT_LIST_SHARDS }, (_, n) => FK.auditShard(n)),
+  auditOfUser: (actor: string) => `AUDIT#USER#${actor}`,
+  auditOfFileUser: (fileId: string, actor: string) => `AUDIT#FILE#${fileId}#USER#${actor}`,
   auditOfFile: (fileId: string | null) => `AUDIT#FILE#${fileId ?? '-'}`,
   listSk: (createdAt: string, id: string) => `${createdAt}#${id}`,
   totalsPk: () => 'TOTALS#AVAILABLE',

@@ -7,10 +7,10 @@ import {
 } from '../../files/model.js';
 import type { DevTokenRepository, Listing, SignedTokenRepository } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
-import { decode, pagedQuery, putNew, transact } from './common.js';
+import { CounterDeltas, decode, pageOf, putNew, readCount, transact } from './common.js';
 import { type Documents, GetCommand, UpdateCommand } from './documents.js';
-import { auditPut } from './files-audit.js';
-import { FK } from './files-table.js';
+import { auditWrites } from './files-audit.js';
+import { FC, FK } from './files-table.js';
 
 const conditionFailed = (err: unknown) => (err as Error)?.name === 'ConditionalCheckFailedException';
 
@@ -32,7 +32,7 @@ export class DynamoSignedTokenRepository implements SignedTokenRepository {
         ...token,
         ttl: Math.ceil(token.expires_at_ms / 1000),
       }),
-      auditPut(this.table, audit),
+      ...auditWrites(this.table, audit),
     ]);
     if (!out.ok) throw new Error('Could not store a signed-URL token');
   }
@@ -110,7 +110,8 @@ export class DynamoDevTokenRepository implements DevTokenRepository {
         hash,
       }),
       putNew(this.table, 'hash', token.name, { ...FK.devHash(hash), ...token }),
-      auditPut(this.table, audit),
+      ...new CounterDeltas().add(FC.devTokens, 1).items(this.table),
+      ...auditWrites(this.table, audit),
     ]);
     if (out.ok) return true;
     if (out.conditionFailed.some((c) => c.kind === 'name')) return false;
@@ -125,16 +126,10 @@ export class DynamoDevTokenRepository implements DevTokenRepository {
   }
 
   async list(page: Page): Promise<Listing<DevTokenRecord>> {
-    const { count, items } = await pagedQuery(
-      this.doc,
-      {
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': FK.devTokens() },
-      },
-      page,
-    );
+    const [count, items] = await Promise.all([
+      readCount(this.doc, this.table, FC.devTokens),
+      pageOf(this.doc, { table: this.table, index: 'gsi1', keys: [FK.devTokens()] }, page),
+    ]);
     return { count, items: items.map((i) => decode(devTokenRecord, i)) };
   }
 
@@ -159,7 +154,8 @@ export class DynamoDevTokenRepository implements DevTokenRepository {
         },
       },
       { kind: 'hash', id: name, item: { Delete: { TableName: this.table, Key: FK.devHash(hash) } } },
-      auditPut(this.table, audit(token)),
+      ...new CounterDeltas().add(FC.devTokens, -1).items(this.table),
+      ...auditWrites(this.table, audit(token)),
     ]);
     if (result.ok) return true;
     if (result.conditionFailed.length) return false;

@@ -8,6 +8,7 @@ import {
   type ReleaseState,
   releaseNoteSchema,
   releaseSchema,
+  TASK_STATES,
   type Task,
   type TaskService,
   type TaskState,
@@ -26,33 +27,63 @@ import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { ValidationError } from '../../shared/errors.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
-import type * as z from '../../shared/zod.js';
+import * as z from '../../shared/zod.js';
 import {
+  bySkDesc,
+  C,
+  CounterDeltas,
   decode,
-  Filter,
   K,
   KEY_ATTRIBUTES,
   type LabelledItem,
-  pagedTypeList,
+  pageInMemory,
+  pageOf,
   putNew,
   queryAll,
+  readCount,
   type Tables,
   transact,
 } from './common.js';
 import {
+  BatchGetCommand,
   type Documents,
   GetCommand,
   QueryCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from './documents.js';
-import { eventPut, materializeEvent } from './events.js';
+import { eventCounts, eventPut, materializeEvent } from './events.js';
 import { assertFits, MAX_EXTRA_BYTES, RELEASE_RECORD_BUDGET, valueBytes } from './item-size.js';
 
 type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 const RELEASE_FIELDS = new Set<string>(Object.keys(releaseSchema.shape));
-const RESERVED = new Set<string>([...RELEASE_FIELDS, ...KEY_ATTRIBUTES]);
+/** Attributes of the release item that are neither Release fields nor orchestration extras (see common.ts). */
+const VIEW_ATTRIBUTES = ['taskView', 'noteIds'] as const;
+const RESERVED = new Set<string>([...RELEASE_FIELDS, ...KEY_ATTRIBUTES, ...VIEW_ATTRIBUTES]);
+
+/** One task as the release item's task view keeps it (short names: the view is on every release item). */
+const taskViewEntry = z.object({
+  s: z.enum(TASK_STATES),
+  p: z.number(),
+  ts: z.string(),
+  n: z.string(),
+  c: z.string(),
+});
+const taskViewSchema = z.record(z.string(), taskViewEntry);
+const viewOf = (t: Task): z.infer<typeof taskViewEntry> => ({
+  s: t.state,
+  p: t.progress,
+  ts: t.taskServiceId,
+  n: t.serviceName,
+  c: t.createdAt,
+});
+
+/** Studies indexed in the creating transaction when they fit; the rest follow in transactions of this many. */
+const STUDY_INDEX_CHUNK = 49;
+
+const single = <S extends string>(s: S | readonly S[] | undefined): S | undefined =>
+  s === undefined ? undefined : typeof s === 'string' ? (s as S) : s.length === 1 ? s[0] : undefined;
 
 const newestFirst = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }) =>
   a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
@@ -94,65 +125,106 @@ export class DynamoReleaseRepository implements ReleaseRepository {
 
   // ---- items -------------------------------------------------------------------------------------------------
 
-  private releaseItem(r: Release): Record<string, unknown> {
+  /** The stored release item (key layout in common.ts); the task view and note ids come with it. */
+  releaseItem(r: Release, tasks: Task[] = [], noteIds: string[] = []): Record<string, unknown> {
     return {
       ...K.release(r.id),
       gsi1pk: 'RE',
       gsi1sk: K.listSk(r.createdAt, r.id),
       ...(isTerminalRelease(r.state) ? {} : K.activeRelease(r.createdAt, r.id)),
+      gsi3pk: K.releasesInState(r.state),
+      gsi3sk: K.listSk(r.createdAt, r.id),
+      taskView: Object.fromEntries(tasks.map((t) => [t.id, viewOf(t)])),
+      ...(noteIds.length ? { noteIds: new Set(noteIds) } : {}),
       ...r,
     };
   }
 
-  private taskItem(t: Task): Record<string, unknown> {
+  taskItem(t: Task): Record<string, unknown> {
+    const sk = K.listSk(t.createdAt, t.id);
     return {
       ...K.task(t.releaseId, t.id),
       gsi1pk: 'TA',
-      gsi1sk: K.listSk(t.createdAt, t.id),
+      gsi1sk: sk,
       gsi2pk: t.id,
       gsi2sk: 'TA',
+      gsi3pk: K.tasksInState(t.state),
+      gsi3sk: sk,
+      gsi4pk: K.tasksOfService(t.taskServiceId),
+      gsi4sk: sk,
       ...t,
     };
   }
 
-  private noteItem(n: ReleaseNote): Record<string, unknown> {
+  noteItem(n: ReleaseNote): Record<string, unknown> {
+    const sk = K.listSk(n.createdAt, n.id);
     return {
       ...K.note(n.releaseId, n.id),
       gsi1pk: 'RN',
-      gsi1sk: K.listSk(n.createdAt, n.id),
+      gsi1sk: sk,
       gsi2pk: n.id,
       gsi2sk: 'RN',
+      ...(n.studyId ? { gsi3pk: K.notesOfStudy(n.studyId), gsi3sk: sk } : {}),
       ...n,
     };
   }
 
-  /** Splits the items of one release collection into the aggregate. */
+  /** A release under one of its studies (the ?study= list). */
+  studyMemberItem(r: Release, studyId: string): Record<string, unknown> {
+    return { pk: K.releasesOfStudy(studyId), sk: K.listSk(r.createdAt, r.id), releaseId: r.id };
+  }
+
+  /** The tasks of a release item's task view, or null for an item written before the view existed. */
+  private viewTasks(item: Record<string, unknown>, release: Release): Task[] | null {
+    if (item.taskView === undefined) return null;
+    const view = z.parse(taskViewSchema, item.taskView);
+    return Object.entries(view).map(([id, v]) => ({
+      id,
+      releaseId: release.id,
+      taskServiceId: v.ts,
+      serviceName: v.n,
+      state: v.s,
+      progress: v.p,
+      createdAt: v.c,
+    }));
+  }
+
+  /** Splits the items of one release collection into the aggregate (tasks from the task view when it has one). */
   private aggregate(items: Record<string, unknown>[]): ReleaseAggregate | null {
     let release: Release | undefined;
     let extras: Record<string, unknown> = {};
-    const tasks: Task[] = [];
+    let tasks: Task[] = [];
     const notes: ReleaseNote[] = [];
+    let viewed: Task[] | null = null;
     for (const item of items) {
       const sk = String(item.sk);
       if (sk === 'RE') {
         release = decode(releaseSchema, item);
-        extras = Object.fromEntries(Object.entries(item).filter(([k]) => !RESERVED.has(k)));
+        extras = this.extrasOf(item);
+        viewed = this.viewTasks(item, release);
       } else if (sk.startsWith('TA#')) tasks.push(decode(taskSchema, item));
       else if (sk.startsWith('RN#')) notes.push(decode(releaseNoteSchema, item));
     }
     if (!release) return null;
+    if (viewed) tasks = viewed;
     return { release, tasks: tasks.sort(oldestFirst), notes: notes.sort(oldestFirst), extras };
   }
 
   // ---- releases ----------------------------------------------------------------------------------------------
 
+  /**
+   * One strongly consistent Query of the release item and its notes (sk RE..RN~); the tasks come from the release
+   * item's task view. A release written before the view existed is read whole, tasks included.
+   */
   async load(id: string): Promise<ReleaseAggregate | null> {
     const items = await queryAll(this.doc, {
       TableName: this.table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': K.releasePk(id) },
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': K.releasePk(id), ':from': 'RE', ':to': 'RN~' },
       ConsistentRead: true,
     });
+    const head = items.find((i) => i.sk === 'RE');
+    if (head && head.taskView === undefined) items.push(...(await this.collection(id, 'TA#')));
     return this.aggregate(items);
   }
 
@@ -194,11 +266,24 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         };
       });
       const evs = events(release, tasks).map((e) => materializeEvent(e, this.clock));
-      assertFits(this.releaseItem(release), RELEASE_RECORD_BUDGET, 'release');
+      const item = this.releaseItem(release, tasks);
+      assertFits(item, RELEASE_RECORD_BUDGET, 'release');
+      const counts = new CounterDeltas()
+        .add(C.releases, 1)
+        .add(C.releasesInState(release.state), 1)
+        .add(C.tasks, tasks.length)
+        .add(C.tasksInState('pending'), tasks.length);
+      for (const e of evs) eventCounts(counts, e, 1);
+      // How many tasks each service was given: attributes of the registry item this transaction updates anyway,
+      // so the count of GET /tasks?task_service= costs no item per service here.
+      const serviceNames = Object.fromEntries(
+        tasks.map((t, i) => [`#t${i}`, K.serviceTaskCount(t.taskServiceId)]),
+      );
       const items: LabelledItem[] = [
-        putNew(this.table, 'release', release.id, this.releaseItem(release)),
+        putNew(this.table, 'release', release.id, item),
         ...tasks.map((t) => putNew(this.table, 'task', t.id, this.taskItem(t))),
         ...evs.map((e) => eventPut(this.table, e)),
+        ...counts.items(this.table),
         {
           kind: 'registry',
           id: 'registry',
@@ -206,9 +291,16 @@ export class DynamoReleaseRepository implements ReleaseRepository {
             Update: {
               TableName: this.table,
               Key: K.registry(),
-              UpdateExpression: 'SET releaseSeq = if_not_exists(releaseSeq, :zero) + :one',
+              UpdateExpression:
+                'SET releaseSeq = if_not_exists(releaseSeq, :zero) + :one' +
+                (tasks.length
+                  ? ` ADD ${Object.keys(serviceNames)
+                      .map((n) => `${n} :one`)
+                      .join(', ')}`
+                  : ''),
               ConditionExpression:
                 guard.servicesRev === 0 ? 'attribute_not_exists(servicesRev)' : 'servicesRev = :rev',
+              ExpressionAttributeNames: tasks.length ? serviceNames : undefined,
               ExpressionAttributeValues: {
                 ':zero': 0,
                 ':one': 1,
@@ -218,8 +310,15 @@ export class DynamoReleaseRepository implements ReleaseRepository {
           },
         },
       ];
+      // The study index goes into the same transaction when it fits (the common case: a few studies).
+      const studies = release.studies;
+      const inline = items.length + 2 * studies.length <= 100 ? studies : [];
+      items.push(...this.studyIndexItems(release, inline));
       const out = await transact(this.doc, items);
-      if (out.ok) return { release, tasks: tasks.sort(oldestFirst), notes: [], extras: {}, events: evs };
+      if (out.ok) {
+        if (inline.length < studies.length) await this.indexStudies(release, studies);
+        return { release, tasks: tasks.sort(oldestFirst), notes: [], extras: {}, events: evs };
+      }
       if (out.conditionFailed.some((f) => f.kind === 'registry'))
         throw new ChangeConflictError('The task services changed while the release was created', [
           { kind: 'registry', id: 'registry' },
@@ -229,6 +328,29 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       // Only fresh ids collided: draw new ones.
     }
     throw new Error('could not allocate release ids');
+  }
+
+  /** The release under each study (written once: a repeat finds the item and is cancelled) and the counts. */
+  private studyIndexItems(release: Release, studies: readonly string[]): LabelledItem[] {
+    const counts = new CounterDeltas();
+    for (const s of studies) counts.add(C.releasesOfStudy(s), 1);
+    return [
+      ...studies.map((s) => putNew(this.table, 'study_member', s, this.studyMemberItem(release, s))),
+      ...counts.items(this.table),
+    ];
+  }
+
+  /**
+   * Indexes a release under studies that did not fit into its creating transaction, in transactions of
+   * STUDY_INDEX_CHUNK studies (each study's member item and count together). A chunk written before is skipped.
+   */
+  async indexStudies(release: Release, studies: readonly string[]): Promise<void> {
+    for (let i = 0; i < studies.length; i += STUDY_INDEX_CHUNK) {
+      const chunk = studies.slice(i, i + STUDY_INDEX_CHUNK);
+      const out = await transact(this.doc, this.studyIndexItems(release, chunk));
+      if (out.ok || out.conditionFailed.every((f) => f.kind === 'study_member')) continue;
+      throw new Error(`could not index release ${release.id} under its studies`);
+    }
   }
 
   async update(
@@ -262,27 +384,129 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return this.load(id);
   }
 
+  /**
+   * A page of releases, newest first, each with its tasks (from the release item's task view) and notes (one
+   * BatchGetItem for the whole page): no query per release. ?state= reads its gsi3 partition, ?study= the study's
+   * member items (then the releases, by key); each list has its counter. Both filters together are a 400: no key
+   * holds both, and a study's releases are not bounded (docs/architecture.md).
+   */
   async list(
     filters: { state?: ReleaseState; studyId?: string },
     page: Page,
   ): Promise<Paged<ReleaseAggregate>> {
-    const f = new Filter().eq('state', filters.state).contains('studies', filters.studyId);
-    const { count, items } = await pagedTypeList(this.doc, this.table, 'RE', f, page);
-    // Each release of the page embeds its tasks and notes: one collection query each, in parallel.
-    const loaded = await Promise.all(items.map((i) => this.load(String(i.id))));
-    return { count, items: loaded.filter((x): x is ReleaseAggregate => x !== null) };
+    const table = this.table;
+    if (filters.studyId && filters.state)
+      throw new ValidationError('Invalid query: state and study cannot be combined', {
+        study: ["cannot be combined with state; list the study's releases and read their states"],
+      });
+    if (filters.studyId) {
+      const [count, members] = await Promise.all([
+        readCount(this.doc, table, C.releasesOfStudy(filters.studyId)),
+        pageOf(this.doc, { table, keys: [K.releasesOfStudy(filters.studyId)] }, page),
+      ]);
+      const ids = members.map((m) => String(m.releaseId));
+      const heads = await this.getReleaseItems(ids);
+      return { count, items: await this.withNotes(heads) };
+    }
+    const [count, heads] = await Promise.all([
+      readCount(this.doc, table, filters.state ? C.releasesInState(filters.state) : C.releases),
+      pageOf(
+        this.doc,
+        filters.state
+          ? { table, index: 'gsi3', keys: [K.releasesInState(filters.state)] }
+          : { table, index: 'gsi1', keys: ['RE'] },
+        page,
+      ),
+    ]);
+    return { count, items: await this.withNotes(heads) };
   }
 
+  /** Release items by id, in the order given (strongly consistent BatchGetItem). */
+  private async getReleaseItems(ids: string[]): Promise<Record<string, unknown>[]> {
+    const got = await this.batchGet(ids.map((id) => K.release(id)));
+    const byId = new Map(got.map((i) => [String(i.id), i]));
+    return ids.map((id) => byId.get(id)).filter((x): x is Record<string, unknown> => x !== undefined);
+  }
+
+  private async batchGet(keys: Record<string, string>[]): Promise<Record<string, unknown>[]> {
+    const out: Record<string, unknown>[] = [];
+    for (let i = 0; i < keys.length; i += 100) {
+      let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
+      while (pending?.length) {
+        const got = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        out.push(...((got.Responses?.[this.table] ?? []) as Record<string, unknown>[]));
+        pending = got.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Release items into aggregates: tasks from each item's task view, notes through one BatchGetItem of every note
+   * the page's releases name (noteIds). An item from before the view existed is loaded whole.
+   */
+  private async withNotes(heads: Record<string, unknown>[]): Promise<ReleaseAggregate[]> {
+    const noteKeys: Record<string, string>[] = [];
+    for (const h of heads)
+      for (const n of (h.noteIds as Set<string> | undefined) ?? []) noteKeys.push(K.note(String(h.id), n));
+    const notes = (await this.batchGet(noteKeys)).map((i) => decode(releaseNoteSchema, i));
+    const out: ReleaseAggregate[] = [];
+    for (const h of heads) {
+      const release = decode(releaseSchema, h);
+      const tasks = this.viewTasks(h, release);
+      if (!tasks) {
+        const whole = await this.load(release.id);
+        if (whole) out.push(whole);
+        continue;
+      }
+      out.push({
+        release,
+        tasks: tasks.sort(oldestFirst),
+        notes: notes.filter((n) => n.releaseId === release.id).sort(oldestFirst),
+        extras: this.extrasOf(h),
+      });
+    }
+    return out;
+  }
+
+  /** Releases in the given states: the active index for non-terminal ones, the state partitions otherwise. */
   async listByStates(wanted: readonly ReleaseState[]): Promise<Release[]> {
     if (wanted.every((state) => !isTerminalRelease(state)))
       return (await this.listActive()).map((a) => a.release).filter((r) => wanted.includes(r.state));
+    const items = (
+      await Promise.all(
+        wanted.map((state) =>
+          queryAll(this.doc, {
+            TableName: this.table,
+            IndexName: 'gsi3',
+            KeyConditionExpression: 'gsi3pk = :p',
+            ExpressionAttributeValues: { ':p': K.releasesInState(state) },
+          }),
+        ),
+      )
+    ).flat();
+    return items.map((i) => decode(releaseSchema, i)).filter((r) => wanted.includes(r.state));
+  }
+
+  /** Tasks of a service that are in the given states, from the active releases' task views only. */
+  async activeTasksOfService(taskServiceId: string, states?: readonly TaskState[]): Promise<Task[]> {
     const items = await queryAll(this.doc, {
       TableName: this.table,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :p',
-      ExpressionAttributeValues: { ':p': 'RE' },
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :p',
+      ExpressionAttributeValues: { ':p': K.ACTIVE_RELEASES },
     });
-    return items.map((i) => decode(releaseSchema, i)).filter((r) => wanted.includes(r.state));
+    const out: Task[] = [];
+    for (const item of items) {
+      const release = decode(releaseSchema, item);
+      if (isTerminalRelease(release.state)) continue;
+      const tasks = this.viewTasks(item, release) ?? (await this.load(release.id))?.tasks ?? [];
+      for (const t of tasks)
+        if (t.taskServiceId === taskServiceId && (!states || states.includes(t.state))) out.push(t);
+    }
+    return out;
   }
 
   async listActive(): Promise<{ release: Release; extras: Record<string, unknown> }[]> {
@@ -463,8 +687,9 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     checkExtraNames([...Object.keys(change.setExtras ?? {}), ...(change.removeExtras ?? [])]);
     checkExtraSizes(change.setExtras);
     for (let attempt = 0; attempt < 5; attempt++) {
+      const effective = await this.withKnownStates(change);
       const events = (change.events ?? []).map((e) => materializeEvent(e, this.clock));
-      const items = this.changeItems(change, events);
+      const items = this.changeItems(effective, events);
       if (items.length === 0) return [];
       const out = await transact(this.doc, items);
       if (out.ok) return events;
@@ -472,7 +697,11 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       const real = out.conditionFailed
         .filter((f) => f.kind !== 'event')
         .filter((f, i, all) => all.findIndex((g) => g.kind === f.kind && g.id === f.id) === i);
-      if (real.length) {
+      // A narrowed condition that failed means the record moved after it was read: read again.
+      if (
+        real.length &&
+        !(change !== effective && real.every((f) => f.kind === 'release' || f.kind === 'task'))
+      ) {
         const what = real.map((f) => `${f.kind} ${f.id}`).join(', ');
         throw new ChangeConflictError(`Change refused: ${what} not in the expected state`, real);
       }
@@ -482,22 +711,71 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     throw new Error('could not allocate event ids');
   }
 
+  /**
+   * State counts move from the state a record is in, so a change that moves a record must name exactly one expected
+   * state. One that allows several (or none) is narrowed to the state read now (strongly consistent); the write is
+   * then conditioned on it, so a concurrent move makes the change re-read rather than miscount. A state read here that
+   * the caller did not allow is the caller's conflict.
+   */
+  private async withKnownStates(change: ReleaseChange): Promise<ReleaseChange> {
+    const vague = (s: readonly string[] | string | undefined) => single(s) === undefined;
+    const taskVague = (change.tasks ?? []).some((t) => t.toState !== undefined && vague(t.expectState));
+    const releaseVague = change.toState !== undefined && vague(change.expectState);
+    if (!taskVague && !releaseVague) return change;
+    const agg = await this.load(change.releaseId);
+    if (!agg)
+      throw new ChangeConflictError('Change refused: release not found', [
+        { kind: 'release', id: change.releaseId },
+      ]);
+    const refuse = (kind: string, id: string) => {
+      throw new ChangeConflictError(`Change refused: ${kind} ${id} not in the expected state`, [
+        { kind, id },
+      ]);
+    };
+    const narrow = <S extends string>(
+      allowed: readonly S[] | undefined,
+      now: S,
+      kind: string,
+      id: string,
+    ): S => {
+      if (allowed && !allowed.includes(now)) refuse(kind, id);
+      return now;
+    };
+    const taskState = new Map(agg.tasks.map((t) => [t.id, t.state]));
+    return {
+      ...change,
+      expectState: releaseVague
+        ? narrow(states<ReleaseState>(change.expectState), agg.release.state, 'release', change.releaseId)
+        : change.expectState,
+      tasks: change.tasks?.map((t) => {
+        if (t.toState === undefined || !vague(t.expectState)) return t;
+        const now = taskState.get(t.taskId);
+        if (!now) return refuse('task', t.taskId) as never;
+        return { ...t, expectState: narrow(states<TaskState>(t.expectState), now, 'task', t.taskId) };
+      }),
+    };
+  }
+
   private changeItems(change: ReleaseChange, events: CoordinatorEvent[]): LabelledItem[] {
     const items: LabelledItem[] = [];
-    const rel = this.releaseUpdate(change);
-    if (rel) items.push({ kind: 'release', id: change.releaseId, item: rel });
+    const counts = new CounterDeltas();
+    const views: { taskId: string; state?: TaskState; progress?: number }[] = [];
     for (const t of change.tasks ?? []) {
       const names: Record<string, string> = { '#state': 'state' };
       const values: Record<string, unknown> = {};
       const sets: string[] = [];
       if (t.toState !== undefined) {
-        sets.push('#state = :to');
+        sets.push('#state = :to', 'gsi3pk = :st');
         values[':to'] = t.toState;
+        values[':st'] = K.tasksInState(t.toState);
+        const from = single(t.expectState) as TaskState;
+        counts.add(C.tasksInState(from), -1).add(C.tasksInState(t.toState), 1);
       }
       if (t.progress !== undefined) {
         sets.push('progress = :progress');
         values[':progress'] = t.progress;
       }
+      if (sets.length) views.push({ taskId: t.taskId, state: t.toState, progress: t.progress });
       const cond = ['attribute_exists(pk)'];
       const expected = states<TaskState>(t.expectState);
       if (expected) {
@@ -519,7 +797,12 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         : { ConditionCheck: common };
       items.push({ kind: 'task', id: t.taskId, item });
     }
-    for (const e of events) items.push(eventPut(this.table, e));
+    const rel = this.releaseUpdate(change, views, counts);
+    if (rel) items.unshift({ kind: 'release', id: change.releaseId, item: rel });
+    for (const e of events) {
+      items.push(eventPut(this.table, e));
+      eventCounts(counts, e, 1);
+    }
     if (change.claimVersion !== undefined) {
       items.push(
         putNew(this.table, 'version', change.claimVersion, {
@@ -562,10 +845,20 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         },
       });
     }
+    items.push(...counts.items(this.table));
     return items;
   }
 
-  private releaseUpdate(change: ReleaseChange): TxItem | null {
+  /**
+   * The release item's part of a change: its state (with the state index key and counts), version, extras, and the
+   * task view entries of the tasks the change moves (so the view never lags the task items). A release only named by
+   * its tasks' conditions, with no view to update, is left out; a state expectation alone is a ConditionCheck.
+   */
+  private releaseUpdate(
+    change: ReleaseChange,
+    views: { taskId: string; state?: TaskState; progress?: number }[],
+    counts: CounterDeltas,
+  ): TxItem | null {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = {};
     const sets: string[] = [];
@@ -573,9 +866,13 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     if (change.toState !== undefined) {
       names['#state'] = 'state';
       values[':to'] = change.toState;
-      sets.push('#state = :to');
+      values[':rst'] = K.releasesInState(change.toState);
+      sets.push('#state = :to', 'gsi3pk = :rst');
       // A release leaves the active index with the change that ends it (and never comes back: terminal is final).
       if (isTerminalRelease(change.toState)) removes.push('gsi2pk', 'gsi2sk');
+      const from = single(change.expectState);
+      if (from === undefined) throw new Error('a release state change names exactly one expected state');
+      counts.add(C.releasesInState(from), -1).add(C.releasesInState(change.toState), 1);
     }
     if (change.version !== undefined) {
       values[':version'] = change.version;
@@ -590,6 +887,18 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       names[`#y${i}`] = k;
       removes.push(`#y${i}`);
     });
+    if (views.length) names['#tv'] = 'taskView';
+    views.forEach((v, i) => {
+      names[`#v${i}`] = v.taskId;
+      if (v.state !== undefined) {
+        values[`:vs${i}`] = v.state;
+        sets.push(`#tv.#v${i}.s = :vs${i}`);
+      }
+      if (v.progress !== undefined) {
+        values[`:vp${i}`] = v.progress;
+        sets.push(`#tv.#v${i}.p = :vp${i}`);
+      }
+    });
     const cond = ['attribute_exists(pk)'];
     const expected = states<ReleaseState>(change.expectState);
     if (expected) {
@@ -600,7 +909,6 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       });
     }
     const hasUpdate = sets.length > 0 || removes.length > 0;
-    // A release that is only named by its tasks is left out; a state expectation alone is a ConditionCheck.
     if (!hasUpdate && !expected) return null;
     const common = {
       TableName: this.table,
@@ -651,34 +959,85 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return this.getById(id, 'TA', taskSchema);
   }
 
+  /**
+   * ?release= (with any other filter): the release's task view, filtered and counted in memory (bounded by one
+   * release). Otherwise ?state= or ?task_service= read their gsi3 / gsi4 partition, and no filter gsi1 TA; the
+   * count of a service's tasks is the registry's `tasks:<service>` attribute, the others are counters. task_service
+   * and state together without release are a 400: no key holds both (docs/architecture.md).
+   */
   async listTasks(
     filters: { releaseId?: string; taskServiceId?: string; state?: TaskState },
     page: Page,
   ): Promise<Paged<Task>> {
+    const table = this.table;
     if (filters.releaseId) {
-      // A release's tasks are in its collection: one query, then filter and order here.
-      const all = (await this.collection(filters.releaseId, 'TA#'))
-        .map((i) => decode(taskSchema, i))
+      const all = (await this.tasksOfRelease(filters.releaseId))
         .filter(
           (t) =>
             (!filters.state || t.state === filters.state) &&
             (!filters.taskServiceId || t.taskServiceId === filters.taskServiceId),
         )
-        .sort(newestFirst);
-      return { count: all.length, items: all.slice(page.offset, page.offset + page.limit) };
+        .map((t) => ({ sk: K.listSk(t.createdAt, t.id), value: t }))
+        .sort(bySkDesc);
+      return { count: all.length, items: pageInMemory(all, page) };
     }
-    const f = new Filter().eq('taskServiceId', filters.taskServiceId).eq('state', filters.state);
-    const { count, items } = await pagedTypeList(this.doc, this.table, 'TA', f, page);
-    return { count, items: items.map((i) => decode(taskSchema, i)) };
+    if (filters.taskServiceId && filters.state)
+      throw new ValidationError('Invalid query: task_service and state cannot be combined without release', {
+        state: ['cannot be combined with task_service unless release narrows the list'],
+      });
+    const decodeAll = (items: Record<string, unknown>[]) => items.map((i) => decode(taskSchema, i));
+    if (filters.taskServiceId) {
+      const [count, items] = await Promise.all([
+        this.serviceTaskCount(filters.taskServiceId),
+        pageOf(this.doc, { table, index: 'gsi4', keys: [K.tasksOfService(filters.taskServiceId)] }, page),
+      ]);
+      return { count, items: decodeAll(items) };
+    }
+    const [count, items] = await Promise.all([
+      readCount(this.doc, table, filters.state ? C.tasksInState(filters.state) : C.tasks),
+      pageOf(
+        this.doc,
+        filters.state
+          ? { table, index: 'gsi3', keys: [K.tasksInState(filters.state)] }
+          : { table, index: 'gsi1', keys: ['TA'] },
+        page,
+      ),
+    ]);
+    return { count, items: decodeAll(items) };
   }
 
+  private async serviceTaskCount(taskServiceId: string): Promise<number> {
+    const got = await this.doc.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: K.registry(),
+        ConsistentRead: true,
+        ProjectionExpression: '#n',
+        ExpressionAttributeNames: { '#n': K.serviceTaskCount(taskServiceId) },
+      }),
+    );
+    const n = got.Item?.[K.serviceTaskCount(taskServiceId)];
+    return typeof n === 'number' ? n : 0;
+  }
+
+  /** A release's tasks from its item's task view (one GetItem), or from the task items for an older release. */
+  private async tasksOfRelease(releaseId: string): Promise<Task[]> {
+    const got = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: K.release(releaseId), ConsistentRead: true }),
+    );
+    if (!got.Item) return [];
+    const viewed = this.viewTasks(got.Item, decode(releaseSchema, got.Item));
+    if (viewed) return viewed;
+    return (await this.collection(releaseId, 'TA#')).map((i) => decode(taskSchema, i));
+  }
+
+  /** Every task ever given to a service (its gsi4 partition): for maintenance, not for a request path. */
   async tasksOfService(taskServiceId: string): Promise<Task[]> {
     const items = await queryAll(this.doc, {
       TableName: this.table,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :p',
-      FilterExpression: 'taskServiceId = :ts',
-      ExpressionAttributeValues: { ':p': 'TA', ':ts': taskServiceId },
+      IndexName: 'gsi4',
+      KeyConditionExpression: 'gsi4pk = :p',
+      ExpressionAttributeValues: { ':p': K.tasksOfService(taskServiceId) },
     });
     return items.map((i) => decode(taskSchema, i));
   }
@@ -694,9 +1053,18 @@ export class DynamoReleaseRepository implements ReleaseRepository {
 
   // ---- release notes -----------------------------------------------------------------------------------------
 
-  private refChecks(releaseId: string | undefined, studyId: string | null | undefined): LabelledItem[] {
+  /**
+   * Checks that the release and study exist. With `noteId`, the release check is the update that adds the note to
+   * the release item's `noteIds` (how a page of releases finds its notes without a query per release).
+   */
+  private refChecks(
+    releaseId: string | undefined,
+    studyId: string | null | undefined,
+    noteId?: string,
+  ): LabelledItem[] {
     const checks: LabelledItem[] = [];
-    if (releaseId)
+    if (releaseId && noteId) checks.push(this.noteIdsUpdate(releaseId, noteId, 'ADD'));
+    else if (releaseId)
       checks.push({
         kind: 'release',
         id: releaseId,
@@ -723,6 +1091,29 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return checks;
   }
 
+  private noteIdsUpdate(releaseId: string, noteId: string, op: 'ADD' | 'DELETE'): LabelledItem {
+    return {
+      kind: op === 'ADD' ? 'release' : 'note_of',
+      id: releaseId,
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: K.release(releaseId),
+          UpdateExpression: `${op} noteIds :n`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':n': new Set([noteId]) },
+        },
+      },
+    };
+  }
+
+  /** What a note adds to (sign 1) or takes from (-1) the note counts. */
+  private static noteCounts(deltas: CounterDeltas, n: ReleaseNote, sign: 1 | -1): CounterDeltas {
+    deltas.add(C.notes, sign);
+    if (n.studyId) deltas.add(C.notesOfStudy(n.studyId), sign);
+    return deltas;
+  }
+
   private static missingRefs(failed: { kind: string; id: string }[]): ValidationError | null {
     const refs = failed.filter((f) => f.kind === 'release' || f.kind === 'study');
     if (!refs.length) return null;
@@ -736,7 +1127,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       const out = await transact(this.doc, [
         putNew(this.table, 'note', note.id, this.noteItem(note)),
         putNew(this.table, 'id', note.id, { ...K.idClaim(note.id), releaseId: note.releaseId }),
-        ...this.refChecks(note.releaseId, note.studyId),
+        ...this.refChecks(note.releaseId, note.studyId, note.id),
+        ...DynamoReleaseRepository.noteCounts(new CounterDeltas(), note, 1).items(this.table),
       ]);
       if (out.ok) return note;
       const missing = DynamoReleaseRepository.missingRefs(out.conditionFailed);
@@ -806,9 +1198,20 @@ export class DynamoReleaseRepository implements ReleaseRepository {
             },
           ]
         : [{ kind: 'note', id, item: { Put: { TableName: this.table, Item: nextItem, ...revCondition } } }];
+      const counts = new CounterDeltas();
+      if (next.studyId !== current.studyId) {
+        if (current.studyId) counts.add(C.notesOfStudy(current.studyId), -1);
+        if (next.studyId) counts.add(C.notesOfStudy(next.studyId), 1);
+      }
       const out = await transact(this.doc, [
         ...items,
-        ...this.refChecks(moved ? next.releaseId : undefined, patch.studyId ? next.studyId : undefined),
+        ...(moved ? [this.noteIdsUpdate(current.releaseId, id, 'DELETE')] : []),
+        ...this.refChecks(
+          moved ? next.releaseId : undefined,
+          patch.studyId ? next.studyId : undefined,
+          moved ? id : undefined,
+        ),
+        ...counts.items(this.table),
       ]);
       if (out.ok) return next;
       const missing = DynamoReleaseRepository.missingRefs(out.conditionFailed);
@@ -835,12 +1238,18 @@ export class DynamoReleaseRepository implements ReleaseRepository {
           },
         },
         { kind: 'id', id, item: { Delete: { TableName: this.table, Key: K.idClaim(id) } } },
+        this.noteIdsUpdate(current.releaseId, id, 'DELETE'),
+        ...DynamoReleaseRepository.noteCounts(new CounterDeltas(), current, -1).items(this.table),
       ]);
       if (out.ok) return true;
     }
     throw new ChangeConflictError('The release note changed concurrently; retry');
   }
 
+  /**
+   * ?release= (with or without ?study=): the release's notes, filtered and counted in memory (bounded by one
+   * release). ?study= alone: its gsi3 partition; no filter: gsi1 RN; each with its counter.
+   */
   async listNotes(
     filters: { releaseId?: string; studyId?: string },
     page: Page,
@@ -849,11 +1258,21 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       const all = (await this.collection(filters.releaseId, 'RN#'))
         .map((i) => decode(releaseNoteSchema, i))
         .filter((n) => !filters.studyId || n.studyId === filters.studyId)
-        .sort(newestFirst);
-      return { count: all.length, items: all.slice(page.offset, page.offset + page.limit) };
+        .map((n) => ({ sk: K.listSk(n.createdAt, n.id), value: n }))
+        .sort(bySkDesc);
+      return { count: all.length, items: pageInMemory(all, page) };
     }
-    const f = new Filter().eq('studyId', filters.studyId);
-    const { count, items } = await pagedTypeList(this.doc, this.table, 'RN', f, page);
+    const table = this.table;
+    const [count, items] = await Promise.all([
+      readCount(this.doc, table, filters.studyId ? C.notesOfStudy(filters.studyId) : C.notes),
+      pageOf(
+        this.doc,
+        filters.studyId
+          ? { table, index: 'gsi3', keys: [K.notesOfStudy(filters.studyId)] }
+          : { table, index: 'gsi1', keys: ['RN'] },
+        page,
+      ),
+    ]);
     return { count, items: items.map((i) => decode(releaseNoteSchema, i)) };
   }
 }

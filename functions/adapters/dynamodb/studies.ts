@@ -2,7 +2,7 @@ import { type Study, studySchema } from '../../coordinator/model.js';
 import type { MirroredStudy, Paged, StudyRepository } from '../../coordinator/ports.js';
 import type { StudyDirectory } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
-import { decode, K, pagedQuery, queryAll, type Tables } from './common.js';
+import { C, CounterDeltas, decode, K, pageOf, queryAll, readCount, type Tables, transact } from './common.js';
 import { BatchGetCommand, type Documents, GetCommand, UpdateCommand } from './documents.js';
 
 /**
@@ -44,16 +44,10 @@ export class DynamoStudyRepository implements StudyRepository {
   }
 
   async list(page: Page): Promise<Paged<Study>> {
-    const { count, items } = await pagedQuery(
-      this.doc,
-      {
-        TableName: this.table,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': 'SD' },
-      },
-      page,
-    );
+    const [count, items] = await Promise.all([
+      readCount(this.doc, this.table, C.studies),
+      pageOf(this.doc, { table: this.table, index: 'gsi1', keys: ['SD'] }, page),
+    ]);
     return { count, items: items.map((i) => decode(studySchema, i)) };
   }
 
@@ -68,30 +62,54 @@ export class DynamoStudyRepository implements StudyRepository {
     return items.map((i) => ({ id: String(i.id), deleted: i.deleted === true }));
   }
 
+  /**
+   * An update, not a put: last_pub_version / last_pub_date belong to publishing and must survive the sync. A study
+   * seen for the first time is written in one transaction with the study count (conditioned on its absence).
+   */
   async upsertMirrored(s: MirroredStudy): Promise<void> {
-    // An update, not a put: last_pub_version / last_pub_date belong to publishing and must survive the sync.
-    await this.doc.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: K.study(s.id),
-        UpdateExpression:
-          'SET id = :id, #name = :name, version = :version, visible = :visible, createdAt = :createdAt, ' +
-          'deleted = :false, gsi1pk = :g, gsi1sk = :gsk, ' +
-          'lastPubVersion = if_not_exists(lastPubVersion, :null), lastPubDate = if_not_exists(lastPubDate, :null)',
-        ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: {
-          ':id': s.id,
-          ':name': s.name,
-          ':version': s.version,
-          ':visible': s.visible,
-          ':createdAt': s.createdAt,
-          ':false': false,
-          ':g': 'SD',
-          ':gsk': K.listSk(s.createdAt, s.id),
-          ':null': null,
+    const update = this.mirroredUpdate(s);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.doc.send(new UpdateCommand({ ...update, ConditionExpression: 'attribute_exists(pk)' }));
+        return;
+      } catch (err) {
+        if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+      }
+      const out = await transact(this.doc, [
+        {
+          kind: 'study',
+          id: s.id,
+          item: { Update: { ...update, ConditionExpression: 'attribute_not_exists(pk)' } },
         },
-      }),
-    );
+        ...new CounterDeltas().add(C.studies, 1).items(this.table),
+      ]);
+      if (out.ok) return;
+      // Created concurrently: update it as an existing study.
+    }
+    throw new Error(`study ${s.id} could not be mirrored`);
+  }
+
+  private mirroredUpdate(s: MirroredStudy) {
+    return {
+      TableName: this.table,
+      Key: K.study(s.id),
+      UpdateExpression:
+        'SET id = :id, #name = :name, version = :version, visible = :visible, createdAt = :createdAt, ' +
+        'deleted = :false, gsi1pk = :g, gsi1sk = :gsk, ' +
+        'lastPubVersion = if_not_exists(lastPubVersion, :null), lastPubDate = if_not_exists(lastPubDate, :null)',
+      ExpressionAttributeNames: { '#name': 'name' },
+      ExpressionAttributeValues: {
+        ':id': s.id,
+        ':name': s.name,
+        ':version': s.version,
+        ':visible': s.visible,
+        ':createdAt': s.createdAt,
+        ':false': false,
+        ':g': 'SD',
+        ':gsk': K.listSk(s.createdAt, s.id),
+        ':null': null,
+      },
+    };
   }
 
   async markDeleted(id: string): Promise<void> {

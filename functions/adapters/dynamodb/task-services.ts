@@ -8,7 +8,19 @@ import {
 import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
-import { decode, Filter, K, pagedTypeList, putNew, queryAll, type Tables, transact } from './common.js';
+import {
+  C,
+  CounterDeltas,
+  decode,
+  K,
+  type LabelledItem,
+  pageOf,
+  putNew,
+  queryAll,
+  readCount,
+  type Tables,
+  transact,
+} from './common.js';
 import { type Documents, GetCommand, UpdateCommand } from './documents.js';
 
 /** Task services (pk TS#<id>) and the registry guard item they share with release creation. */
@@ -23,15 +35,26 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
     return this.tables.coordinator;
   }
 
-  private item(s: TaskService) {
-    return { ...K.taskService(s.id), gsi1pk: 'TS', gsi1sk: K.listSk(s.createdAt, s.id), ...s };
+  /** The stored task service (key layout in common.ts): gsi3 holds it under its `enabled` value. */
+  item(s: TaskService) {
+    const sk = K.listSk(s.createdAt, s.id);
+    return {
+      ...K.taskService(s.id),
+      gsi1pk: 'TS',
+      gsi1sk: sk,
+      gsi3pk: K.servicesEnabled(s.enabled),
+      gsi3sk: sk,
+      ...s,
+    };
   }
 
   async create(input: Omit<TaskService, 'id' | 'createdAt'>): Promise<TaskService> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const service: TaskService = { id: newId('TS'), createdAt: nowIso(this.clock), ...input };
+      const counts = new CounterDeltas().add(C.taskServices, 1).add(C.servicesEnabled(service.enabled), 1);
       const out = await transact(this.doc, [
         putNew(this.table, 'task_service', service.id, this.item(service)),
+        ...counts.items(this.table),
       ]);
       if (out.ok) return service;
     }
@@ -67,11 +90,47 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
     }
   }
 
-  update(
+  /**
+   * A change of `enabled` moves the service between the enabled/disabled lists and their counts: one transaction
+   * conditioned on the value it read (a concurrent change makes it read again).
+   */
+  async update(
     id: string,
     patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled' | 'clientId'>>,
   ): Promise<TaskService | null> {
-    return this.set(id, patch);
+    if (patch.enabled === undefined) return this.set(id, patch);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.get(id);
+      if (!current) return null;
+      if (current.enabled === patch.enabled) return this.set(id, patch);
+      const entries = Object.entries(patch).filter(([, v]) => v !== undefined);
+      const counts = new CounterDeltas()
+        .add(C.servicesEnabled(current.enabled), -1)
+        .add(C.servicesEnabled(patch.enabled), 1);
+      const out = await transact(this.doc, [
+        {
+          kind: 'task_service',
+          id,
+          item: {
+            Update: {
+              TableName: this.table,
+              Key: K.taskService(id),
+              UpdateExpression: `SET ${entries.map((_, i) => `#u${i} = :u${i}`).join(', ')}, gsi3pk = :g`,
+              ConditionExpression: 'attribute_exists(pk) AND enabled = :was',
+              ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#u${i}`, k])),
+              ExpressionAttributeValues: {
+                ...Object.fromEntries(entries.map(([, v], i) => [`:u${i}`, v])),
+                ':g': K.servicesEnabled(patch.enabled),
+                ':was': current.enabled,
+              },
+            },
+          },
+        },
+        ...counts.items(this.table),
+      ]);
+      if (out.ok) return this.get(id);
+    }
+    throw new ChangeConflictError('The task service kept changing concurrently; retry');
   }
 
   updateHealth(
@@ -113,9 +172,20 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
     }
   }
 
+  /** ?enabled= reads its gsi3 partition, no filter gsi1 TS; each with its counter. */
   async list(filters: { enabled?: boolean }, page: Page): Promise<Paged<TaskService>> {
-    const f = new Filter().eq('enabled', filters.enabled);
-    const { count, items } = await pagedTypeList(this.doc, this.table, 'TS', f, page);
+    const table = this.table;
+    const enabled = filters.enabled;
+    const [count, items] = await Promise.all([
+      readCount(this.doc, table, enabled === undefined ? C.taskServices : C.servicesEnabled(enabled)),
+      pageOf(
+        this.doc,
+        enabled === undefined
+          ? { table, index: 'gsi1', keys: ['TS'] }
+          : { table, index: 'gsi3', keys: [K.servicesEnabled(enabled)] },
+        page,
+      ),
+    ]);
     return { count, items: items.map((i) => decode(taskServiceSchema, i)) };
   }
 
@@ -146,6 +216,12 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
   }
 
   async delete(id: string, guard: RegistryGuard): Promise<'deleted' | 'missing' | 'retry'> {
+    const current = await this.get(id);
+    if (!current) return 'missing';
+    const counts: LabelledItem[] = new CounterDeltas()
+      .add(C.taskServices, -1)
+      .add(C.servicesEnabled(current.enabled), -1)
+      .items(this.table);
     const out = await transact(this.doc, [
       {
         kind: 'task_service',
@@ -154,10 +230,13 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
           Delete: {
             TableName: this.table,
             Key: K.taskService(id),
-            ConditionExpression: 'attribute_exists(pk)',
+            // The counts taken back are those of the service as read: a concurrent change of `enabled` retries.
+            ConditionExpression: 'attribute_exists(pk) AND enabled = :was',
+            ExpressionAttributeValues: { ':was': current.enabled },
           },
         },
       },
+      ...counts,
       {
         kind: 'registry',
         id: 'registry',
@@ -178,7 +257,8 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
       },
     ]);
     if (out.ok) return 'deleted';
-    if (out.conditionFailed.some((f) => f.kind === 'task_service')) return 'missing';
+    if (out.conditionFailed.some((f) => f.kind === 'task_service'))
+      return (await this.get(id)) ? 'retry' : 'missing';
     if (out.conditionFailed.some((f) => f.kind === 'registry')) return 'retry';
     throw new ChangeConflictError('Too much concurrent activity; retry');
   }

@@ -31,7 +31,7 @@ export function routes(deps: Pick<FilesDeps, 'audit'>): Route[] {
           deps,
           callerOf(req.principal),
           { studyId: q.study, fileId: q.file, actor: q.user },
-          { limit: q.limit, offset: q.offset },
+          q,
         );
         const results = list.items.map(auditJson);
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, list.count, results));

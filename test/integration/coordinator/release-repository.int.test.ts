@@ -8,6 +8,7 @@ import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamod
 import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
 import { ChangeConflictError } from '../../../functions/coordinator/ports.js';
 import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/releases.js';
+import { commit, releaseMove, taskPart } from '../../../functions/orchestration/changes.js';
 import { localClient } from '../../../local/dynamodb-local.js';
 import { useLocalTables } from '../../helpers/tables.js';
 
@@ -240,6 +241,35 @@ describe('ReleaseRepository.create', () => {
     const agg = await newRelease(MAX_TASKS_PER_RELEASE);
     expect(agg.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);
     expect((await releases.load(agg.release.id))?.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);
+  });
+
+  it(`moves all ${MAX_TASKS_PER_RELEASE} tasks of a round, each with its event and counts, in transactions under 100 items`, async () => {
+    const agg = await newRelease(MAX_TASKS_PER_RELEASE);
+    const page = { limit: 1, offset: 0 };
+    const runningBefore = (await releases.listTasks({ state: 'running' }, page)).count;
+    const pendingBefore = (await releases.listTasks({ state: 'pending' }, page)).count;
+    const eventsBefore = (await events.list({ releaseId: agg.release.id }, page)).count;
+    const deps = { releases, publisher: { publish: async () => {} } };
+    await commit(
+      deps,
+      agg.release.id,
+      agg.tasks.map((t) => taskPart(t, 'running', 5)),
+      releaseMove(agg, 'running'),
+    );
+    const after = await releases.load(agg.release.id);
+    expect(after?.release.state).toBe('running');
+    expect(new Set(after?.tasks.map((t) => `${t.state}/${t.progress}`))).toEqual(new Set(['running/5']));
+    expect((await releases.listTasks({ state: 'running' }, page)).count).toBe(
+      runningBefore + MAX_TASKS_PER_RELEASE,
+    );
+    expect((await releases.listTasks({ state: 'pending' }, page)).count).toBe(
+      pendingBefore - MAX_TASKS_PER_RELEASE,
+    );
+    expect((await events.list({ releaseId: agg.release.id }, page)).count).toBe(
+      eventsBefore + MAX_TASKS_PER_RELEASE + 1,
+    );
+    const byTask = await releases.listTasks({ releaseId: agg.release.id, state: 'running' }, page);
+    expect(byTask.count).toBe(MAX_TASKS_PER_RELEASE);
   });
 
   it('refuses a stale registry guard, so a deleted service never gets a task', async () => {

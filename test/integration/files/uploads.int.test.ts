@@ -187,7 +187,9 @@ describe('uploading a file', () => {
     expect(versions.body.count).toBe(3);
     expect(versions.body.results.map((v: { kf_id: string }) => v.kf_id).slice(1)).toEqual([v2]);
     expect(versions.body.results[0].state).toBe('pending');
-    expect(versions.body.next).toBe(`${api.baseUrl}/files/${fileId}/versions?limit=2&offset=2`);
+    expect(versions.body.next.replace(/&cursor=[\w-]+$/, '')).toBe(
+      `${api.baseUrl}/files/${fileId}/versions?limit=2&offset=2`,
+    );
     const page2 = await api.call('GET', versions.body.next, { token: api.memberA });
     expect(page2.body.results.map((v: { kf_id: string }) => v.kf_id)).toEqual([v1]);
     expect(page2.body.previous).toBe(`${api.baseUrl}/files/${fileId}/versions?limit=2&offset=0`);
@@ -239,7 +241,9 @@ describe('listing files', () => {
       versions: `${api.baseUrl}/files/${ids[2]}/versions`,
       download_url: `${api.baseUrl}/download/study/${api.studyB}/file/${ids[2]}`,
     });
-    expect(page.body.next).toBe(`${api.baseUrl}/studies/${api.studyB}/files?limit=2&offset=2`);
+    expect(page.body.next.replace(/&cursor=[\w-]+$/, '')).toBe(
+      `${api.baseUrl}/studies/${api.studyB}/files?limit=2&offset=2`,
+    );
     const tooMany = await api.call('GET', `/studies/${api.studyB}/files?limit=101`, { token: api.memberB });
     expect(tooMany.status).toBe(400);
     const file = await api.call('GET', `/files/${ids[0]}`, { token: api.memberB });

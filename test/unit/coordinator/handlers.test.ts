@@ -107,16 +107,21 @@ const noteItem = {
 };
 
 describe('GET /releases/<id>', () => {
-  it('costs exactly one DynamoDB call: a consistent Query of the release item collection', async () => {
-    ddb.on(QueryCommand).resolves({ Items: [releaseItem, noteItem, taskItem] });
+  it('costs exactly one DynamoDB call: a consistent Query of the release item and its notes', async () => {
+    const taskView = {
+      TA_AAAAAAAA: { s: 'running', p: 10, ts: 'TS_AAAAAAAA', n: 'svc', c: '2026-01-01T00:00:00.000000Z' },
+    };
+    ddb.on(QueryCommand).resolves({ Items: [{ ...releaseItem, taskView }, noteItem] });
     const res = await call('releases', 'GET', '/releases/RE_AAAAAAAA');
     expect(res.status).toBe(200);
     expect(ddb.calls()).toHaveLength(1);
     const input = ddb.commandCalls(QueryCommand)[0].args[0].input;
     expect(input).toMatchObject({
       ConsistentRead: true,
-      ExpressionAttributeValues: { ':pk': 'RE#RE_AAAAAAAA' },
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': 'RE#RE_AAAAAAAA', ':from': 'RE', ':to': 'RN~' },
     });
+    expect(res.body.notes).toHaveLength(1);
     expect(input.IndexName).toBeUndefined();
     expect(res.body.tasks[0]).toEqual({
       item_id: 'TA_AAAAAAAA',
@@ -161,7 +166,7 @@ describe('GET /releases/<id>', () => {
 });
 
 describe('POST /events', () => {
-  it('is one TransactWriteItems: the put plus a ConditionCheck per reference', async () => {
+  it('is one TransactWriteItems: the put, its counters and a ConditionCheck per reference', async () => {
     ddb.on(TransactWriteCommand).resolves({});
     ddb.on(GetCommand).resolves({}); // the task service's binding: none (unbound)
     const res = await call('events', 'POST', '/events', {
@@ -177,7 +182,13 @@ describe('POST /events', () => {
       releaseId: 'RE_AAAAAAAA',
       gsi2pk: 'EVR#RE_AAAAAAAA',
     });
-    expect(items.slice(1).map((i) => i.ConditionCheck?.Key)).toEqual([
+    // The counts of the lists the event joins: all events, the release's, the task service's.
+    expect(items.filter((i) => i.Update).map((i) => String(i.Update?.Key?.pk).replace(/#\d+$/, ''))).toEqual([
+      'CNT#EV',
+      'CNT#EV#RE#RE_AAAAAAAA',
+      'CNT#EV#TS#TS_AAAAAAAA',
+    ]);
+    expect(items.filter((i) => i.ConditionCheck).map((i) => i.ConditionCheck?.Key)).toEqual([
       { pk: 'RE#RE_AAAAAAAA', sk: 'RE' },
       { pk: 'TS#TS_AAAAAAAA', sk: 'TS' },
     ]);
@@ -188,7 +199,13 @@ describe('POST /events', () => {
       new TransactionCanceledException({
         message: 'cancelled',
         $metadata: {},
-        CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+        // The event, its two counters, then the release's ConditionCheck.
+        CancellationReasons: [
+          { Code: 'None' },
+          { Code: 'None' },
+          { Code: 'None' },
+          { Code: 'ConditionalCheckFailed' },
+        ],
       }),
     );
     const res = await call('events', 'POST', '/events', { body: { message: 'm', release: 'RE_AAAAAAAA' } });
@@ -230,23 +247,28 @@ describe('lists', () => {
     expect(ddb.calls()).toHaveLength(0);
   });
 
-  it('queries the newest-first index and counts with the same filter', async () => {
+  it('reads a filter from its own index partition, newest first, and the count from its counter', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [{ ...taskItem, gsi3pk: 'TA#ST#running', gsi3sk: 'x' }] });
     ddb
-      .on(QueryCommand)
-      .callsFake((input) =>
-        input.Select === 'COUNT' ? { Count: 1 } : { Items: [{ ...taskItem, gsi1pk: 'TA' }] },
-      );
-    const res = await call('tasks', 'GET', '/tasks', { query: 'state=running&task_service=TS_AAAAAAAA' });
+      .on(BatchGetCommand)
+      .resolves({ Responses: { 'unit-Coordinator': [{ pk: 'CNT#TA#ST#running#03', n: 7 }] } });
+    const res = await call('tasks', 'GET', '/tasks', { query: 'state=running' });
     expect(res.status).toBe(200);
-    expect(res.body.count).toBe(1);
-    const inputs = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
-    for (const i of inputs) {
-      expect(i.IndexName).toBe('gsi1');
-      expect(Object.values(i.ExpressionAttributeValues ?? {})).toEqual(
-        expect.arrayContaining(['TA', 'running', 'TS_AAAAAAAA']),
-      );
-    }
-    expect(inputs.find((i) => i.Select !== 'COUNT')?.ScanIndexForward).toBe(false);
+    expect(res.body.count).toBe(7);
+    const [query] = ddb.commandCalls(QueryCommand).map((c) => c.args[0].input);
+    expect(query).toMatchObject({
+      IndexName: 'gsi3',
+      ExpressionAttributeValues: { ':pk': 'TA#ST#running' },
+      ScanIndexForward: false,
+    });
+    expect(query.FilterExpression).toBeUndefined();
+  });
+
+  it('refuses task_service with state (no key holds both) unless release narrows the list', async () => {
+    const res = await call('tasks', 'GET', '/tasks', { query: 'state=running&task_service=TS_AAAAAAAA' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.fields.state[0]).toContain('release');
+    expect(ddb.calls()).toHaveLength(0);
   });
 });
 
@@ -301,33 +323,30 @@ describe('POST /releases', () => {
     const tx = ddb.commandCalls(TransactWriteCommand);
     expect(tx).toHaveLength(1);
     const items = tx[0].args[0].input.TransactItems ?? [];
-    expect(items.map((i) => (i.Put?.Item?.sk as string) ?? i.Update?.Key?.sk)).toEqual([
-      'RE',
-      expect.stringMatching(/^TA#TA_/),
-      'EV',
-      'SERVICES',
-    ]);
-    expect(items[3].Update?.ConditionExpression).toBe('servicesRev = :rev');
-    expect(items[3].Update?.ExpressionAttributeValues?.[':rev']).toBe(3);
+    const puts = items.filter((i) => i.Put).map((i) => `${i.Put?.Item?.pk}`.split('#')[0]);
+    expect(puts).toEqual(['RE', 'RE', 'EV', 'RS']);
+    const registry = items.find((i) => i.Update?.Key?.sk === 'SERVICES');
+    expect(registry?.Update?.ConditionExpression).toBe('servicesRev = :rev');
+    expect(registry?.Update?.ExpressionAttributeValues?.[':rev']).toBe(3);
+    // The enabled service's task count rides on the registry update.
+    expect(Object.values(registry?.Update?.ExpressionAttributeNames ?? {})).toEqual(['tasks:TS_AAAAAAAA']);
+    expect(items.filter((i) => String(i.Update?.Key?.pk).startsWith('CNT#')).length).toBe(7);
   });
 
   it('lists the services again when one was deleted meanwhile', async () => {
     wire();
-    ddb
-      .on(TransactWriteCommand)
-      .rejectsOnce(
-        new TransactionCanceledException({
-          message: 'cancelled',
-          $metadata: {},
-          CancellationReasons: [
-            { Code: 'None' },
-            { Code: 'None' },
-            { Code: 'None' },
-            { Code: 'ConditionalCheckFailed' },
-          ],
-        }),
-      )
-      .resolves({});
+    let calls = 0;
+    ddb.on(TransactWriteCommand).callsFake((input) => {
+      if (calls++ > 0) return {};
+      const items: { Update?: { Key?: { sk?: string } } }[] = input.TransactItems;
+      throw new TransactionCanceledException({
+        message: 'cancelled',
+        $metadata: {},
+        CancellationReasons: items.map((i) => ({
+          Code: i.Update?.Key?.sk === 'SERVICES' ? 'ConditionalCheckFailed' : 'None',
+        })),
+      });
+    });
     const res = await call('releases', 'POST', '/releases', { body });
     expect(res.status).toBe(200);
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
@@ -377,14 +396,20 @@ describe('PATCH /tasks/<id>', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ state: 'staged', progress: 100 });
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
-    expect(items[0].Update).toMatchObject({
-      Key: { pk: 'RE#RE_AAAAAAAA', sk: 'TA#TA_AAAAAAAA' },
+    const task = items.find((i) => i.Update?.Key?.sk === 'TA#TA_AAAAAAAA');
+    expect(task?.Update).toMatchObject({
       ConditionExpression: 'attribute_exists(pk) AND #state IN (:e0)',
       ExpressionAttributeValues: { ':to': 'staged', ':progress': 100, ':e0': 'running' },
     });
-    expect(items[1].Put?.Item?.message).toBe('task TA_AAAAAAAA changed from running to staged');
-    // Callbacks of one release never touch the release item, so they never conflict with each other.
-    expect(items.some((i) => i.ConditionCheck || i.Update?.Key?.sk === 'RE')).toBe(false);
+    expect(items.find((i) => i.Put)?.Put?.Item?.message).toBe(
+      'task TA_AAAAAAAA changed from running to staged',
+    );
+    // The release item only takes the task's entry of its task view: no condition on the release's state, which
+    // concurrent callbacks of one release would fail for each other.
+    const release = items.find((i) => i.Update?.Key?.sk === 'RE');
+    expect(release?.Update?.ConditionExpression).toBe('attribute_exists(pk)');
+    expect(release?.Update?.UpdateExpression).toBe('SET #tv.#v0.s = :vs0, #tv.#v0.p = :vp0');
+    expect(items.some((i) => i.ConditionCheck)).toBe(false);
   });
 
   it('answers 409 to a transition that is not allowed, writing nothing', async () => {

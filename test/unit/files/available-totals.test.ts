@@ -145,19 +145,21 @@ describe('the totals of available versions', () => {
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
   });
 
-  it('shrink by every available version of a deleted file, at most 99 versions per transaction', async () => {
+  it('shrink by every available version of a deleted file, at most 98 versions per transaction', async () => {
     ddb.on(TransactWriteCommand).resolves({});
     const versions = Array.from({ length: 150 }, (_, i) => version(i, i < 120 ? 'available' : 'failed', i));
     await repo.deleteFile(file, versions, audit);
     const calls = ddb.commandCalls(TransactWriteCommand);
     expect(calls).toHaveLength(3);
-    expect(itemsOf(0).filter((i) => i.Delete)).toHaveLength(99);
-    expect(totalsOf(itemsOf(0))).toEqual([{ ':n': -99, ':b': -((98 * 99) / 2) }]);
-    expect(itemsOf(1).filter((i) => i.Delete)).toHaveLength(51);
-    const rest = versions.slice(99, 120);
-    expect(totalsOf(itemsOf(1))).toEqual([{ ':n': -21, ':b': -rest.reduce((s, v) => s + v.size, 0) }]);
-    // Last: the file and its audit record.
-    expect(itemsOf(2).map((i) => Object.keys(i)[0])).toEqual(['Delete', 'Put']);
+    expect(itemsOf(0).filter((i) => i.Delete)).toHaveLength(98);
+    expect(totalsOf(itemsOf(0))).toEqual([{ ':n': -98, ':b': -((97 * 98) / 2) }]);
+    expect(itemsOf(1).filter((i) => i.Delete)).toHaveLength(52);
+    const rest = versions.slice(98, 120);
+    expect(totalsOf(itemsOf(1))).toEqual([{ ':n': -22, ':b': -rest.reduce((s, v) => s + v.size, 0) }]);
+    // Last: the file, the study's file count and the audit record with its counts.
+    const last = itemsOf(2).map((i) => Object.keys(i)[0]);
+    expect(last.slice(0, 3)).toEqual(['Delete', 'Update', 'Put']);
+    expect(new Set(last.slice(3))).toEqual(new Set(['Update']));
   });
 
   it('are read as the sum of their shards, with one query and no scan', async () => {

@@ -4,6 +4,7 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
+  TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -81,6 +82,7 @@ beforeEach(() => {
     Items: [{ pk: 'TOTALS#AVAILABLE', sk: 'SHARD#00', versions: 7, bytes: 700 }],
   });
   ddb.on(PutCommand).resolves({});
+  ddb.on(TransactWriteCommand).resolves({});
 });
 
 function call(method: string, path: string, auth = true) {
@@ -129,9 +131,12 @@ describe('the DRS handler behind a public base URL', () => {
     const url = new URL(JSON.parse(res.body).url);
     expect(url.pathname).toContain(version.key);
     expect(url.searchParams.get('X-Amz-Expires')).toBe('60');
-    const puts = ddb.commandCalls(PutCommand);
+    // One audit record, written with the counts of the audit lists it joins.
+    const writes = ddb.commandCalls(TransactWriteCommand);
+    expect(writes).toHaveLength(1);
+    const puts = (writes[0].args[0].input.TransactItems ?? []).filter((i) => i.Put);
     expect(puts).toHaveLength(1);
-    expect(puts[0].args[0].input.Item).toMatchObject({ action: 'download', method: 'drs', dev_token: 'ci' });
+    expect(puts[0].Put?.Item).toMatchObject({ action: 'download', method: 'drs', dev_token: 'ci' });
   });
 
   it('answers OPTIONS with the configured issuer, and service-info from the totals with one query, no scan', async () => {

@@ -105,10 +105,16 @@ describe('developer tokens in DynamoDB', () => {
     const record = { name: 'ci', hint: 'sfdt_abcd', created_at: audit.at, created_by: 'admin' };
     expect(await new DynamoDevTokenRepository(doc, 'files').create('hash', record, audit)).toBe(true);
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(items.map((i) => (i.Put!.Item as { pk: string }).pk)).toEqual([
+    expect(items.filter((i) => i.Put).map((i) => (i.Put!.Item as { pk: string }).pk)).toEqual([
       'DEVTOKEN#ci',
       'DEVHASH#hash',
       'AUDIT#-',
+    ]);
+    // The token list's count and the audit trail's counts move in the same transaction.
+    expect(items.filter((i) => i.Update).map((i) => String(i.Update?.Key?.pk).replace(/#\d+$/, ''))).toEqual([
+      'CNT#DEVTOKENS',
+      'CNT#AUDIT',
+      'CNT#AUDIT#USER#admin',
     ]);
     expect(items[0].Put?.ConditionExpression).toBe('attribute_not_exists(pk)');
     expect(JSON.stringify(items)).not.toContain('sfdt_abcdefgh');

@@ -5,6 +5,7 @@ import type {
   ReleaseState,
   Task,
   TaskService,
+  TaskState,
 } from '../../../functions/coordinator/model.js';
 import { isTerminalRelease } from '../../../functions/coordinator/model.js';
 import {
@@ -41,6 +42,7 @@ export class MemoryReleases
       | 'raiseExtra'
       | 'removeExtraIf'
       | 'tasksOfService'
+      | 'activeTasksOfService'
     >
 {
   releases = new Map<string, { release: Release; tasks: Task[]; extras: Record<string, unknown> }>();
@@ -182,6 +184,14 @@ export class MemoryReleases
 
   async tasksOfService(id: string) {
     return [...this.releases.values()].flatMap((r) => r.tasks).filter((t) => t.taskServiceId === id);
+  }
+
+  async activeTasksOfService(id: string, states?: readonly TaskState[]) {
+    return [...this.releases.values()]
+      .filter((r) => !isTerminalRelease(r.release.state))
+      .flatMap((r) => r.tasks)
+      .filter((t) => t.taskServiceId === id && (!states || states.includes(t.state)))
+      .map((t) => structuredClone(t));
   }
 }
 

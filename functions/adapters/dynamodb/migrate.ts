@@ -1,0 +1,253 @@
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  ScanCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import {
+  eventSchema,
+  type Release,
+  releaseNoteSchema,
+  releaseSchema,
+  type Task,
+  taskSchema,
+  taskServiceSchema,
+} from '../../coordinator/model.js';
+import { auditRecord, fileRecord } from '../../files/model.js';
+import { C, type Counter, counterKey, decode, K, type Tables } from './common.js';
+import { eventItem } from './events.js';
+import { auditItem } from './files-audit.js';
+import { DynamoFileRepository } from './files-repository.js';
+import { FC } from './files-table.js';
+import { DynamoReleaseRepository } from './releases.js';
+import { SdkDocuments } from './sdk-documents.js';
+import { DynamoTaskServiceRepository } from './task-services.js';
+
+/**
+ * The one-time start-up migration to the scale layout (schema version 2: the gsi3 / gsi4 filter keys, sharded list
+ * keys, counters, the release item's task view and note ids, the study member items and file version counts; key
+ * layout in common.ts and files-table.ts). Tables from before it hold items the new reads would miss, so the local
+ * stack runs this before serving (bin/local.ts), and an operator runs it once on AWS before the new functions take
+ * traffic (docs/deploy.md). It reads every item once (a Scan), so it is not for a schedule: a `SCHEMA` item records
+ * that a table is done, and later starts only read that one item.
+ *
+ * Every item is rewritten through the repositories' own item builders, over what it holds (orchestration extras,
+ * revisions and flags survive); every count is recomputed from the items themselves and written to shard 0 of its
+ * counter.
+ */
+export const SCHEMA_VERSION = 2;
+
+async function scanAll(doc: DynamoDBDocumentClient, table: string): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await doc.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+    out.push(...((page.Items ?? []) as Record<string, unknown>[]));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** BatchWriteItem in groups of 25, a few at a time, retrying what DynamoDB hands back unprocessed. */
+export async function putAll(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  items: Record<string, unknown>[],
+  parallel = 4,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const group = items.slice(next, next + 25);
+      next += 25;
+      let pending: { PutRequest: { Item: Record<string, unknown> } }[] | undefined = group.map((Item) => ({
+        PutRequest: { Item },
+      }));
+      for (let attempt = 0; pending?.length; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+        const out = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+        pending = out.UnprocessedItems?.[table] as typeof pending;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+}
+
+/** Counts gathered while items are written directly (migration, benchmark seeding), then stored as counter items. */
+export class Tally {
+  readonly counts = new Map<string, { counter: Counter; n: number }>();
+  add(counter: Counter | null | undefined, n = 1): void {
+    if (!counter) return;
+    const c = this.counts.get(counter.name);
+    this.counts.set(counter.name, { counter, n: (c?.n ?? 0) + n });
+  }
+  /** Counter items with the totals on shard 0 and every other shard at 0. */
+  items(): Record<string, unknown>[] {
+    return [...this.counts.values()].flatMap(({ counter, n }) =>
+      Array.from({ length: counter.shards }, (_, i) => ({
+        ...counterKey(counter.name, i),
+        n: i === 0 ? n : 0,
+      })),
+    );
+  }
+}
+
+async function done(doc: DynamoDBDocumentClient, table: string): Promise<boolean> {
+  const got = await doc.send(new GetCommand({ TableName: table, Key: K.schema(), ConsistentRead: true }));
+  return typeof got.Item?.version === 'number' && got.Item.version >= SCHEMA_VERSION;
+}
+
+const markDone = (doc: DynamoDBDocumentClient, table: string) =>
+  doc.send(new PutCommand({ TableName: table, Item: { ...K.schema(), version: SCHEMA_VERSION } }));
+
+/**
+ * Sets the registry's `tasks:<service>` counts (how many tasks each service was given) to the values given, in
+ * updates of 50 attributes (an update expression holds at most 4 KB).
+ */
+export async function setServiceTaskCounts(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  counts: Map<string, number>,
+): Promise<void> {
+  const entries = [...counts];
+  for (let i = 0; i < entries.length; i += 50) {
+    const chunk = entries.slice(i, i + 50);
+    await doc.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: K.registry(),
+        UpdateExpression: `SET ${chunk.map((_, j) => `#s${j} = :s${j}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(
+          chunk.map(([id], j) => [`#s${j}`, K.serviceTaskCount(id)]),
+        ),
+        ExpressionAttributeValues: Object.fromEntries(chunk.map(([, n], j) => [`:s${j}`, n])),
+      }),
+    );
+  }
+}
+
+/** Migrates the coordinator and studies tables; returns how many items it rewrote (0 when already done). */
+export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
+  let rewritten = 0;
+  if (!(await done(doc, tables.studies))) {
+    const tally = new Tally();
+    for (const item of await scanAll(doc, tables.studies)) if (item.sk === 'SD') tally.add(C.studies);
+    await putAll(doc, tables.studies, tally.items());
+    await markDone(doc, tables.studies);
+  }
+  if (await done(doc, tables.coordinator)) return rewritten;
+  const table = tables.coordinator;
+  const releasesRepo = new DynamoReleaseRepository(new SdkDocuments(doc), tables);
+  const services = new DynamoTaskServiceRepository(new SdkDocuments(doc), tables);
+  const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
+  const tally = new Tally();
+  const out: Record<string, unknown>[] = [];
+  const releases = new Map<string, { raw: Record<string, unknown>; release: Release }>();
+  const tasksOf = new Map<string, Task[]>();
+  const notesOf = new Map<string, string[]>();
+  const releaseOfTask = new Map<string, string>();
+  const perService = new Map<string, number>();
+  for (const raw of all) {
+    const pk = String(raw.pk);
+    const sk = String(raw.sk);
+    if (pk.startsWith('RE#') && sk.startsWith('TA#')) {
+      const t = decode(taskSchema, raw);
+      releaseOfTask.set(t.id, t.releaseId);
+    }
+  }
+  for (const raw of all) {
+    const pk = String(raw.pk);
+    const sk = String(raw.sk);
+    if (pk.startsWith('TS#') && sk === 'TS') {
+      const s = decode(taskServiceSchema, raw);
+      out.push({ ...raw, ...services.item(s) });
+      tally.add(C.taskServices);
+      tally.add(C.servicesEnabled(s.enabled));
+    } else if (pk.startsWith('RE#') && sk === 'RE') {
+      const release = decode(releaseSchema, raw);
+      releases.set(release.id, { raw, release });
+      tally.add(C.releases);
+      tally.add(C.releasesInState(release.state));
+      for (const studyId of release.studies) {
+        out.push(releasesRepo.studyMemberItem(release, studyId));
+        tally.add(C.releasesOfStudy(studyId));
+      }
+    } else if (pk.startsWith('RE#') && sk.startsWith('TA#')) {
+      const t = decode(taskSchema, raw);
+      out.push(releasesRepo.taskItem(t));
+      tasksOf.set(t.releaseId, [...(tasksOf.get(t.releaseId) ?? []), t]);
+      tally.add(C.tasks);
+      tally.add(C.tasksInState(t.state));
+      perService.set(t.taskServiceId, (perService.get(t.taskServiceId) ?? 0) + 1);
+    } else if (pk.startsWith('RE#') && sk.startsWith('RN#')) {
+      const n = decode(releaseNoteSchema, raw);
+      out.push({ ...raw, ...releasesRepo.noteItem(n) });
+      notesOf.set(n.releaseId, [...(notesOf.get(n.releaseId) ?? []), n.id]);
+      tally.add(C.notes);
+      if (n.studyId) tally.add(C.notesOfStudy(n.studyId));
+    } else if (pk.startsWith('EV#') && sk === 'EV') {
+      const e = decode(eventSchema, raw);
+      const taskRelease = e.taskId && !e.releaseId ? releaseOfTask.get(e.taskId) : undefined;
+      const { gsi2pk: _a, gsi2sk: _b, gsi3pk: _c, gsi3sk: _d, gsi4pk: _e, gsi4sk: _f, ...rest } = raw;
+      out.push({ ...rest, ...eventItem(e, taskRelease) });
+      tally.add(C.events);
+      if (e.releaseId) tally.add(C.eventsOfRelease(e.releaseId));
+      if (e.taskServiceId) tally.add(C.eventsOfService(e.taskServiceId));
+      if (e.studyId) tally.add(C.eventsOfStudy(e.studyId));
+    }
+  }
+  for (const { raw, release } of releases.values()) {
+    const built = releasesRepo.releaseItem(
+      release,
+      tasksOf.get(release.id) ?? [],
+      notesOf.get(release.id) ?? [],
+    );
+    out.push({ ...raw, ...built });
+  }
+  await putAll(doc, table, [...out, ...tally.items()]);
+  rewritten += out.length;
+  await setServiceTaskCounts(doc, table, perService);
+  await markDone(doc, table);
+  return rewritten;
+}
+
+/** Migrates the files table; returns how many items it rewrote (0 when already done). */
+export async function migrateFiles(doc: DynamoDBDocumentClient, table: string): Promise<number> {
+  if (await done(doc, table)) return 0;
+  const files = new DynamoFileRepository(new SdkDocuments(doc), table);
+  const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
+  const tally = new Tally();
+  const out: Record<string, unknown>[] = [];
+  const versions = new Map<string, number>();
+  for (const raw of all) {
+    const sk = String(raw.sk);
+    if (String(raw.pk).startsWith('FILE#') && sk.startsWith('VERSION#')) {
+      const fileId = String(raw.pk).slice('FILE#'.length);
+      versions.set(fileId, (versions.get(fileId) ?? 0) + 1);
+    }
+  }
+  for (const raw of all) {
+    const pk = String(raw.pk);
+    const sk = String(raw.sk);
+    if (pk.startsWith('FILE#') && sk === 'FILE') {
+      const f = decode(fileRecord, raw);
+      out.push({ ...raw, ...files.fileItem(f, versions.get(f.id) ?? 0) });
+      tally.add(FC.filesOfStudy(f.study_id));
+    } else if (pk.startsWith('AUDIT#')) {
+      const r = decode(auditRecord, raw);
+      out.push(auditItem(r));
+      tally.add(FC.audit);
+      if (r.study_id) tally.add(FC.auditOfStudy(r.study_id));
+      if (r.file_id) tally.add(FC.auditOfFile(r.file_id));
+      if (r.actor) tally.add(FC.auditOfUser(r.actor));
+      if (r.actor && r.file_id) tally.add(FC.auditOfFileUser(r.file_id, r.actor));
+    } else if (pk.startsWith('DEVTOKEN#')) {
+      tally.add(FC.devTokens);
+    }
+  }
+  await putAll(doc, table, [...out, ...tally.items()]);
+  await markDone(doc, table);
+  return out.length;
+}
