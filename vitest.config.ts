@@ -61,6 +61,7 @@ export default defineConfig({
             'test/integration/orchestration/health-count.int.test.ts',
             'test/integration/orchestration/local-step-functions.int.test.ts',
             'test/integration/files/local-s3.int.test.ts',
+            'test/integration/files/documents-adapters.int.test.ts',
             // No handler in them: the dashboard's server, and how npm start ends on Ctrl-C.
             'test/integration/local-stack/ui-server.int.test.ts',
             'test/integration/local-stack/npm-start.int.test.ts',

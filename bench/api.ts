@@ -17,6 +17,7 @@ import { resolve } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { K } from '../functions/adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { ROOT } from '../local/config.js';
 import { tableEnv } from '../local/dynamodb-local.js';
 import {
@@ -139,7 +140,7 @@ async function measureLoop(ceiling: DdbCeiling, op: CeilingOp): Promise<LoopResu
 async function measureRepositoryLoad(endpoint: string, releaseId: string): Promise<LoopResult> {
   const names = tableEnv(process.env.TABLE_PREFIX ?? 'local');
   const doc = benchDocumentClient(endpoint);
-  const repo = new DynamoReleaseRepository(doc, {
+  const repo = new DynamoReleaseRepository(new SdkDocuments(doc), {
     coordinator: names.COORDINATOR_TABLE,
     studies: names.STUDIES_TABLE,
   });

@@ -16,12 +16,14 @@
  * Settings: BENCH_CONNECTIONS (32), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3), BENCH_WRITE_DOCS (true),
  * BENCH_SCALE_RELEASES (10000), BENCH_SCALE_EVENTS (100000), BENCH_SCALE_SERVICES (500).
  */
+
 import { resolve } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { C, counterKey, type Tables } from '../functions/adapters/dynamodb/common.js';
 import { DynamoEventRepository, eventItem } from '../functions/adapters/dynamodb/events.js';
 import { putAll, setServiceTaskCounts, Tally } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
 import type {
   CoordinatorEvent,
@@ -94,8 +96,8 @@ async function seed(
   from: { services: number; releases: number; events: number },
 ): Promise<number> {
   const table = s.tables.coordinator;
-  const repo = new DynamoReleaseRepository(s.doc, s.tables);
-  const servicesRepo = new DynamoTaskServiceRepository(s.doc, s.tables);
+  const repo = new DynamoReleaseRepository(new SdkDocuments(s.doc), s.tables);
+  const servicesRepo = new DynamoTaskServiceRepository(new SdkDocuments(s.doc), s.tables);
   const tally = new Tally();
   const items: Record<string, unknown>[] = [];
   const services: TaskService[] = [];
@@ -356,8 +358,8 @@ async function main() {
       serviceTasks: new Map(),
     };
     const deps = {
-      events: new DynamoEventRepository(meter.doc, tables),
-      releases: new DynamoReleaseRepository(meter.doc, tables),
+      events: new DynamoEventRepository(new SdkDocuments(meter.doc), tables),
+      releases: new DynamoReleaseRepository(new SdkDocuments(meter.doc), tables),
     };
 
     say('Seeding the small table...');

@@ -1,10 +1,16 @@
 /**
  * `npm run build:functions`: every function of lib/api-manifest.ts and lib/orchestration-manifest.ts bundled into
  * dist/functions/<entry>/index.mjs with the exact esbuild call CDK makes (lib/bundling.ts). The local stack runs
- * these with LOCAL_HANDLERS=bundled; `npm run bench:cold` measures them.
+ * these with LOCAL_HANDLERS=bundled; `npm run bench:cold` measures them. Fails when a bundle is over 400 KB.
  */
 import { statSync } from 'node:fs';
-import { BUNDLES_DIR, bundleAll, repoRelative } from '../lib/bundling.js';
+import {
+  BUNDLES_DIR,
+  bundleAll,
+  describeOversized,
+  oversizedBundles,
+  repoRelative,
+} from '../lib/bundling.js';
 
 const started = performance.now();
 const built = bundleAll(BUNDLES_DIR);
@@ -14,3 +20,8 @@ for (const b of built) {
   process.stdout.write(`${kb} KB  ${repoRelative(b.file)}  (${b.names.join(', ')})\n`);
 }
 process.stdout.write(`${built.length} bundles in ${repoRelative(BUNDLES_DIR)} (${seconds} s)\n`);
+const over = oversizedBundles(built);
+if (over.length) {
+  process.stderr.write(`${describeOversized(over)}\n`);
+  process.exitCode = 1;
+}

@@ -4,16 +4,21 @@
  * and the endpoint and credentials from the SDK's usual environment. Safe to run again: a table already migrated is
  * skipped after one read (functions/adapters/dynamodb/migrate.ts). The local stack does the same at start-up.
  */
-import { documentClient } from '../functions/adapters/aws.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tablesFromEnv } from '../functions/adapters/dynamodb/common.js';
 import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 
 const filesTable = process.env.FILES_TABLE;
 if (!filesTable) throw new Error('Invalid configuration: FILES_TABLE is required');
-const doc = documentClient();
+// The migration scans and batch-writes, which the repositories' Documents port does not offer: the SDK's client.
+const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+  marshallOptions: { removeUndefinedValues: true },
+});
 const tables = tablesFromEnv();
-const indexed = await new DynamoReleaseRepository(doc, tables).indexActiveReleases();
+const indexed = await new DynamoReleaseRepository(new SdkDocuments(doc), tables).indexActiveReleases();
 const coordinator = await migrateCoordinator(doc, tables);
 const files = await migrateFiles(doc, filesTable);
 process.stdout.write(

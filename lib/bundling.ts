@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
@@ -20,7 +20,8 @@ const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
  *
  * The SDK's default credential chain is replaced by a function's own (environment, then the container endpoint:
  * functions/adapters/lambda-credentials.ts); the rest of the chain (profiles, SSO, instance metadata) never applies
- * to a function and is a quarter of a small bundle.
+ * to a function and is a quarter of a small bundle. Two more SDK parts that no call of ours reaches (event-stream
+ * serde, the endpoint-discovery cache) are replaced by stubs that throw if reached (functions/adapters/bundle-stubs).
  */
 export const FUNCTION_BUNDLE_OPTIONS = {
   bundle: true,
@@ -32,7 +33,13 @@ export const FUNCTION_BUNDLE_OPTIONS = {
   sourcesContent: false,
   logLevel: 'warning',
   mainFields: ['module', 'main'],
-  alias: { '@aws-sdk/credential-provider-node': './functions/adapters/lambda-credentials.ts' },
+  alias: {
+    '@aws-sdk/credential-provider-node': './functions/adapters/lambda-credentials.ts',
+    // Parts of every SDK client that no operation of ours reaches, each replaced by a stub that fails loudly if one
+    // ever does; test/unit/adapters/bundle-stubs.test.ts proves they are not reached (functions/adapters/bundle-stubs).
+    '@smithy/core/event-streams': './functions/adapters/bundle-stubs/event-streams.ts',
+    '@aws-sdk/endpoint-cache': './functions/adapters/bundle-stubs/endpoint-cache.ts',
+  },
   // CommonJS dependencies inside an ESM bundle still call require().
   banner: {
     js: "import { createRequire } from 'node:module';const require = createRequire(import.meta.url);",
@@ -123,6 +130,29 @@ export function bundleAll(root = BUNDLES_DIR, opts: { metafile?: boolean } = {})
     dir: bundleDirOf(fn.entry, root),
     ...bundleFunction(fn.entry, bundleDirOf(fn.entry, root), opts),
   }));
+}
+
+/**
+ * The size limit of a function bundle (index.mjs, minified; the source map beside it does not count): 400 KiB. A
+ * bundle over it fails the `bundled` test project (test/global-setup-bundles.ts) and `npm run build:functions`.
+ */
+export const MAX_BUNDLE_BYTES = 400 * 1024;
+
+/** The bundles over MAX_BUNDLE_BYTES among `built`, with their size, for a message. */
+export function oversizedBundles(built: { file: string; names: string[] }[], max = MAX_BUNDLE_BYTES) {
+  return built
+    .map((b) => ({ names: b.names, file: b.file, bytes: statSync(b.file).size }))
+    .filter((b) => b.bytes > max);
+}
+
+/** Why `oversizedBundles` refused, in one line per bundle. */
+export function describeOversized(
+  over: { names: string[]; bytes: number }[],
+  max = MAX_BUNDLE_BYTES,
+): string {
+  return over
+    .map((b) => `${b.names.join(', ')}: ${(b.bytes / 1024).toFixed(1)} KB, over the ${max / 1024} KB limit`)
+    .join('\n');
 }
 
 /** A path relative to the repository root, for messages. */

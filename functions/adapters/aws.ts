@@ -1,43 +1,28 @@
-import { Agent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import type { Documents } from './dynamodb/documents.js';
+import { SdkDocuments } from './dynamodb/sdk-documents.js';
+import { requestHandler } from './request-handler.js';
 
 /**
  * SDK clients, created once per container. Endpoints and credentials come only from the SDK's own settings
- * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL_SFN, AWS_ENDPOINT_URL_LAMBDA, AWS_REGION, ...), so the same code runs
- * against AWS, LocalStack or the local emulators. Adapters take a client argument; tests pass their own.
+ * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN, AWS_REGION, ...), so the same code runs against AWS, LocalStack or
+ * the local emulators. Adapters take a client argument; tests pass their own. S3, Lambda, and DynamoDB for the one
+ * function that cannot carry the SDK's client, are reached through signed requests instead (aws-signed.ts).
  */
-const requestHandler = () =>
-  new NodeHttpHandler({
-    httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
-    httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
-  });
 
-let ddb: DynamoDBDocumentClient | undefined;
-export function documentClient(): DynamoDBDocumentClient {
-  ddb ??= DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler: requestHandler() }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+let ddb: Documents | undefined;
+/** DynamoDB for the repositories: the SDK's document client behind the Documents port. */
+export function documentClient(): Documents {
+  ddb ??= new SdkDocuments(
+    DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler: requestHandler() }), {
+      marshallOptions: { removeUndefinedValues: true },
+    }),
+  );
   return ddb;
-}
-
-let s3: S3Client | undefined;
-export function s3Client(): S3Client {
-  s3 ??= new S3Client({
-    requestHandler: requestHandler(),
-    forcePathStyle: process.env.S3_FORCE_PATH_STYLE === 'true',
-    // Checksums only where S3 requires them: default CRC32 headers break presigned PUTs from plain clients.
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-  return s3;
 }
 
 let sfn: SFNClient | undefined;
@@ -56,10 +41,4 @@ let eventBridge: EventBridgeClient | undefined;
 export function eventBridgeClient(): EventBridgeClient {
   eventBridge ??= new EventBridgeClient({ requestHandler: requestHandler() });
   return eventBridge;
-}
-
-let lambda: LambdaClient | undefined;
-export function lambdaClient(): LambdaClient {
-  lambda ??= new LambdaClient({ requestHandler: requestHandler() });
-  return lambda;
 }

@@ -1,15 +1,14 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConflictError } from '../../shared/errors.js';
+import { assertOffset, type Page } from '../../shared/list.js';
+import * as z from '../../shared/zod.js';
 import {
   BatchGetCommand,
-  type DynamoDBDocumentClient,
+  type Documents,
   QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../shared/errors.js';
-import { assertOffset, type Page } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+} from './documents.js';
 import { assertItemFits } from './item-size.js';
 
 /**
@@ -195,7 +194,7 @@ const TRANSIENT_REASONS = new Set([
  * orchestration retries the step instead of failing the release.
  */
 export async function transact(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   items: LabelledItem[],
   attempts = 8,
 ): Promise<TransactOutcome> {
@@ -206,12 +205,9 @@ export async function transact(
       await doc.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) }));
       return { ok: true };
     } catch (err) {
-      if (
-        !(err instanceof TransactionCanceledException) &&
-        (err as Error)?.name !== 'TransactionCanceledException'
-      )
-        throw err;
-      const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+      // By name, as the SDK and the signed adapter both name it: no class identity crosses adapters or bundles.
+      if ((err as Error)?.name !== 'TransactionCanceledException') throw err;
+      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
       const conditionFailed = reasons
         .map((r, i) =>
           r?.Code === 'ConditionalCheckFailed' ? { kind: items[i].kind, id: items[i].id } : null,
@@ -250,7 +246,7 @@ class PartitionStream {
   private start: Record<string, unknown> | undefined;
   private done = false;
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly input: QueryCommandInput,
     private readonly chunk: number,
   ) {}
@@ -278,7 +274,7 @@ class PartitionStream {
  * first and last sort keys in `page.seen` for the envelope's cursors.
  */
 export async function pageOf(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   src: Partitions,
   page: Page,
 ): Promise<Record<string, unknown>[]> {
@@ -401,7 +397,7 @@ export class CounterDeltas {
 
 /** Reads counts: every shard of every counter in one strongly consistent BatchGetItem (per 100 keys). */
 export async function readCounts(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   table: string,
   counters: readonly Counter[],
 ): Promise<number[]> {
@@ -423,11 +419,7 @@ export async function readCounts(
   return counters.map((c) => totals.get(c.name) ?? 0);
 }
 
-export async function readCount(
-  doc: DynamoDBDocumentClient,
-  table: string,
-  counter: Counter,
-): Promise<number> {
+export async function readCount(doc: Documents, table: string, counter: Counter): Promise<number> {
   return (await readCounts(doc, table, [counter]))[0];
 }
 
@@ -440,7 +432,7 @@ export function shardOf(id: string, shards: number): number {
 
 /** Reads every item of a query (all pages). */
 export async function queryAll(
-  doc: DynamoDBDocumentClient,
+  doc: Documents,
   input: Omit<QueryCommandInput, 'ExclusiveStartKey'>,
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];

@@ -1,4 +1,3 @@
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type CoordinatorEvent, eventSchema, type NewEvent } from '../../coordinator/model.js';
 import type { EventFilters, EventRepository, Paged } from '../../coordinator/ports.js';
 import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
@@ -22,6 +21,7 @@ import {
   type Tables,
   transact,
 } from './common.js';
+import { type Documents, GetCommand, QueryCommand } from './documents.js';
 
 /** Completes a NewEvent with a fresh id and its timestamp. */
 export function materializeEvent(e: NewEvent, clock: Clock): CoordinatorEvent {
@@ -83,7 +83,7 @@ const matches = (e: CoordinatorEvent, f: EventFilters) =>
 
 export class DynamoEventRepository implements EventRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly tables: Tables,
     private readonly clock: Clock = systemClock,
   ) {}

@@ -1,4 +1,3 @@
-import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { type AuditRecord, auditRecord } from '../../files/model.js';
 import type { AuditLog, Listing } from '../../files/ports.js';
 import { ValidationError } from '../../shared/errors.js';
@@ -15,6 +14,7 @@ import {
   shardOf,
   transact,
 } from './common.js';
+import { type Documents, QueryCommand } from './documents.js';
 import { AUDIT_LIST_SHARDS, FC, FK } from './files-table.js';
 
 /** The stored form of an audit record (key layout in files-table.ts). */
@@ -67,7 +67,7 @@ export function auditWrites(table: string, record: AuditRecord): LabelledItem[] 
  */
 export class DynamoAuditLog implements AuditLog {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 

@@ -1,4 +1,3 @@
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type AuditRecord,
   FileId,
@@ -20,6 +19,7 @@ import {
   readCount,
   transact,
 } from './common.js';
+import { type Documents, GetCommand, UpdateCommand } from './documents.js';
 import { auditWrites } from './files-audit.js';
 import { FC, FK, TOTALS_SHARDS } from './files-table.js';
 
@@ -38,7 +38,7 @@ const DELETE_ROUNDS = 5;
  */
 export class DynamoFileRepository implements FileRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 

@@ -1,4 +1,3 @@
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type AuditRecord,
   type DevTokenRecord,
@@ -9,6 +8,7 @@ import {
 import type { DevTokenRepository, Listing, SignedTokenRepository } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
 import { CounterDeltas, decode, pageOf, putNew, readCount, transact } from './common.js';
+import { type Documents, GetCommand, UpdateCommand } from './documents.js';
 import { auditWrites } from './files-audit.js';
 import { FC, FK } from './files-table.js';
 
@@ -21,7 +21,7 @@ const conditionFailed = (err: unknown) => (err as Error)?.name === 'ConditionalC
  */
 export class DynamoSignedTokenRepository implements SignedTokenRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 
@@ -96,7 +96,7 @@ export class DynamoSignedTokenRepository implements SignedTokenRepository {
  */
 export class DynamoDevTokenRepository implements DevTokenRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 

@@ -1,12 +1,4 @@
 import {
-  BatchGetCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  QueryCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import {
   type CoordinatorEvent,
   isTerminalRelease,
   type NewEvent,
@@ -52,6 +44,14 @@ import {
   type Tables,
   transact,
 } from './common.js';
+import {
+  BatchGetCommand,
+  type Documents,
+  GetCommand,
+  QueryCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from './documents.js';
 import { eventCounts, eventPut, materializeEvent } from './events.js';
 import { assertFits, MAX_EXTRA_BYTES, RELEASE_RECORD_BUDGET, valueBytes } from './item-size.js';
 
@@ -114,7 +114,7 @@ function checkExtraSizes(extras: Record<string, unknown> | undefined): void {
  */
 export class DynamoReleaseRepository implements ReleaseRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly tables: Tables,
     private readonly clock: Clock = systemClock,
   ) {}

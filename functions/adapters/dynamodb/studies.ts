@@ -1,14 +1,9 @@
-import {
-  BatchGetCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
 import { type Study, studySchema } from '../../coordinator/model.js';
 import type { MirroredStudy, Paged, StudyRepository } from '../../coordinator/ports.js';
 import type { StudyDirectory } from '../../files/ports.js';
 import type { Page } from '../../shared/list.js';
 import { C, CounterDeltas, decode, K, pageOf, queryAll, readCount, type Tables, transact } from './common.js';
+import { BatchGetCommand, type Documents, GetCommand, UpdateCommand } from './documents.js';
 
 /**
  * Studies mirrored from the dataservice (studies table, pk SD#<id>). Read by the coordinator and the file service;
@@ -17,7 +12,7 @@ import { C, CounterDeltas, decode, K, pageOf, queryAll, readCount, type Tables, 
  */
 export class DynamoStudyRepository implements StudyRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly tables: Pick<Tables, 'studies'>,
   ) {}
 

@@ -1,4 +1,3 @@
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type TaskService, taskServiceSchema } from '../../coordinator/model.js';
 import {
   ChangeConflictError,
@@ -22,11 +21,12 @@ import {
   type Tables,
   transact,
 } from './common.js';
+import { type Documents, GetCommand, UpdateCommand } from './documents.js';
 
 /** Task services (pk TS#<id>) and the registry guard item they share with release creation. */
 export class DynamoTaskServiceRepository implements TaskServiceRepository {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly tables: Tables,
     private readonly clock: Clock = systemClock,
   ) {}

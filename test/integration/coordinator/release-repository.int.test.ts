@@ -2,6 +2,7 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
@@ -23,10 +24,11 @@ beforeAll(async () => {
     marshallOptions: { removeUndefinedValues: true },
   });
   const tables = { coordinator: env.COORDINATOR_TABLE, studies: env.STUDIES_TABLE };
-  releases = new DynamoReleaseRepository(doc, tables);
-  services = new DynamoTaskServiceRepository(doc, tables);
-  events = new DynamoEventRepository(doc, tables);
-  studies = new DynamoStudyRepository(doc, tables);
+  const documents = new SdkDocuments(doc);
+  releases = new DynamoReleaseRepository(documents, tables);
+  services = new DynamoTaskServiceRepository(documents, tables);
+  events = new DynamoEventRepository(documents, tables);
+  studies = new DynamoStudyRepository(documents, tables);
   await studies.upsertMirrored({
     id: 'SD_00000001',
     name: 's',

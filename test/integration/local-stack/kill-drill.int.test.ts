@@ -13,6 +13,7 @@ import {
   spawnStack,
   stackPid,
 } from '../../helpers/local-stack-process.js';
+import { STACK_PORTS } from '../../helpers/spawned-stack.js';
 
 /**
  * The kill -9 drill (docs/orchestration.md): the whole local stack, its Node process and the DynamoDB Local JVM, is
@@ -24,16 +25,8 @@ import {
  * only when the test lets it, which is how those calls are caught in flight.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'kill-drill-'));
-// UI_PORT too: the default (3005) may belong to a stack someone is running.
-const PORTS = [
-  'COORDINATOR_PORT',
-  'FILES_PORT',
-  'IDP_PORT',
-  'S3_PORT',
-  'SFN_PORT',
-  'DYNAMODB_PORT',
-  'UI_PORT',
-];
+// Every port the stack opens, the dashboard's included: a default one may be taken by another stack on the machine.
+const PORTS = STACK_PORTS;
 const ENV = {
   POLL_SECONDS: '1',
   // Long enough that the held publish and cancel calls are still in flight when the stack dies.

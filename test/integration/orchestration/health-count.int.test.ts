@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tablesFromEnv } from '../../../functions/adapters/dynamodb/common.js';
+import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { useLocalTables } from '../../helpers/tables.js';
 
@@ -10,7 +11,7 @@ let repo: DynamoTaskServiceRepository;
 beforeAll(async () => {
   await useLocalTables();
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-  repo = new DynamoTaskServiceRepository(doc, tablesFromEnv());
+  repo = new DynamoTaskServiceRepository(new SdkDocuments(doc), tablesFromEnv());
 });
 
 const newService = () =>

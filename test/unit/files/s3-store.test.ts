@@ -1,29 +1,29 @@
-import { Readable } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
+import { AwsHttp, S3_SERVICE } from '../../../functions/adapters/aws-http.js';
+import { S3Http } from '../../../functions/adapters/s3-http.js';
 import { S3ObjectStore } from '../../../functions/adapters/s3-store.js';
+import { type Canned, RecordingHandler } from '../../helpers/recording-handler.js';
 
-const client = new S3Client({
+/**
+ * The object store's behaviour on S3's answers, with a recording handler in place of the network (the requests
+ * themselves are compared with the SDK's in test/unit/adapters/aws-signing.test.ts).
+ */
+const handler = new RecordingHandler();
+const http = new AwsHttp(S3_SERVICE, {
   region: 'us-east-1',
   credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-  requestChecksumCalculation: 'WHEN_REQUIRED',
-  responseChecksumValidation: 'WHEN_REQUIRED',
+  requestHandler: handler,
 });
-const s3 = mockClient(client);
-const store = new S3ObjectStore(client, 'study-files');
-const err = (name: string, status = 400) =>
-  Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
+const store = new S3ObjectStore(new S3Http(http, false), 'study-files');
+const s3Error = (code: string, status = 400): Canned => ({
+  status,
+  body: `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`,
+});
 
-afterEach(() => s3.reset());
+afterEach(() => {
+  handler.requests.length = 0;
+  handler.answer();
+});
 
 describe('presigned URLs', () => {
   it('sign the declared SHA-256 into an upload URL, and no SDK default checksum', async () => {
@@ -33,6 +33,7 @@ describe('presigned URLs', () => {
     expect(url.searchParams.get('x-amz-checksum-crc32')).toBeNull();
     expect(url.searchParams.get('x-amz-sdk-checksum-algorithm')).toBeNull();
     expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
+    expect(handler.requests).toHaveLength(0);
   });
 
   it('sign a short-lived download with the file name, content type and no-store', async () => {
@@ -49,6 +50,18 @@ describe('presigned URLs', () => {
     expect(url.searchParams.get('response-cache-control')).toBe('no-store');
   });
 
+  it('start a download link’s lifetime at the time the service clock gives', async () => {
+    const url = new URL(
+      await store.presignGet('k', {
+        contentDisposition: 'attachment',
+        contentType: 'text/csv',
+        expiresIn: 60,
+        signedAtMs: Date.parse('2030-05-06T07:08:09Z'),
+      }),
+    );
+    expect(url.searchParams.get('X-Amz-Date')).toBe('20300506T070809Z');
+  });
+
   it('sign each multipart part with its number and upload id', async () => {
     const url = new URL(await store.presignPart('k', 'upload-1', 7, 120));
     expect(url.searchParams.get('partNumber')).toBe('7');
@@ -58,78 +71,116 @@ describe('presigned URLs', () => {
 
 describe('checking an uploaded object', () => {
   it('reports size and a whole-object SHA-256, asking S3 for checksums', async () => {
-    s3.on(HeadObjectCommand).resolves({ ContentLength: 11, ChecksumSHA256: 'abc=' });
+    handler.answer({ headers: { 'content-length': '11', 'x-amz-checksum-sha256': 'abc=' } });
     expect(await store.stat('k')).toEqual({ size: 11, sha256Base64: 'abc=' });
-    expect(s3.commandCalls(HeadObjectCommand)[0].args[0].input).toMatchObject({
-      Key: 'k',
-      ChecksumMode: 'ENABLED',
-    });
+    const sent = handler.last();
+    expect(sent.method).toBe('HEAD');
+    expect(sent.url).toBe('https://study-files.s3.us-east-1.amazonaws.com/k');
+    expect(sent.headers).toContainEqual(['x-amz-checksum-mode', 'ENABLED']);
   });
 
   it('ignores a composite (multipart) checksum, which is not the hash of the object', async () => {
-    s3.on(HeadObjectCommand).resolves({
-      ContentLength: 11,
-      ChecksumSHA256: 'abc=-3',
-      ChecksumType: 'COMPOSITE',
+    handler.answer({
+      headers: {
+        'content-length': '11',
+        'x-amz-checksum-sha256': 'abc=-3',
+        'x-amz-checksum-type': 'COMPOSITE',
+      },
     });
     expect(await store.stat('k')).toEqual({ size: 11, sha256Base64: null });
   });
 
   it('answers null for a missing object', async () => {
-    s3.on(HeadObjectCommand).rejects(err('NotFound', 404));
+    handler.answer({ status: 404 });
     expect(await store.stat('k')).toBeNull();
   });
 
   it('hashes the stored bytes as a stream', async () => {
-    s3.on(GetObjectCommand).resolves({
-      Body: Readable.from([Buffer.from('hello '), Buffer.from('world')]) as any,
-    });
+    handler.answer({ body: 'hello world' });
     expect(await store.hash('k')).toBe('b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9');
+  });
+
+  it('gives up hashing at its deadline with a recognisable error', async () => {
+    handler.answer({ body: 'hello world' });
+    await expect(store.hash('k', { deadlineMs: Date.now() - 1 })).rejects.toMatchObject({ code: 'deadline' });
   });
 });
 
 describe('multipart uploads and deletes', () => {
   it('creates multipart uploads with the full-object CRC64NVME checksum and completes them at the declared size', async () => {
-    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'up-1' });
-    s3.on(CompleteMultipartUploadCommand).resolves({});
+    handler.answer({
+      body: '<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>up-1</UploadId></InitiateMultipartUploadResult>',
+    });
     expect(await store.startMultipart('k', 'text/csv')).toBe('up-1');
-    expect(s3.commandCalls(CreateMultipartUploadCommand)[0].args[0].input).toMatchObject({
-      ChecksumAlgorithm: 'CRC64NVME',
-      ChecksumType: 'FULL_OBJECT',
-      ContentType: 'text/csv',
+    const created = handler.last();
+    expect(created.url).toBe('https://study-files.s3.us-east-1.amazonaws.com/k?uploads=');
+    expect(created.headers).toEqual(
+      expect.arrayContaining([
+        ['content-type', 'text/csv'],
+        ['x-amz-checksum-algorithm', 'CRC64NVME'],
+        ['x-amz-checksum-type', 'FULL_OBJECT'],
+      ]),
+    );
+    handler.answer({
+      body: '<CompleteMultipartUploadResult><ETag>"e"</ETag></CompleteMultipartUploadResult>',
     });
     expect(await store.completeMultipart('k', 'up-1', [{ partNumber: 1, etag: '"e"' }], 123)).toEqual({
       ok: true,
     });
-    expect(s3.commandCalls(CompleteMultipartUploadCommand)[0].args[0].input).toMatchObject({
-      ChecksumType: 'FULL_OBJECT',
-      MpuObjectSize: 123,
-    });
+    const completed = handler.last();
+    expect(completed.headers).toEqual(
+      expect.arrayContaining([
+        ['x-amz-checksum-type', 'FULL_OBJECT'],
+        ['x-amz-mp-object-size', '123'],
+      ]),
+    );
+    expect(completed.body).toContain('<Part><ETag>&quot;e&quot;</ETag><PartNumber>1</PartNumber></Part>');
+  });
+
+  it('fails when S3 starts a multipart upload without an id', async () => {
+    handler.answer({ body: '<InitiateMultipartUploadResult></InitiateMultipartUploadResult>' });
+    await expect(store.startMultipart('k', 'text/csv')).rejects.toThrow('no UploadId');
   });
 
   it('turns S3 refusing the parts into a reason, and lets other failures through', async () => {
-    s3.on(CompleteMultipartUploadCommand).rejects(err('InvalidPart'));
+    handler.answer(s3Error('InvalidPart'));
     expect(await store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).toEqual({
       ok: false,
       reason: 'InvalidPart',
     });
-    s3.on(CompleteMultipartUploadCommand).rejects(err('InternalError', 500));
+    // A 200 whose body is an <Error> is S3 refusing late, as the SDK reads it.
+    handler.answer({ status: 200, body: '<Error><Code>EntityTooSmall</Code><Message>x</Message></Error>' });
+    expect(await store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).toEqual({
+      ok: false,
+      reason: 'EntityTooSmall',
+    });
+    handler.answer(s3Error('AccessDenied', 403));
     await expect(store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).rejects.toThrow(
-      'InternalError',
+      'AccessDenied',
     );
   });
 
   it('treats aborting an upload that is already gone as done', async () => {
-    s3.on(AbortMultipartUploadCommand).rejects(err('NoSuchUpload', 404));
+    handler.answer(s3Error('NoSuchUpload', 404));
     await expect(store.abortMultipart('k', 'u')).resolves.toBeUndefined();
+    expect(handler.last().method).toBe('DELETE');
+    handler.answer(s3Error('AccessDenied', 403));
+    await expect(store.abortMultipart('k', 'u')).rejects.toThrow('AccessDenied');
   });
 
   it('deletes in batches of 1000 and fails loudly when S3 could not delete a key', async () => {
-    s3.on(DeleteObjectsCommand).resolves({});
+    handler.answer({ body: '<DeleteResult></DeleteResult>' });
     await store.delete(Array.from({ length: 2500 }, (_, i) => `k${i}`));
-    const calls = s3.commandCalls(DeleteObjectsCommand).map((c) => c.args[0].input.Delete?.Objects?.length);
-    expect(calls).toEqual([1000, 1000, 500]);
-    s3.on(DeleteObjectsCommand).resolves({ Errors: [{ Key: 'k1', Code: 'AccessDenied' }] });
-    await expect(store.delete(['k1'])).rejects.toThrow('AccessDenied');
+    const batches = handler.requests.map((r) => (String(r.body).match(/<Object>/g) ?? []).length);
+    expect(batches).toEqual([1000, 1000, 500]);
+    expect(handler.requests.every((r) => r.query.delete === '' && r.method === 'POST')).toBe(true);
+    handler.answer({
+      body: '<DeleteResult><Error><Key>k1</Key><Code>AccessDenied</Code><Message>no</Message></Error></DeleteResult>',
+    });
+    await expect(store.delete(['k1'])).rejects.toThrow('k1: AccessDenied');
+    handler.answer({
+      body: '<DeleteResult><Error><Key>k1</Key><Code>NoSuchKey</Code></Error><Error><Key>k2</Key><Code>InternalError</Code></Error></DeleteResult>',
+    });
+    await expect(store.delete(['k1', 'k2'])).rejects.toThrow('S3 could not delete k2: InternalError');
   });
 });
