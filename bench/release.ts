@@ -78,8 +78,11 @@ async function main() {
         const statuses = new Map<number, number>();
         for (const f of fakes)
           for (const c of f.fake.callbacks) statuses.set(c.status, (statuses.get(c.status) ?? 0) + 1);
+        const callbackMs = fakes.flatMap((f) => f.fake.callbacks.map((c) => c.ms)).sort((a, b) => a - b);
+        const pct = (q: number) =>
+          callbackMs[Math.min(callbackMs.length - 1, Math.floor(q * callbackMs.length))] ?? 0;
         callbackNote.push(
-          `poll ${poll} s: callbacks answered ${[...statuses].map(([st, n]) => `${n} × ${st || 'no answer'}`).join(', ')}`,
+          `poll ${poll} s: callbacks answered ${[...statuses].map(([st, n]) => `${n} × ${st || 'no answer'}`).join(', ')}; answer time p50 ${(pct(0.5) / 1000).toFixed(2)} s, p99 ${(pct(0.99) / 1000).toFixed(2)} s`,
         );
         say(`  ${callbackNote.at(-1)}`);
         await retire(ctx, fakes);

@@ -151,7 +151,7 @@ async function seed(
     });
     releases.push(release);
     releaseTasks.set(release.id, tasks);
-    items.push(repo.releaseItem(release, tasks));
+    items.push(repo.releaseItem(release), repo.releaseViewItem(release.id, tasks));
     for (const t of tasks) {
       items.push(repo.taskItem(t));
       tally.add(C.tasks);

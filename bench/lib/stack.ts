@@ -73,7 +73,9 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : child.pid;
     if (child.exitCode === null && child.signalCode === null && pid) process.kill(pid, 'SIGTERM');
     await exited;
-    rmSync(dataDir, { recursive: true, force: true });
+    // BENCH_KEEP_DATA=true keeps the stack's data and stack.log for a post-mortem of a failed run.
+    if (process.env.BENCH_KEEP_DATA === 'true') process.stderr.write(`stack data kept in ${dataDir}\n`);
+    else rmSync(dataDir, { recursive: true, force: true });
   };
   const deadline = Date.now() + 120_000;
   for (;;) {

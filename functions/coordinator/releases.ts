@@ -32,11 +32,12 @@ export interface StartRelease {
 }
 
 /**
- * A release item, its tasks, the creation event, the registry guard and the six list counters it moves (releases,
- * releases per state, tasks, tasks per state, events, events of the release) share one transaction, which DynamoDB
- * caps at 100 items: so at most this many enabled task services can take part in one release.
+ * A release item, its task view, its tasks, the creation event, the registry guard and the six list counters it
+ * moves (releases, releases per state, tasks, tasks per state, events, events of the release) share one
+ * transaction, which DynamoDB caps at 100 items: so at most this many enabled task services can take part in one
+ * release.
  */
-export const MAX_TASKS_PER_RELEASE = 91;
+export const MAX_TASKS_PER_RELEASE = 90;
 
 /**
  * POST /releases: validates the studies, creates the release (initializing) with one pending task per enabled task

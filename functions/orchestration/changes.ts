@@ -73,10 +73,10 @@ export type ReleasePart = Omit<ReleaseChange, 'releaseId' | 'tasks'>;
 /**
  * Items a change takes in its transaction (ReleaseRepository.applyChange): a task's update, and per event its put
  * and its task service's event count (each task names its own service); the release item and the counts the tasks
- * and events of one change share (states moved from and to, all events, the release's events) are kept in
- * SHARED_ITEMS whatever the number of tasks.
+ * and events of one change share (states moved from and to, all events, the release's events) and its task view
+ * item are kept in SHARED_ITEMS whatever the number of tasks.
  */
-const SHARED_ITEMS = 8;
+const SHARED_ITEMS = 9;
 const taskItems = (p: TaskPart) => 1 + 2 * p.events.length;
 const releaseItems = (p: ReleasePart) =>
   2 * (p.events?.length ?? 0) + (p.claimVersion ? 2 : 0) + (p.studies?.length ?? 0); // claim + highest pointer

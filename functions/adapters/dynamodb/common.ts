@@ -20,8 +20,10 @@ import { assertItemFits } from './item-size.js';
  *   task service   TS#<id>        / TS        gsi1 TS            gsi3 TS#EN#<true|false>            (enabled filter)
  *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
  *                                            gsi3 RE#ST#<state>                                    (state filter)
- *                                            + `taskView` (a summary of every task: state, progress, service) and
- *                                              `noteIds`, so a page of releases needs no per-release query
+ *                                            + `noteIds`, so a page of releases finds its notes without a query
+ *   task view      RE#<release>   / RE#V      `taskView`: every task's state, progress and service (no index keys,
+ *                                            so a task change rewrites this item alone, never the release's
+ *                                            three index entries); a page of releases reads its views by key
  *   task           RE#<release>   / TA#<id>   gsi1 TA   gsi2 <id> / TA   gsi3 TA#ST#<state>   gsi4 TA#TS#<service>
  *   release note   RE#<release>   / RN#<id>   gsi1 RN   gsi2 <id> / RN   gsi3 RN#SD#<study>  (only with a study)
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
@@ -101,6 +103,8 @@ export const K = {
   serviceTaskCount: (serviceId: string) => `tasks:${serviceId}`,
   schema: () => ({ pk: 'SCHEMA', sk: 'VERSION' }),
   release: (id: string) => ({ pk: `RE#${id}`, sk: 'RE' }),
+  /** The release's task view: its own item, so task changes never rewrite the indexed release item. */
+  releaseView: (id: string) => ({ pk: `RE#${id}`, sk: 'RE#V' }),
   releasePk: (id: string) => `RE#${id}`,
   task: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `TA#${id}` }),
   note: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `RN#${id}` }),

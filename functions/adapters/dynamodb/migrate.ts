@@ -27,7 +27,7 @@ import { DynamoTaskServiceRepository } from './task-services.js';
 
 /**
  * The one-time start-up migration to the scale layout (schema version 2: the gsi3 / gsi4 filter keys, sharded list
- * keys, counters, the release item's task view and note ids, the study member items and file version counts; key
+ * keys, counters, the release's task view item and note ids, the study member items and file version counts; key
  * layout in common.ts and files-table.ts). Tables from before it hold items the new reads would miss, so the local
  * stack runs this before serving (bin/local.ts), and an operator runs it once on AWS before the new functions take
  * traffic (docs/deploy.md). It reads every item once (a Scan), so it is not for a schedule: a `SCHEMA` item records
@@ -37,7 +37,9 @@ import { DynamoTaskServiceRepository } from './task-services.js';
  * revisions and flags survive); every count is recomputed from the items themselves and written to shard 0 of its
  * counter.
  */
-export const SCHEMA_VERSION = 2;
+// 3: the task view moved from the release item to an item of its own (RE#V). Every step above is idempotent, so a
+// table at 2 is simply migrated again.
+export const SCHEMA_VERSION = 3;
 
 async function scanAll(doc: DynamoDBDocumentClient, table: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
@@ -199,12 +201,12 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
     }
   }
   for (const { raw, release } of releases.values()) {
-    const built = releasesRepo.releaseItem(
-      release,
-      tasksOf.get(release.id) ?? [],
-      notesOf.get(release.id) ?? [],
+    // A task view the release item kept in an earlier layout is dropped: the view is an item of its own now.
+    const { taskView: _view, ...kept } = raw;
+    out.push(
+      { ...kept, ...releasesRepo.releaseItem(release, notesOf.get(release.id) ?? []) },
+      releasesRepo.releaseViewItem(release.id, tasksOf.get(release.id) ?? []),
     );
-    out.push({ ...raw, ...built });
   }
   await putAll(doc, table, [...out, ...tally.items()]);
   rewritten += out.length;

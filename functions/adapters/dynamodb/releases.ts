@@ -125,8 +125,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
 
   // ---- items -------------------------------------------------------------------------------------------------
 
-  /** The stored release item (key layout in common.ts); the task view and note ids come with it. */
-  releaseItem(r: Release, tasks: Task[] = [], noteIds: string[] = []): Record<string, unknown> {
+  /** The stored release item (key layout in common.ts), with the ids of its notes. */
+  releaseItem(r: Release, noteIds: string[] = []): Record<string, unknown> {
     return {
       ...K.release(r.id),
       gsi1pk: 'RE',
@@ -134,10 +134,18 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       ...(isTerminalRelease(r.state) ? {} : K.activeRelease(r.createdAt, r.id)),
       gsi3pk: K.releasesInState(r.state),
       gsi3sk: K.listSk(r.createdAt, r.id),
-      taskView: Object.fromEntries(tasks.map((t) => [t.id, viewOf(t)])),
       ...(noteIds.length ? { noteIds: new Set(noteIds) } : {}),
       ...r,
     };
+  }
+
+  /**
+   * The release's task view item. It is apart from the release item on purpose: the release item is projected into
+   * three indexes, so keeping the view there made every task callback rewrite four copies of a large item, and
+   * concurrent callbacks of one release queue on it.
+   */
+  releaseViewItem(releaseId: string, tasks: Task[]): Record<string, unknown> {
+    return { ...K.releaseView(releaseId), taskView: Object.fromEntries(tasks.map((t) => [t.id, viewOf(t)])) };
   }
 
   taskItem(t: Task): Record<string, unknown> {
@@ -174,13 +182,13 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return { pk: K.releasesOfStudy(studyId), sk: K.listSk(r.createdAt, r.id), releaseId: r.id };
   }
 
-  /** The tasks of a release item's task view, or null for an item written before the view existed. */
-  private viewTasks(item: Record<string, unknown>, release: Release): Task[] | null {
-    if (item.taskView === undefined) return null;
+  /** The tasks of a task view item, or null when the release has none (written before the view existed). */
+  private viewTasks(item: Record<string, unknown> | undefined, releaseId: string): Task[] | null {
+    if (item?.taskView === undefined) return null;
     const view = z.parse(taskViewSchema, item.taskView);
     return Object.entries(view).map(([id, v]) => ({
       id,
-      releaseId: release.id,
+      releaseId,
       taskServiceId: v.ts,
       serviceName: v.n,
       state: v.s,
@@ -195,17 +203,18 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     let extras: Record<string, unknown> = {};
     let tasks: Task[] = [];
     const notes: ReleaseNote[] = [];
-    let viewed: Task[] | null = null;
+    let view: Record<string, unknown> | undefined;
     for (const item of items) {
       const sk = String(item.sk);
       if (sk === 'RE') {
         release = decode(releaseSchema, item);
         extras = this.extrasOf(item);
-        viewed = this.viewTasks(item, release);
-      } else if (sk.startsWith('TA#')) tasks.push(decode(taskSchema, item));
+      } else if (sk === 'RE#V') view = item;
+      else if (sk.startsWith('TA#')) tasks.push(decode(taskSchema, item));
       else if (sk.startsWith('RN#')) notes.push(decode(releaseNoteSchema, item));
     }
     if (!release) return null;
+    const viewed = this.viewTasks(view, release.id);
     if (viewed) tasks = viewed;
     return { release, tasks: tasks.sort(oldestFirst), notes: notes.sort(oldestFirst), extras };
   }
@@ -213,8 +222,8 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   // ---- releases ----------------------------------------------------------------------------------------------
 
   /**
-   * One strongly consistent Query of the release item and its notes (sk RE..RN~); the tasks come from the release
-   * item's task view. A release written before the view existed is read whole, tasks included.
+   * One strongly consistent Query of the release item, its task view and its notes (sk RE..RN~); the tasks come from
+   * the view. A release written before the view existed is read whole, tasks included.
    */
   async load(id: string): Promise<ReleaseAggregate | null> {
     const items = await queryAll(this.doc, {
@@ -224,7 +233,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       ConsistentRead: true,
     });
     const head = items.find((i) => i.sk === 'RE');
-    if (head && head.taskView === undefined) items.push(...(await this.collection(id, 'TA#')));
+    if (head && !items.some((i) => i.sk === 'RE#V')) items.push(...(await this.collection(id, 'TA#')));
     return this.aggregate(items);
   }
 
@@ -266,8 +275,10 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         };
       });
       const evs = events(release, tasks).map((e) => materializeEvent(e, this.clock));
-      const item = this.releaseItem(release, tasks);
+      const item = this.releaseItem(release);
       assertFits(item, RELEASE_RECORD_BUDGET, 'release');
+      const view = this.releaseViewItem(release.id, tasks);
+      assertFits(view, undefined, 'task view');
       const counts = new CounterDeltas()
         .add(C.releases, 1)
         .add(C.releasesInState(release.state), 1)
@@ -281,6 +292,7 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       );
       const items: LabelledItem[] = [
         putNew(this.table, 'release', release.id, item),
+        putNew(this.table, 'release', release.id, view),
         ...tasks.map((t) => putNew(this.table, 'task', t.id, this.taskItem(t))),
         ...evs.map((e) => eventPut(this.table, e)),
         ...counts.items(this.table),
@@ -444,18 +456,20 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   }
 
   /**
-   * Release items into aggregates: tasks from each item's task view, notes through one BatchGetItem of every note
-   * the page's releases name (noteIds). An item from before the view existed is loaded whole.
+   * Release items into aggregates: one BatchGetItem of the page's task views and of every note the page's releases
+   * name (noteIds). A release from before the view existed is loaded whole.
    */
   private async withNotes(heads: Record<string, unknown>[]): Promise<ReleaseAggregate[]> {
-    const noteKeys: Record<string, string>[] = [];
+    const keys: Record<string, string>[] = heads.map((h) => K.releaseView(String(h.id)));
     for (const h of heads)
-      for (const n of (h.noteIds as Set<string> | undefined) ?? []) noteKeys.push(K.note(String(h.id), n));
-    const notes = (await this.batchGet(noteKeys)).map((i) => decode(releaseNoteSchema, i));
+      for (const n of (h.noteIds as Set<string> | undefined) ?? []) keys.push(K.note(String(h.id), n));
+    const got = await this.batchGet(keys);
+    const views = new Map(got.filter((i) => i.sk === 'RE#V').map((i) => [String(i.pk), i]));
+    const notes = got.filter((i) => i.sk !== 'RE#V').map((i) => decode(releaseNoteSchema, i));
     const out: ReleaseAggregate[] = [];
     for (const h of heads) {
       const release = decode(releaseSchema, h);
-      const tasks = this.viewTasks(h, release);
+      const tasks = this.viewTasks(views.get(K.releasePk(release.id)), release.id);
       if (!tasks) {
         const whole = await this.load(release.id);
         if (whole) out.push(whole);
@@ -498,11 +512,16 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       KeyConditionExpression: 'gsi2pk = :p',
       ExpressionAttributeValues: { ':p': K.ACTIVE_RELEASES },
     });
+    const active = items.map((i) => decode(releaseSchema, i)).filter((r) => !isTerminalRelease(r.state));
+    const views = new Map(
+      (await this.batchGet(active.map((r) => K.releaseView(r.id)))).map((i) => [String(i.pk), i]),
+    );
     const out: Task[] = [];
-    for (const item of items) {
-      const release = decode(releaseSchema, item);
-      if (isTerminalRelease(release.state)) continue;
-      const tasks = this.viewTasks(item, release) ?? (await this.load(release.id))?.tasks ?? [];
+    for (const release of active) {
+      const tasks =
+        this.viewTasks(views.get(K.releasePk(release.id)), release.id) ??
+        (await this.load(release.id))?.tasks ??
+        [];
       for (const t of tasks)
         if (t.taskServiceId === taskServiceId && (!states || states.includes(t.state))) out.push(t);
     }
@@ -797,8 +816,10 @@ export class DynamoReleaseRepository implements ReleaseRepository {
         : { ConditionCheck: common };
       items.push({ kind: 'task', id: t.taskId, item });
     }
-    const rel = this.releaseUpdate(change, views, counts);
+    const rel = this.releaseUpdate(change, counts);
     if (rel) items.unshift({ kind: 'release', id: change.releaseId, item: rel });
+    const view = this.viewUpdate(change.releaseId, views);
+    if (view) items.push({ kind: 'release', id: change.releaseId, item: view });
     for (const e of events) {
       items.push(eventPut(this.table, e));
       eventCounts(counts, e, 1);
@@ -850,15 +871,10 @@ export class DynamoReleaseRepository implements ReleaseRepository {
   }
 
   /**
-   * The release item's part of a change: its state (with the state index key and counts), version, extras, and the
-   * task view entries of the tasks the change moves (so the view never lags the task items). A release only named by
-   * its tasks' conditions, with no view to update, is left out; a state expectation alone is a ConditionCheck.
+   * The release item's part of a change: its state (with the state index key and counts), version and extras. A
+   * change that only moves tasks leaves the release item out; a state expectation alone is a ConditionCheck.
    */
-  private releaseUpdate(
-    change: ReleaseChange,
-    views: { taskId: string; state?: TaskState; progress?: number }[],
-    counts: CounterDeltas,
-  ): TxItem | null {
+  private releaseUpdate(change: ReleaseChange, counts: CounterDeltas): TxItem | null {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = {};
     const sets: string[] = [];
@@ -887,18 +903,6 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       names[`#y${i}`] = k;
       removes.push(`#y${i}`);
     });
-    if (views.length) names['#tv'] = 'taskView';
-    views.forEach((v, i) => {
-      names[`#v${i}`] = v.taskId;
-      if (v.state !== undefined) {
-        values[`:vs${i}`] = v.state;
-        sets.push(`#tv.#v${i}.s = :vs${i}`);
-      }
-      if (v.progress !== undefined) {
-        values[`:vp${i}`] = v.progress;
-        sets.push(`#tv.#v${i}.p = :vp${i}`);
-      }
-    });
     const cond = ['attribute_exists(pk)'];
     const expected = states<ReleaseState>(change.expectState);
     if (expected) {
@@ -925,6 +929,42 @@ export class DynamoReleaseRepository implements ReleaseRepository {
       .filter(Boolean)
       .join(' ');
     return { Update: { ...common, UpdateExpression: expr } };
+  }
+
+  /**
+   * The task view entries of the tasks a change moves, in the same transaction as the task items (so the view never
+   * lags them). Unconditioned but for the item's existence: concurrent callbacks of one release each SET only their
+   * own entry.
+   */
+  private viewUpdate(
+    releaseId: string,
+    views: { taskId: string; state?: TaskState; progress?: number }[],
+  ): TxItem | null {
+    const names: Record<string, string> = { '#tv': 'taskView' };
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    views.forEach((v, i) => {
+      names[`#v${i}`] = v.taskId;
+      if (v.state !== undefined) {
+        values[`:vs${i}`] = v.state;
+        sets.push(`#tv.#v${i}.s = :vs${i}`);
+      }
+      if (v.progress !== undefined) {
+        values[`:vp${i}`] = v.progress;
+        sets.push(`#tv.#v${i}.p = :vp${i}`);
+      }
+    });
+    if (!sets.length) return null;
+    return {
+      Update: {
+        TableName: this.table,
+        Key: K.releaseView(releaseId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      },
+    };
   }
 
   // ---- tasks -------------------------------------------------------------------------------------------------
@@ -1020,13 +1060,12 @@ export class DynamoReleaseRepository implements ReleaseRepository {
     return typeof n === 'number' ? n : 0;
   }
 
-  /** A release's tasks from its item's task view (one GetItem), or from the task items for an older release. */
+  /** A release's tasks from its task view (one GetItem), or from the task items for an older release. */
   private async tasksOfRelease(releaseId: string): Promise<Task[]> {
     const got = await this.doc.send(
-      new GetCommand({ TableName: this.table, Key: K.release(releaseId), ConsistentRead: true }),
+      new GetCommand({ TableName: this.table, Key: K.releaseView(releaseId), ConsistentRead: true }),
     );
-    if (!got.Item) return [];
-    const viewed = this.viewTasks(got.Item, decode(releaseSchema, got.Item));
+    const viewed = this.viewTasks(got.Item, releaseId);
     if (viewed) return viewed;
     return (await this.collection(releaseId, 'TA#')).map((i) => decode(taskSchema, i));
   }

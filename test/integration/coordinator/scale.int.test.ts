@@ -1,7 +1,9 @@
-import { PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventItem } from '../../../functions/adapters/dynamodb/events.js';
 import { migrateCoordinator } from '../../../functions/adapters/dynamodb/migrate.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { encodeCursor, MAX_OFFSET } from '../../../functions/shared/list.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
@@ -255,5 +257,71 @@ describe('stored data in the earlier layout', () => {
     const items = (await api.doc.send(new ScanCommand({ TableName: t.coordinator }))).Items ?? [];
     expect(items.filter((i) => i.gsi1pk === 'EV')).toEqual([]);
     expect(items.find((i) => i.sk === 'RE' && i.id === 'RE_01D0000A')?.waitToken).toBe('x');
+  });
+
+  it('moves a task view kept on the release item to its own item, which task changes then update', async () => {
+    const tables = api.tables;
+    const t = { coordinator: tables.COORDINATOR_TABLE, studies: tables.STUDIES_TABLE };
+    const at = '2024-06-01T00:00:00.000000Z';
+    const put = (item: Record<string, unknown>) =>
+      api.doc.send(new PutCommand({ TableName: t.coordinator, Item: item }));
+    const release = {
+      id: 'RE_02D0000A',
+      name: 'viewed',
+      description: '',
+      state: 'running',
+      studies: [S1],
+      version: '0.0.2',
+      createdAt: at,
+      tags: [],
+      author: 'a',
+      isMajor: false,
+    };
+    const task = {
+      id: 'TA_02D0000A',
+      releaseId: 'RE_02D0000A',
+      taskServiceId: 'TS_02D0000A',
+      serviceName: 's',
+      state: 'running',
+      progress: 10,
+      createdAt: at,
+    };
+    // The layout before the view had an item of its own: the view on the release item, the table marked at 2.
+    await put({
+      pk: 'RE#RE_02D0000A',
+      sk: 'RE',
+      gsi1pk: 'RE',
+      gsi1sk: `${at}#RE_02D0000A`,
+      gsi3pk: 'RE#ST#running',
+      gsi3sk: `${at}#RE_02D0000A`,
+      ...release,
+      taskView: { TA_02D0000A: { s: 'running', p: 10, ts: 'TS_02D0000A', n: 's', c: at } },
+    });
+    await put({ pk: 'RE#RE_02D0000A', sk: 'TA#TA_02D0000A', gsi2pk: 'TA_02D0000A', gsi2sk: 'TA', ...task });
+    await put({ pk: 'SCHEMA', sk: 'VERSION', version: 2 });
+    expect(await migrateCoordinator(api.doc, t)).toBeGreaterThan(0);
+    const stored = async (sk: string) =>
+      (
+        await api.doc.send(
+          new GetCommand({
+            TableName: t.coordinator,
+            Key: { pk: 'RE#RE_02D0000A', sk },
+            ConsistentRead: true,
+          }),
+        )
+      ).Item;
+    expect((await stored('RE'))?.taskView).toBeUndefined();
+    expect((await stored('RE#V'))?.taskView).toMatchObject({ TA_02D0000A: { s: 'running', p: 10 } });
+    // A task change now writes the view item, and both the release and the list show it.
+    await new DynamoReleaseRepository(new SdkDocuments(api.doc), t).applyChange({
+      releaseId: 'RE_02D0000A',
+      tasks: [{ taskId: 'TA_02D0000A', expectState: 'running', toState: 'staged', progress: 100 }],
+    });
+    expect((await stored('RE#V'))?.taskView).toMatchObject({ TA_02D0000A: { s: 'staged', p: 100 } });
+    const one = await api.call('GET', '/releases/RE_02D0000A');
+    expect(one.body.tasks[0]).toMatchObject({ state: 'staged', progress: 100 });
+    const list = await api.call('GET', '/releases?limit=100');
+    const listed = list.body.results.find((r: { item_id: string }) => r.item_id === 'RE_02D0000A');
+    expect(listed.tasks[0]).toMatchObject({ state: 'staged', progress: 100 });
   });
 });

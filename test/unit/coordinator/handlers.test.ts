@@ -107,11 +107,13 @@ const noteItem = {
 };
 
 describe('GET /releases/<id>', () => {
-  it('costs exactly one DynamoDB call: a consistent Query of the release item and its notes', async () => {
+  it('costs exactly one DynamoDB call: a consistent Query of the release item, its task view and its notes', async () => {
     const taskView = {
       TA_AAAAAAAA: { s: 'running', p: 10, ts: 'TS_AAAAAAAA', n: 'svc', c: '2026-01-01T00:00:00.000000Z' },
     };
-    ddb.on(QueryCommand).resolves({ Items: [{ ...releaseItem, taskView }, noteItem] });
+    ddb.on(QueryCommand).resolves({
+      Items: [releaseItem, { pk: 'RE#RE_AAAAAAAA', sk: 'RE#V', taskView }, noteItem],
+    });
     const res = await call('releases', 'GET', '/releases/RE_AAAAAAAA');
     expect(res.status).toBe(200);
     expect(ddb.calls()).toHaveLength(1);
@@ -324,7 +326,8 @@ describe('POST /releases', () => {
     expect(tx).toHaveLength(1);
     const items = tx[0].args[0].input.TransactItems ?? [];
     const puts = items.filter((i) => i.Put).map((i) => `${i.Put?.Item?.pk}`.split('#')[0]);
-    expect(puts).toEqual(['RE', 'RE', 'EV', 'RS']);
+    // The release item, its task view item, the task, the event, the study member.
+    expect(puts).toEqual(['RE', 'RE', 'RE', 'EV', 'RS']);
     const registry = items.find((i) => i.Update?.Key?.sk === 'SERVICES');
     expect(registry?.Update?.ConditionExpression).toBe('servicesRev = :rev');
     expect(registry?.Update?.ExpressionAttributeValues?.[':rev']).toBe(3);
@@ -404,11 +407,13 @@ describe('PATCH /tasks/<id>', () => {
     expect(items.find((i) => i.Put)?.Put?.Item?.message).toBe(
       'task TA_AAAAAAAA changed from running to staged',
     );
-    // The release item only takes the task's entry of its task view: no condition on the release's state, which
-    // concurrent callbacks of one release would fail for each other.
-    const release = items.find((i) => i.Update?.Key?.sk === 'RE');
-    expect(release?.Update?.ConditionExpression).toBe('attribute_exists(pk)');
-    expect(release?.Update?.UpdateExpression).toBe('SET #tv.#v0.s = :vs0, #tv.#v0.p = :vp0');
+    // The release item is left alone (it is projected into three indexes); the task view item takes the task's
+    // entry, with no condition on the release's state, which concurrent callbacks of one release would fail for
+    // each other.
+    expect(items.some((i) => i.Update?.Key?.sk === 'RE')).toBe(false);
+    const view = items.find((i) => i.Update?.Key?.sk === 'RE#V');
+    expect(view?.Update?.ConditionExpression).toBe('attribute_exists(pk)');
+    expect(view?.Update?.UpdateExpression).toBe('SET #tv.#v0.s = :vs0, #tv.#v0.p = :vp0');
     expect(items.some((i) => i.ConditionCheck)).toBe(false);
   });
 
