@@ -18,8 +18,16 @@ const integration = {
   hookTimeout: 120_000,
 };
 
+// VITEST_JSON_REPORT=<file> (.ci/run) adds a JSON report of the main run, for CI's closing count line. An env
+// setting rather than `npm test -- --reporter=...`: npm test is several commands, and npm appends extra arguments to
+// the last one only.
+const jsonReport = process.env.VITEST_JSON_REPORT;
+
 export default defineConfig({
   test: {
+    ...(jsonReport && process.env.CONTRACT_COVERAGE !== '1'
+      ? { reporters: ['default', 'json'], outputFile: { json: jsonReport } }
+      : {}),
     projects: [
       {
         test: {
