@@ -249,11 +249,15 @@ export class ReleaseSteps {
     });
   }
 
-  /** Any failed reply fails the release (the failing tasks `failed`, the release `canceling`). */
+  /**
+   * Any failed reply fails the release (the failing tasks `failed`, the release `canceling`), but only for a task
+   * still in the state the action was sent in: a task a callback moved on meanwhile (staged, published) already
+   * answered for itself, and its service may rightly have forgotten it.
+   */
   private async failOn(agg: ReleaseAggregate, replies: Reply[]): Promise<Outcome | null> {
     const failures: TaskFailure[] = replies
       .filter((r) => !r.ok)
-      .map((r) => ({ taskId: r.task.id, reason: r.reason ?? 'failed' }));
+      .map((r) => ({ taskId: r.task.id, reason: r.reason ?? 'failed', onlyFrom: [r.task.state] }));
     if (failures.length === 0) return null;
     log.warn('task action failed', { releaseId: agg.release.id, failures });
     const outcome = await failTasks(this.deps, agg.release.id, failures);

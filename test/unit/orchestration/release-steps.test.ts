@@ -202,6 +202,28 @@ describe('release steps', () => {
     expect(tasks.map((t) => t.progress)).toEqual([0, 30]); // the stale report's progress is not put on the staged task
   });
 
+  it('does not fail a task for a failed get_status when a callback moved it on meanwhile', async () => {
+    const { releases, run } = setup(
+      (url) =>
+        url.endsWith('0') ? { ok: false, kind: 'status', reason: 'answered status 404' } : reply('running'),
+      2,
+      { state: 'running' },
+      [{ state: 'running' }, { state: 'running' }],
+    );
+    // Task 0's service already called back (staged) and forgot the task, so its get_status answers 404: the
+    // failure is about a state the task has left, and must not fail the staged task or the release.
+    let once = true;
+    releases.beforeChange = () => {
+      if (!once) return;
+      once = false;
+      const t = releases.releases.get(REL)?.tasks[0];
+      if (t) t.state = 'staged';
+    };
+    await run('poll');
+    expect(releases.tasks(REL)).toEqual(['staged', 'running']);
+    expect((await releases.load(REL))?.release.state).toBe('running');
+  });
+
   it('publishes with the next minor version, claims it, and stamps every study', async () => {
     const { releases, deps, run } = setup(
       () => reply('published'),
