@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
+import { type Clock, systemClock } from './clock.js';
 import {
   BadRequestError,
   ForbiddenError,
@@ -11,6 +12,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from './errors.js';
+import { type IdempotencyStore, idempotencyKeyOf, idempotent } from './idempotency.js';
 import { LIMITS } from './limits.js';
 import { log } from './log.js';
 import * as z from './zod.js';
@@ -56,6 +58,8 @@ export interface Route {
   /** Path template with {name} parameters, e.g. /releases/{id}/publish */
   path: string;
   access: Access;
+  /** A create that honours `Idempotency-Key` (shared/idempotency.ts); needs the app's `idempotency` store. */
+  idempotent?: true;
   handle: (req: Request) => Promise<Response>;
 }
 
@@ -184,6 +188,10 @@ export interface HttpAppOptions {
    * this app goes through it: no route, wrong method, bad JSON, authentication, the routes' own errors and 500s.
    */
   errorBody?: (e: ErrorFacts) => unknown;
+  /** Where the `idempotent` routes keep their keys. */
+  idempotency?: IdempotencyStore;
+  /** The idempotency keys' clock (expiry); tests pass one they control. */
+  clock?: Clock;
 }
 
 /** What a handler module serves, readable from its `handler` (the route fuzzer derives its cases from it). */
@@ -200,6 +208,9 @@ export interface RouteInfo {
  */
 export function httpApp(options: HttpAppOptions) {
   const routes = options.routes.map(compile);
+  for (const r of routes)
+    if (r.idempotent && !options.idempotency)
+      throw new Error(`${r.method} ${r.path} is idempotent but has no store`);
   const base = async (
     event: APIGatewayProxyEventV2,
     context: Context,
@@ -245,7 +256,23 @@ export function httpApp(options: HttpAppOptions) {
         baseUrl: baseUrlOf(event, options.baseUrl),
         requestId,
       };
-      res = await hit.r.handle(req);
+      const key = hit.r.idempotent ? idempotencyKeyOf(headers) : undefined;
+      res =
+        key && options.idempotency
+          ? await idempotent(
+              options.idempotency,
+              {
+                key,
+                identity: `${principal.clientId ?? ''}|${principal.sub ?? ''}`,
+                method,
+                path,
+                body: req.body,
+                remainingMs: context?.getRemainingTimeInMillis?.() ?? 30_000,
+              },
+              () => hit.r.handle(req),
+              options.clock ?? systemClock,
+            )
+          : await hit.r.handle(req);
     } catch (err) {
       res = toErrorResponse(err, requestId, options.errorBody);
     }

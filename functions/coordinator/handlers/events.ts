@@ -1,6 +1,7 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
@@ -49,6 +50,7 @@ const createBody = z.strictObject({
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       method: 'GET',
@@ -69,6 +71,7 @@ export const handler = httpApp({
       method: 'POST',
       path: '/events',
       access: 'service',
+      idempotent: true,
       handle: async (req) => {
         const b = parse(createBody, req.body);
         const event = await createEvent(

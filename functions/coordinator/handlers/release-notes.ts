@@ -1,5 +1,6 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { LIMITS, text } from '../../shared/limits.js';
@@ -11,7 +12,9 @@ import { noteJson } from '../views.js';
 
 /** /release-notes and /release-notes/{id}. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
-const deps = { releases: new DynamoReleaseRepository(documentClient(), tablesFromEnv()) };
+const doc = documentClient();
+const tables = tablesFromEnv();
+const deps = { releases: new DynamoReleaseRepository(doc, tables) };
 
 const listQuery = z.object({
   ...pageQuery,
@@ -35,6 +38,7 @@ const patchBody = z.strictObject({
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       method: 'GET',
@@ -51,6 +55,7 @@ export const handler = httpApp({
       method: 'POST',
       path: '/release-notes',
       access: 'admin',
+      idempotent: true,
       handle: async (req) => {
         const b = parse(createBody, req.body);
         const note = noteJson(

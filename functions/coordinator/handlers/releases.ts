@@ -1,5 +1,6 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
@@ -53,6 +54,7 @@ const patchBody = z.strictObject({
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       method: 'GET',
@@ -69,6 +71,7 @@ export const handler = httpApp({
       method: 'POST',
       path: '/releases',
       access: 'admin',
+      idempotent: true,
       handle: async (req) => {
         const b = parse(createBody, req.body);
         const created = await startRelease(deps, {

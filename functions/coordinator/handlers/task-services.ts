@@ -1,5 +1,6 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { createTaskServiceClient, urlPolicyFromEnv } from '../../adapters/task-service-client.js';
@@ -65,6 +66,7 @@ const patchBody = z.strictObject({
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       method: 'GET',
@@ -82,6 +84,7 @@ export const handler = httpApp({
       method: 'POST',
       path: '/task-services',
       access: 'admin',
+      idempotent: true,
       handle: async (req) => {
         const { client_id, ...b } = parse(createBody, req.body);
         return ok(taskServiceJson(await registerTaskService(deps, { ...b, clientId: client_id ?? null })));

@@ -1,6 +1,7 @@
 import { documentClient } from '../../adapters/aws.js';
 import { s3Http } from '../../adapters/aws-signed.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { uploadVerificationFromEnv } from '../../adapters/upload-verification.js';
@@ -119,6 +120,7 @@ export function routes(deps: FilesRouteDeps): Route[] {
       method: 'POST',
       path: '/studies/{studyId}/files',
       access: 'read',
+      idempotent: true,
       handle: async (req) => {
         const studyId = pathId(req, 'studyId');
         const body = parse(newFileBody, req.body);
@@ -156,6 +158,7 @@ export function routes(deps: FilesRouteDeps): Route[] {
       method: 'POST',
       path: '/files/{fileId}/versions',
       access: 'read',
+      idempotent: true,
       handle: async (req) => {
         const fileId = pathId(req, 'fileId');
         const body = parse(newVersionBody, req.body);
@@ -236,7 +239,13 @@ export function createHandler(clock: Clock = systemClock) {
     verification: uploadVerificationFromEnv(),
   };
   const { env, verifier } = httpRuntime();
-  return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
+  return httpApp({
+    verifier,
+    baseUrl: env.PUBLIC_BASE_URL,
+    idempotency: new DynamoIdempotencyStore(doc, config.FILES_TABLE),
+    clock,
+    routes: routes(deps),
+  });
 }
 
 export const handler = createHandler();
