@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
@@ -14,7 +14,7 @@ import {
 } from './errors.js';
 import { type IdempotencyStore, idempotencyKeyOf, idempotent } from './idempotency.js';
 import { LIMITS } from './limits.js';
-import { log } from './log.js';
+import { appendLogKeys, type LogKeys, log, withLogContext } from './log.js';
 import * as z from './zod.js';
 
 /** What a route may demand of its caller. */
@@ -39,6 +39,8 @@ export interface Request {
   /** Scheme and host this request came in on, e.g. https://abc.execute-api.us-east-1.amazonaws.com */
   baseUrl: string;
   requestId: string;
+  /** The caller's X-Request-Id, or one made up for this request: in every log line, answered as X-Request-Id. */
+  correlationId: string;
 }
 
 export interface Response {
@@ -207,15 +209,67 @@ export interface RouteInfo {
  * returned handler carries its `routeTable`, so tests can enumerate every route of every manifest entry.
  */
 export function httpApp(options: HttpAppOptions) {
+  const base = httpBase(options);
+  const routeTable: RouteInfo[] = options.routes.map(({ method, path, access }) => ({
+    method,
+    path,
+    access,
+  }));
+  return Object.assign(middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base), {
+    routeTable,
+  });
+}
+
+/**
+ * A caller's correlation id is kept when it is a plausible id (1 to 128 characters of letters, digits and
+ * `-_.:/+=`), so it cannot forge log structure or carry a payload into task services' logs; anything else is
+ * replaced by a fresh UUID.
+ */
+export function correlationIdOf(header: string | undefined): string {
+  return header && /^[A-Za-z0-9\-_.:/+=]{1,128}$/.test(header) ? header : randomUUID();
+}
+
+/** The log keys a path parameter names: /releases/{id} is a release, /tasks/{id} a task, and so on. */
+const ID_KEYS: Record<string, keyof LogKeys> = {
+  releases: 'release_id',
+  tasks: 'task_id',
+  'task-services': 'task_service_id',
+};
+const idKeysOf = (template: string, params: Record<string, string>): LogKeys => {
+  const key = ID_KEYS[template.split('/')[1]];
+  return key && params.id ? { [key]: params.id } : {};
+};
+
+function httpBase(options: HttpAppOptions) {
   const routes = options.routes.map(compile);
   for (const r of routes)
     if (r.idempotent && !options.idempotency)
       throw new Error(`${r.method} ${r.path} is idempotent but has no store`);
-  const base = async (
+  return (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+    const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
+    const correlationId = correlationIdOf(lowerHeaders(event.headers)['x-request-id']);
+    return withLogContext({ function_request_id: requestId, correlation_id: correlationId }, async () => {
+      const started = performance.now();
+      const out = await serve(event, context, requestId, correlationId);
+      const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
+      // Writes are logged at info, reads at debug: reads are most of the traffic and API Gateway logs them anyway.
+      (method === 'GET' || method === 'HEAD' ? log.debug : log.info)('request', {
+        method,
+        path: event.rawPath,
+        status: out.statusCode,
+        duration_ms: Math.round(performance.now() - started),
+      });
+      out.headers = { ...out.headers, 'X-Request-Id': correlationId };
+      return out;
+    });
+  };
+
+  async function serve(
     event: APIGatewayProxyEventV2,
     context: Context,
-  ): Promise<APIGatewayProxyStructuredResultV2> => {
-    const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
+    requestId: string,
+    correlationId: string,
+  ): Promise<APIGatewayProxyStructuredResultV2> {
     const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
     const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
     // A CORS preflight of the dashboard. Routes are `ANY <path>`, so API Gateway hands preflights to the function;
@@ -238,6 +292,7 @@ export function httpApp(options: HttpAppOptions) {
       hit.r.names.forEach((n, i) => {
         params[n] = decodeSegment(hit.m[i + 1]);
       });
+      appendLogKeys(idKeysOf(hit.r.path, params));
       const headers = lowerHeaders(event.headers);
       const principal = await authenticate(hit.r.access, headers, options.verifier);
       const query = Object.fromEntries(new URLSearchParams(event.rawQueryString ?? ''));
@@ -255,6 +310,7 @@ export function httpApp(options: HttpAppOptions) {
         principal,
         baseUrl: baseUrlOf(event, options.baseUrl),
         requestId,
+        correlationId,
       };
       const key = hit.r.idempotent ? idempotencyKeyOf(headers) : undefined;
       res =
@@ -273,19 +329,16 @@ export function httpApp(options: HttpAppOptions) {
               options.clock ?? systemClock,
             )
           : await hit.r.handle(req);
+      // A create names what it made: its later lines (and the request line) carry the new id.
+      if (method === 'POST' && res.status < 300 && !hit.r.path.includes('{'))
+        appendLogKeys(
+          idKeysOf(`${hit.r.path}/{id}`, { id: String((res.body as { item_id?: unknown })?.item_id ?? '') }),
+        );
     } catch (err) {
       res = toErrorResponse(err, requestId, options.errorBody);
     }
     return render(res, allow, conditional(method, event.headers));
-  };
-  const routeTable: RouteInfo[] = options.routes.map(({ method, path, access }) => ({
-    method,
-    path,
-    access,
-  }));
-  return Object.assign(middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base), {
-    routeTable,
-  });
+  }
 }
 
 async function authenticate(access: Access, headers: Record<string, string>, verifier: TokenVerifier) {

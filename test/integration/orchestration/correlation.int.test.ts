@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ReleaseHarness, STUDIES, startReleaseHarness } from '../../helpers/release-harness.js';
+
+/**
+ * Correlation ids, end to end: the caller's X-Request-Id comes back on the answer, is on every log line of the
+ * request (with the Lambda request id and the release id), rides in the execution's input to every ReleaseStep, and
+ * reaches the task services as X-Request-Id on every action. The log lines are the ones the functions print (JSON on
+ * stdout/stderr), read back as an operator would: filtered by release id and correlation id.
+ */
+let h: ReleaseHarness;
+const lines: Record<string, unknown>[] = [];
+const real = { out: process.stdout.write, err: process.stderr.write };
+
+function capture(stream: NodeJS.WriteStream, original: typeof process.stdout.write) {
+  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
+    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8');
+    for (const line of text.split('\n'))
+      if (line.startsWith('{'))
+        try {
+          lines.push(JSON.parse(line));
+        } catch {
+          // not a log line
+        }
+    return (original as (...a: unknown[]) => boolean).call(stream, chunk, ...rest);
+  }) as typeof process.stdout.write;
+}
+
+beforeAll(async () => {
+  // Info lines on: the release steps and the request lines are logged at info.
+  h = await startReleaseHarness({ LOG_LEVEL: 'info' });
+  await h.addServices(2);
+  real.out = process.stdout.write;
+  real.err = process.stderr.write;
+  capture(process.stdout, real.out);
+  capture(process.stderr, real.err);
+});
+afterAll(async () => {
+  process.stdout.write = real.out;
+  process.stderr.write = real.err;
+  await h?.close();
+});
+
+describe('a release’s correlation id', () => {
+  it('is answered, logged with the release id on every line of its work, and sent to task services', async () => {
+    const correlation = `ops-${randomUUID()}`;
+    const created = await h.api.call('POST', '/releases', {
+      body: { name: 'correlated', studies: [STUDIES[0]] },
+      headers: { 'X-Request-Id': correlation },
+    });
+    expect(created.status).toBe(200);
+    expect(created.headers.get('x-request-id')).toBe(correlation);
+    const id: string = created.body.item_id;
+    await h.waitForState(id, 'staged');
+
+    // The operator's search: every line with this release id and this correlation id.
+    const found = lines.filter((l) => l.release_id === id && l.correlation_id === correlation);
+    const request = found.find((l) => l.message === 'request');
+    expect(request).toMatchObject({ level: 'INFO', method: 'POST', path: '/releases', status: 200 });
+    expect(request?.function_request_id).toEqual(expect.any(String));
+    expect(request?.service).toEqual(expect.any(String));
+    expect(request?.timestamp).toEqual(expect.any(String));
+    const steps = found.filter((l) => l.message === 'release step');
+    expect(steps.map((l) => l.step)).toEqual(expect.arrayContaining(['route', 'initialize', 'start']));
+    // Each step is its own invocation, with its own Lambda request id.
+    expect(new Set(found.map((l) => l.function_request_id)).size).toBeGreaterThan(2);
+
+    // Every action the task services received for this release carried the same id.
+    const actions = h.services.flatMap((s) => s.received.filter((r) => r.releaseId === id));
+    expect(actions.map((a) => a.action)).toEqual(expect.arrayContaining(['initialize', 'start']));
+    for (const a of actions) expect(a.requestId).toBe(correlation);
+  });
+
+  it('is made up when the caller sends none (or one that is not a plausible id), and is answered', async () => {
+    const plain = await h.api.call('GET', '/releases');
+    const made = plain.headers.get('x-request-id');
+    expect(made).toMatch(/^[0-9a-f-]{36}$/);
+    const odd = await h.api.call('GET', '/releases', { headers: { 'X-Request-Id': 'a b"c' } });
+    expect(odd.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(odd.headers.get('x-request-id')).not.toBe(made);
+  });
+
+  it('an error answer carries it too, and its log line names it', async () => {
+    const correlation = `err-${randomUUID()}`;
+    const res = await h.api.call('POST', '/releases', {
+      body: { name: 'x', studies: ['SD_N0THERE0'] },
+      headers: { 'X-Request-Id': correlation },
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.headers.get('x-request-id')).toBe(correlation);
+    expect(lines.find((l) => l.correlation_id === correlation && l.message === 'request')).toMatchObject({
+      status: res.status,
+    });
+  });
+});
