@@ -6,7 +6,8 @@ import { type ReleaseHarness, STUDIES, startReleaseHarness } from '../../helpers
  * Correlation ids, end to end: the caller's X-Request-Id comes back on the answer, is on every log line of the
  * request (with the Lambda request id and the release id), rides in the execution's input to every ReleaseStep, and
  * reaches the task services as X-Request-Id on every action. The log lines are the ones the functions print (JSON on
- * stdout/stderr), read back as an operator would: filtered by release id and correlation id.
+ * stdout/stderr), read back as an operator would: filtered by release id and correlation id. The same output carries
+ * the metrics as CloudWatch embedded metric format lines, checked here as CloudWatch would read them.
  */
 let h: ReleaseHarness;
 const lines: Record<string, unknown>[] = [];
@@ -28,7 +29,7 @@ function capture(stream: NodeJS.WriteStream, original: typeof process.stdout.wri
 
 beforeAll(async () => {
   // Info lines on: the release steps and the request lines are logged at info.
-  h = await startReleaseHarness({ LOG_LEVEL: 'info' });
+  h = await startReleaseHarness({ LOG_LEVEL: 'info', METRICS_NAMESPACE: 'DrcTest' });
   await h.addServices(2);
   real.out = process.stdout.write;
   real.err = process.stderr.write;
@@ -91,5 +92,81 @@ describe('a release’s correlation id', () => {
     expect(lines.find((l) => l.correlation_id === correlation && l.message === 'request')).toMatchObject({
       status: res.status,
     });
+  });
+});
+
+interface EmfPoint {
+  namespace: string;
+  name: string;
+  unit: string;
+  value: number;
+  dimensions: Record<string, string>;
+}
+
+/** The metric data points CloudWatch would take from the captured lines (embedded metric format). */
+function points(): EmfPoint[] {
+  return lines.flatMap((l) => {
+    const aws = l._aws as
+      | {
+          CloudWatchMetrics: {
+            Namespace: string;
+            Dimensions: string[][];
+            Metrics: { Name: string; Unit: string }[];
+          }[];
+        }
+      | undefined;
+    if (!aws) return [];
+    return aws.CloudWatchMetrics.flatMap((d) =>
+      d.Metrics.map((m) => ({
+        namespace: d.Namespace,
+        name: m.Name,
+        unit: m.Unit,
+        value: l[m.Name] as number,
+        dimensions: Object.fromEntries(d.Dimensions.flat().map((k) => [k, String(l[k])])),
+      })),
+    );
+  });
+}
+
+describe('metrics (embedded metric format, namespace from METRICS_NAMESPACE)', () => {
+  it('count a release created, staged and published, time both, and time every action per service', async () => {
+    const before = points().length;
+    const release = await h.createRelease({ name: 'measured' });
+    await h.waitForState(release.item_id, 'staged');
+    const publish = await h.api.call('POST', `/releases/${release.item_id}/publish`);
+    expect(publish.status).toBe(200);
+    await h.waitForState(release.item_id, 'published');
+    const mine = points().slice(before);
+    for (const p of mine) {
+      expect(p.namespace).toBe('DrcTest');
+      expect(p.dimensions.service).toBe('release-coordinator');
+    }
+    const named = (n: string) => mine.filter((p) => p.name === n);
+    expect(named('ReleasesCreated')).toEqual([expect.objectContaining({ unit: 'Count', value: 1 })]);
+    expect(named('ReleasesStaged')).toHaveLength(1);
+    expect(named('ReleasesPublished')).toHaveLength(1);
+    expect(named('ReleaseTimeToStaged')[0]).toMatchObject({ unit: 'Milliseconds' });
+    expect(named('ReleaseTimeToStaged')[0].value).toBeGreaterThan(0);
+    expect(named('ReleaseTimeToPublished')[0]).toMatchObject({ unit: 'Milliseconds' });
+    const latency = named('ActionLatency');
+    const serviceNames = new Set(latency.map((p) => p.dimensions.TaskService));
+    expect(serviceNames.size).toBe(2);
+    // The fakes answer start with `staged` at once, so no get_status is needed.
+    expect(new Set(latency.map((p) => p.dimensions.Action))).toEqual(
+      new Set(['initialize', 'start', 'publish']),
+    );
+    expect(named('ActionFailures')).toEqual([]);
+  });
+
+  it('count an action that fails, per task service and action, and the release that fails', async () => {
+    const [bad] = await h.addServices(1, { actions: { initialize: { status: 500 } } });
+    const before = points().length;
+    const release = await h.createRelease({ name: 'failing' });
+    await h.waitForState(release.item_id, 'failed');
+    const mine = points().slice(before);
+    const failures = mine.filter((p) => p.name === 'ActionFailures');
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(failures[0].dimensions).toMatchObject({ TaskService: bad.fake.name, Action: 'initialize' });
+    expect(mine.filter((p) => p.name === 'ReleasesFailed')).toHaveLength(1);
   });
 });
