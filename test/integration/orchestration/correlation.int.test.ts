@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CapturedOutput, captureOutput } from '../../helpers/emf.js';
 import { type ReleaseHarness, STUDIES, startReleaseHarness } from '../../helpers/release-harness.js';
 
 /**
@@ -10,35 +11,19 @@ import { type ReleaseHarness, STUDIES, startReleaseHarness } from '../../helpers
  * the metrics as CloudWatch embedded metric format lines, checked here as CloudWatch would read them.
  */
 let h: ReleaseHarness;
-const lines: Record<string, unknown>[] = [];
-const real = { out: process.stdout.write, err: process.stderr.write };
-
-function capture(stream: NodeJS.WriteStream, original: typeof process.stdout.write) {
-  stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-    const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8');
-    for (const line of text.split('\n'))
-      if (line.startsWith('{'))
-        try {
-          lines.push(JSON.parse(line));
-        } catch {
-          // not a log line
-        }
-    return (original as (...a: unknown[]) => boolean).call(stream, chunk, ...rest);
-  }) as typeof process.stdout.write;
-}
+let output: CapturedOutput;
+let lines: Record<string, unknown>[];
+const points = () => output.points();
 
 beforeAll(async () => {
   // Info lines on: the release steps and the request lines are logged at info.
   h = await startReleaseHarness({ LOG_LEVEL: 'info', METRICS_NAMESPACE: 'DrcTest' });
   await h.addServices(2);
-  real.out = process.stdout.write;
-  real.err = process.stderr.write;
-  capture(process.stdout, real.out);
-  capture(process.stderr, real.err);
+  output = captureOutput();
+  lines = output.lines;
 });
 afterAll(async () => {
-  process.stdout.write = real.out;
-  process.stderr.write = real.err;
+  output?.stop();
   await h?.close();
 });
 
@@ -53,6 +38,8 @@ describe('a release’s correlation id', () => {
     expect(created.headers.get('x-request-id')).toBe(correlation);
     const id: string = created.body.item_id;
     await h.waitForState(id, 'staged');
+    // The step that staged it logs right after its write, which a poller may see first.
+    await output.until(() => lines.some((l) => l.release_id === id && l.step === 'start'));
 
     // The operator's search: every line with this release id and this correlation id.
     const found = lines.filter((l) => l.release_id === id && l.correlation_id === correlation);
@@ -95,39 +82,6 @@ describe('a release’s correlation id', () => {
   });
 });
 
-interface EmfPoint {
-  namespace: string;
-  name: string;
-  unit: string;
-  value: number;
-  dimensions: Record<string, string>;
-}
-
-/** The metric data points CloudWatch would take from the captured lines (embedded metric format). */
-function points(): EmfPoint[] {
-  return lines.flatMap((l) => {
-    const aws = l._aws as
-      | {
-          CloudWatchMetrics: {
-            Namespace: string;
-            Dimensions: string[][];
-            Metrics: { Name: string; Unit: string }[];
-          }[];
-        }
-      | undefined;
-    if (!aws) return [];
-    return aws.CloudWatchMetrics.flatMap((d) =>
-      d.Metrics.map((m) => ({
-        namespace: d.Namespace,
-        name: m.Name,
-        unit: m.Unit,
-        value: l[m.Name] as number,
-        dimensions: Object.fromEntries(d.Dimensions.flat().map((k) => [k, String(l[k])])),
-      })),
-    );
-  });
-}
-
 describe('metrics (embedded metric format, namespace from METRICS_NAMESPACE)', () => {
   it('count a release created, staged and published, time both, and time every action per service', async () => {
     const before = points().length;
@@ -136,6 +90,7 @@ describe('metrics (embedded metric format, namespace from METRICS_NAMESPACE)', (
     const publish = await h.api.call('POST', `/releases/${release.item_id}/publish`);
     expect(publish.status).toBe(200);
     await h.waitForState(release.item_id, 'published');
+    await output.until((all) => all.slice(before).some((p) => p.name === 'ReleaseTimeToPublished'));
     const mine = points().slice(before);
     for (const p of mine) {
       expect(p.namespace).toBe('DrcTest');
@@ -163,6 +118,7 @@ describe('metrics (embedded metric format, namespace from METRICS_NAMESPACE)', (
     const before = points().length;
     const release = await h.createRelease({ name: 'failing' });
     await h.waitForState(release.item_id, 'failed');
+    await output.until((all) => all.slice(before).some((p) => p.name === 'ReleasesFailed'));
     const mine = points().slice(before);
     const failures = mine.filter((p) => p.name === 'ActionFailures');
     expect(failures.length).toBeGreaterThanOrEqual(1);
