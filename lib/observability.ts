@@ -1,4 +1,4 @@
-import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   Alarm,
   ComparisonOperator,
@@ -61,6 +61,10 @@ export class ObservabilityStack extends Stack {
       enforceSSL: true,
     });
     if (settings.alarmEmail) this.topic.addSubscription(new EmailSubscription(settings.alarmEmail));
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.topic.topicArn,
+      description: 'Subscribe on-call channels here',
+    });
 
     /** One of the functions' own metrics (every point carries the `service` dimension). */
     const own = (name: string, statistic = 'Sum', dimensions: Record<string, string> = {}) =>
@@ -179,6 +183,7 @@ export class ObservabilityStack extends Stack {
       dashboardName: `${settings.prefix}-operations`,
       defaultInterval: Duration.hours(24),
     });
+    new CfnOutput(this, 'DashboardName', { value: `${settings.prefix}-operations` });
     this.dashboard.addWidgets(
       new TextWidget({
         markdown: `# ${settings.prefix}\nBusiness metrics in \`${namespace}\`; runbooks in docs/operations.md. CLI: \`drc releases ls --json\`.`,

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
@@ -147,6 +147,26 @@ describe('operations: dashboard, alarms and alarm topic', () => {
       TopicArn: { Ref: logicalId(withEmail.built.observability.topic) },
     });
     expect(() => synth({ alarmEmail: 'not an address' })).toThrow(/alarmEmail/);
+  });
+
+  it('every alarm names its runbook: a section of docs/operations.md', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/operations.md'), 'utf8');
+    const headings = new Set(
+      [...doc.matchAll(/^### (.*)$/gm)].map((m) =>
+        m[1]
+          .trim()
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    const alarms = Object.values(s.ops.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(5);
+    for (const a of alarms) {
+      const anchor = /docs\/operations\.md#([a-z0-9-]+)/.exec(a.Properties.AlarmDescription)?.[1];
+      expect(anchor, a.Properties.AlarmName).toBeDefined();
+      expect(headings, a.Properties.AlarmName).toContain(anchor);
+    }
   });
 
   it('counts GraphQL-minted signed URLs with a metric filter on that function’s log group', () => {
