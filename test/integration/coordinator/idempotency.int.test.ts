@@ -266,12 +266,21 @@ describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', 
     const clock = new FakeClock();
     const req = { key: randomUUID(), identity: 'c', method: 'POST', path: '/x', body: {}, remainingMs: 1000 };
     let release: () => void = () => {};
+    let running: () => void = () => {};
+    const claimed = new Promise<void>((r) => {
+      running = r;
+    });
     const stuck = idempotent(
       store,
       req,
-      () => new Promise<{ status: number }>((r) => (release = () => r({ status: 200 }))),
+      () =>
+        new Promise<{ status: number }>((r) => {
+          running(); // it runs only once it holds the key
+          release = () => r({ status: 200 });
+        }),
       clock,
     );
+    await claimed;
     await expect(idempotent(store, req, async () => ({ status: 201 }), clock)).rejects.toMatchObject({
       status: 409,
     });
