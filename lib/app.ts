@@ -4,6 +4,7 @@ import { AuthStack } from './auth.js';
 import { CoordinatorStack } from './coordinator-stack.js';
 import { DashboardSiteStack, DashboardStack } from './dashboard.js';
 import { FilesStack } from './files-stack.js';
+import { ObservabilityStack } from './observability.js';
 import { readSettings, removalPolicies, type Settings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
 
@@ -21,6 +22,8 @@ export interface ReleaseCoordinatorApp {
   /** The operator dashboard: hosting (before the APIs) and the deployed app with its config (after them). */
   dashboard?: DashboardStack;
   dashboardSite?: DashboardSiteStack;
+  /** CloudWatch dashboard, alarms and their SNS topic (lib/observability.ts). */
+  observability: ObservabilityStack;
 }
 
 export interface BuildOptions {
@@ -92,6 +95,18 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
     description: 'Study file service: API and functions (stateless)',
   });
 
+  const observability = new ObservabilityStack(app, names.observability, {
+    env,
+    settings,
+    description: 'Release coordinator: CloudWatch dashboard, alarms and the alarm topic',
+    apis: [
+      { name: 'Coordinator', apiId: coordinator.api.api.apiId },
+      { name: 'Files', apiId: files.api.api.apiId },
+    ],
+    stateMachineArn: coordinator.stateMachine.arn,
+    graphqlLogGroup: files.functions.FilesGraphql?.fn.logGroup,
+  });
+
   let dashboardSite: DashboardSiteStack | undefined;
   if (dashboard) {
     const cognito = auth?.auth;
@@ -117,5 +132,5 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
   files.addStackDependency(stateful);
 
   if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  return { settings, stateful, auth, coordinator, files, dashboard, dashboardSite };
+  return { settings, stateful, auth, coordinator, files, dashboard, dashboardSite, observability };
 }

@@ -83,6 +83,7 @@ export class CoordinatorStack extends Stack {
         logRetention: settings.logRetentionDays,
         tableAccess: entry.tables,
         tables: props.tables,
+        tracing: settings.tracing,
       });
       if (writesEvents) this.events.grantPublish(fn.fn);
       if (capabilitiesOf(entry.name).coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);

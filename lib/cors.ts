@@ -7,10 +7,16 @@
  */
 export const API_CORS = {
   allowMethods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
-  /** Bearer tokens, JSON bodies, conditional polling and the create requests' idempotency key. */
-  allowHeaders: ['authorization', 'content-type', 'if-none-match', 'idempotency-key'],
-  /** ETag for conditional polling; Location for redirects a script may want to follow itself. */
-  exposeHeaders: ['etag', 'location'],
+  /**
+   * Bearer tokens, JSON bodies, conditional polling, the create requests' idempotency key and a caller's correlation
+   * id.
+   */
+  allowHeaders: ['authorization', 'content-type', 'if-none-match', 'idempotency-key', 'x-request-id'],
+  /**
+   * ETag for conditional polling; Location for redirects a script may want to follow itself; whether an answer was
+   * replayed for an idempotency key; the correlation id of the request.
+   */
+  exposeHeaders: ['etag', 'location', 'idempotent-replayed', 'x-request-id'],
   /** Seconds a browser may reuse a preflight answer (Chromium caps it at 2 hours). */
   maxAgeSeconds: 3600,
 } as const;

@@ -80,6 +80,7 @@ export class FilesStack extends Stack {
         logRetention: settings.logRetentionDays,
         tableAccess: worker.tables,
         tables: props.tables,
+        tracing: settings.tracing,
       });
       // Lambda queues the event and retries a failed run twice; a version left verifying is redriven by
       // confirming it again.
@@ -102,6 +103,7 @@ export class FilesStack extends Stack {
         logRetention: settings.logRetentionDays,
         tableAccess: entry.tables,
         tables: props.tables,
+        tracing: settings.tracing,
       });
       grantBucket(entry.name, fn);
       // The function itself, not its versions (grantInvoke would add <arn>:*): nothing here publishes versions.

@@ -37,6 +37,7 @@ export function commonEnvironment({
     ACTION_TIMEOUT_SECONDS: String(settings.actionTimeoutSeconds),
     HEALTH_FAILURES: String(settings.healthFailures),
     STUDIES_SOURCE: settings.studiesSource,
+    METRICS_NAMESPACE: settings.metricsNamespace,
     ...settings.functionEnv,
   };
 }

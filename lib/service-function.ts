@@ -11,7 +11,7 @@ import {
 } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { BUNDLE_HANDLER, bundleFunction } from './bundling.js';
@@ -34,6 +34,8 @@ export interface ServiceFunctionProps {
   /** The manifest's `tables` map and the tables it refers to: r -> read, rw -> read/write, nothing else. */
   tableAccess: TableAccess;
   tables: Record<TableKey, ITable>;
+  /** X-Ray active tracing (the `tracing` setting; default on). */
+  tracing?: boolean;
 }
 
 /**
@@ -101,6 +103,9 @@ export class ServiceFunction extends Construct {
       timeout: props.timeout,
       role: this.role,
       logGroup,
+      // Active tracing from Lambda itself instead of the Powertools tracer: the tracer brings aws-xray-sdk-core,
+      // which would put the bundles at about 490 KB, over the 400 KB limit (docs/operations.md, Tracing).
+      tracing: props.tracing === false ? Tracing.DISABLED : Tracing.ACTIVE,
       environment: {
         ...props.environment,
         NODE_OPTIONS: '--enable-source-maps',
@@ -113,6 +118,14 @@ export class ServiceFunction extends Construct {
         'nodejs22.x is the runtime this project targets (issue 2 §4): its toolchain, tests and local stack run ' +
         'on the same Node 22 major, so what is tested is what runs.',
     });
+
+    if (props.tracing !== false)
+      Validations.of(this.role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Added by CDK for X-Ray active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords); these actions ' +
+          'support no resource-level permissions.',
+      });
 
     for (const [key, access] of Object.entries(props.tableAccess) as [TableKey, 'r' | 'rw'][]) {
       grantTableAccess(props.tables[key], key, access, this.fn);

@@ -90,6 +90,26 @@ const contextShape = z.object({
   dashboardClientId: optionalText,
   /** Scopes the dashboard asks for; default `openid email profile` (Cognito) or `openid` (external issuer). */
   dashboardScope: optionalText,
+  /** CloudWatch namespace of the functions' metrics (METRICS_NAMESPACE), the dashboard's and the alarms'. */
+  metricsNamespace: z
+    .string()
+    .regex(/^[A-Za-z0-9._/#:-]{1,255}$/, 'letters, digits and . _ / # : -')
+    .refine((v) => !v.startsWith('AWS/'), 'the AWS/ prefix is reserved')
+    .default('ReleaseCoordinator'),
+  /** Where the alarms' SNS topic sends email (a subscription AWS asks the address to confirm); none if unset. */
+  alarmEmail: optionalText.pipe(z.string().email().optional()),
+  /** The "release stuck" alarm fires when a release is not terminal this many hours after its creation. */
+  releaseMaxAgeHours: int(72, 1, 24 * 365),
+  /** The 5xx alarm of each API fires above this percentage of its requests in 5 minutes. */
+  api5xxRatePercent: z.coerce.number().min(0.1).max(100).default(5),
+  /**
+   * X-Ray active tracing of the functions (the state machine always traces). On by default; `false` for an
+   * environment without X-Ray. Locally there is no X-Ray and nothing to set.
+   */
+  tracing: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((v) => v === true || v === 'true')
+    .default(true),
   /** Extra environment variables for every function (e.g. AUTH_ROLES_CLAIMS for an external issuer). */
   functionEnv: z.record(z.string(), z.coerce.string()).default({}),
 });
@@ -121,6 +141,7 @@ export type Settings = z.infer<typeof contextSchema> & {
     files: string;
     dashboard: string;
     dashboardSite: string;
+    observability: string;
   };
 };
 
@@ -146,6 +167,7 @@ export function readSettings(node: Node): Settings {
       files: `${s.prefix}-Files`,
       dashboard: `${s.prefix}-Dashboard`,
       dashboardSite: `${s.prefix}-DashboardSite`,
+      observability: `${s.prefix}-Observability`,
     },
   };
 }

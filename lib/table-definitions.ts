@@ -39,13 +39,17 @@ const GENERIC_INDEXES: IndexDef[] = [
 ];
 
 export const TABLES = {
-  /** Task services, releases (with their tasks and notes in one item collection), events, version guards. */
+  /**
+   * Task services, releases (with their tasks and notes in one item collection), events, version guards, and the
+   * idempotency keys of the coordinator's creates (purged by TTL once expired).
+   */
   coordinator: {
     id: 'Coordinator',
     envVar: 'COORDINATOR_TABLE',
     partitionKey: S('pk'),
     sortKey: S('sk'),
     indexes: GENERIC_INDEXES,
+    ttlAttribute: 'ttl',
   },
   /** Studies mirrored from the dataservice; shared by the coordinator and the file service. */
   studies: {
@@ -55,7 +59,7 @@ export const TABLES = {
     sortKey: S('sk'),
     indexes: [GENERIC_INDEXES[0]],
   },
-  /** Study files, versions, download tokens (hashed, with TTL) and the download audit trail. */
+  /** Study files, versions, download tokens (hashed, with TTL), the download audit trail, idempotency keys (TTL). */
   files: {
     id: 'Files',
     envVar: 'FILES_TABLE',

@@ -135,8 +135,12 @@ export async function startTaskService(
     stop: async () => {},
   };
 
+  /** The coordinator's correlation id of each task's work (X-Request-Id), logged and sent back on its callbacks. */
+  const requestIds = new Map<string, string>();
+
   const report = async (task: Task) => {
     if (!opts.coordinatorUrl) return;
+    const requestId = requestIds.get(task.id);
     try {
       const token = await opts.callbackToken?.();
       const res = await fetch(`${opts.coordinatorUrl.replace(/\/$/, '')}/tasks/${task.id}`, {
@@ -144,6 +148,7 @@ export async function startTaskService(
         headers: {
           'Content-Type': 'application/json',
           ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          ...(requestId ? { 'X-Request-Id': requestId } : {}),
         },
         body: JSON.stringify({ state: task.state, progress: task.progress }),
         signal: AbortSignal.timeout(10_000),
@@ -262,8 +267,10 @@ export async function startTaskService(
         if (missing.length) throw new HttpError(400, `missing or invalid: ${missing.join(', ')}`);
         if (!ACTIONS.includes(body.action as Action))
           throw new HttpError(400, `unknown action ${String(body.action)}`);
+        const requestId = req.headers['x-request-id'];
+        if (typeof requestId === 'string') requestIds.set(body.task_id as string, requestId);
         const out = act(body.action as Action, body);
-        log(`${body.action} ${body.task_id} -> ${out.state}`);
+        log(`${body.action} ${body.task_id} -> ${out.state}${requestId ? ` [${requestId}]` : ''}`);
         send(res, 200, out);
       } catch (err) {
         const status = err instanceof HttpError ? err.status : 500;

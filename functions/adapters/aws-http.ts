@@ -72,6 +72,12 @@ export interface AwsService {
 /** The services reached this way. */
 export const S3_SERVICE: AwsService = { id: 'S3', signingName: 's3', uriEscapePath: false };
 export const LAMBDA_SERVICE: AwsService = { id: 'Lambda', signingName: 'lambda', uriEscapePath: true };
+export const SNS_SERVICE: AwsService = { id: 'SNS', signingName: 'sns', uriEscapePath: true };
+export const EVENTBRIDGE_SERVICE: AwsService = {
+  id: 'EventBridge',
+  signingName: 'events',
+  uriEscapePath: true,
+};
 export const DYNAMODB_SERVICE: AwsService = {
   id: 'DynamoDB',
   signingName: 'dynamodb',

@@ -1,7 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { SFNClient } from '@aws-sdk/client-sfn';
-import { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Documents } from './dynamodb/documents.js';
 import { SdkDocuments } from './dynamodb/sdk-documents.js';
@@ -10,8 +8,9 @@ import { requestHandler } from './request-handler.js';
 /**
  * SDK clients, created once per container. Endpoints and credentials come only from the SDK's own settings
  * (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SFN, AWS_REGION, ...), so the same code runs against AWS, LocalStack or
- * the local emulators. Adapters take a client argument; tests pass their own. S3, Lambda, and DynamoDB for the one
- * function that cannot carry the SDK's client, are reached through signed requests instead (aws-signed.ts).
+ * the local emulators. Adapters take a client argument; tests pass their own. S3, Lambda, SNS, EventBridge, and
+ * DynamoDB for the one function that cannot carry the SDK's client, are reached through signed requests instead
+ * (aws-signed.ts).
  */
 
 let ddb: Documents | undefined;
@@ -29,16 +28,4 @@ let sfn: SFNClient | undefined;
 export function sfnClient(): SFNClient {
   sfn ??= new SFNClient({ requestHandler: requestHandler() });
   return sfn;
-}
-
-let sns: SNSClient | undefined;
-export function snsClient(): SNSClient {
-  sns ??= new SNSClient({ requestHandler: requestHandler() });
-  return sns;
-}
-
-let eventBridge: EventBridgeClient | undefined;
-export function eventBridgeClient(): EventBridgeClient {
-  eventBridge ??= new EventBridgeClient({ requestHandler: requestHandler() });
-  return eventBridge;
 }

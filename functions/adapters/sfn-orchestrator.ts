@@ -14,7 +14,7 @@ import {
 import { ensureDriven } from '../orchestration/executions.js';
 import type { ExecutionStatus, Executions, TaskTokens } from '../orchestration/ports.js';
 import { WakeLatch } from '../orchestration/wake-latch.js';
-import { log } from '../shared/log.js';
+import { log, logKeys } from '../shared/log.js';
 import { documentClient, sfnClient } from './aws.js';
 import { tablesFromEnv } from './dynamodb/common.js';
 import { DynamoReleaseRepository } from './dynamodb/releases.js';
@@ -61,7 +61,13 @@ export class SfnExecutions implements Executions {
   }
 
   async start(releaseId: string, generation: number): Promise<'started' | 'exists'> {
-    const input: ExecutionInput = { releaseId, generation, config: this.config };
+    // The starting request's (or step's) correlation id, so the execution's steps log and forward the same one.
+    const correlationId = logKeys().correlation_id;
+    const input: ExecutionInput = {
+      releaseId,
+      generation,
+      config: correlationId ? { ...this.config, correlationId } : this.config,
+    };
     try {
       await this.sfn.send(
         new StartExecutionCommand({

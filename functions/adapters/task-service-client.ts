@@ -14,6 +14,7 @@ import { addressRefusal, checkServiceUrl, type UrlPolicy } from '../coordinator/
 import type { CallOutcome, TaskServiceCalls } from '../orchestration/ports.js';
 import { boolEnv, parseEnv } from '../shared/config.js';
 import { hasCode } from '../shared/errors.js';
+import { logKeys } from '../shared/log.js';
 import * as z from '../shared/zod.js';
 import type { TokenProvider } from './token-client.js';
 
@@ -199,6 +200,10 @@ export function createTaskServiceClient(
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
     if (token) headers.Authorization = `Bearer ${token}`;
     if (init.body !== undefined) headers['Content-Type'] = 'application/json';
+    // The work's correlation id (the caller's X-Request-Id, carried through the orchestration), so a task service's
+    // logs and ours can be joined.
+    const correlationId = logKeys().correlation_id;
+    if (correlationId) headers['X-Request-Id'] = correlationId;
     // One deadline for the whole exchange: headers and body.
     const signal = AbortSignal.timeout(timeoutMs);
     let text: string;

@@ -33,6 +33,9 @@ export type ReleaseState = (typeof RELEASE_STATES)[number];
 export const TERMINAL_RELEASE_STATES: readonly ReleaseState[] = ['published', 'canceled', 'failed'];
 export const isTerminalRelease = (s: ReleaseState) => TERMINAL_RELEASE_STATES.includes(s);
 
+/** The orchestration attribute POST /releases/<id>/publish stamps on a release: when publishing was asked for (ms). */
+export const PUBLISH_REQUESTED_AT = 'publishRequestedAtMs';
+
 export const EVENT_TYPES = ['info', 'warning', 'error'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

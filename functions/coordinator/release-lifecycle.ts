@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError } from '../shared/errors.js';
 import { releaseStateEvent } from './event-messages.js';
-import { isTerminalRelease, type ReleaseAggregate } from './model.js';
+import { isTerminalRelease, PUBLISH_REQUESTED_AT, type ReleaseAggregate } from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
@@ -32,6 +32,8 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
       releaseId: id,
       expectState: 'staged',
       toState: 'publishing',
+      // When publishing was asked for: the publish -> published duration is measured from it (metrics).
+      setExtras: { [PUBLISH_REQUESTED_AT]: Date.now() },
       events: [releaseStateEvent(release, 'staged', 'publishing')],
     });
     await deps.publisher.publish(written);

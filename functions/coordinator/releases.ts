@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
+import { count, METRIC } from '../shared/metrics.js';
 import { releaseCreatedEvent } from './event-messages.js';
 import type { CoordinatorEvent, ReleaseAggregate, ReleaseState } from './model.js';
 import {
@@ -69,6 +70,7 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
     }
   }
   if (!created) throw new ConflictError('Task services are changing concurrently; retry');
+  count(METRIC.releasesCreated);
   await deps.publisher.publish(created.events);
   try {
     await deps.orchestrator.start(created.release.id);

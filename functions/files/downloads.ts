@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isoMicros, nowIso } from '../shared/clock.js';
 import { NotFoundError, UnauthorizedError } from '../shared/errors.js';
 import { isId } from '../shared/ids.js';
+import { count, METRIC } from '../shared/metrics.js';
 import { actorOf, type Caller, methodOf, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
@@ -153,6 +154,8 @@ export async function download(
         info,
       ),
     );
+    count(METRIC.downloads, { Method: granted.method });
+    if (granted.method === 'signed_url') count(METRIC.signedUrlsClaimed);
     return delivery;
   } catch (err) {
     await granted.undo?.().catch(() => undefined);

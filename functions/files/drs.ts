@@ -2,6 +2,7 @@ import { mapLimit } from '../shared/concurrency.js';
 import { AppError, isAppError, NotFoundError, UnauthorizedError } from '../shared/errors.js';
 import { isId } from '../shared/ids.js';
 import { log } from '../shared/log.js';
+import { count, METRIC } from '../shared/metrics.js';
 import { actorOf, type Caller, requireAuthenticated, requireVisible } from './access.js';
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
@@ -170,6 +171,7 @@ async function mintAccessUrl(
       info,
     ),
   );
+  count(METRIC.downloads, { Method: 'drs' });
   return url;
 }
 

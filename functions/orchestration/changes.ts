@@ -1,6 +1,6 @@
 import { releaseStateEvent, taskStateEvent } from '../coordinator/event-messages.js';
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
-import { isTerminalRelease } from '../coordinator/model.js';
+import { isTerminalRelease, PUBLISH_REQUESTED_AT } from '../coordinator/model.js';
 import {
   type ChangeConflictError,
   isChangeConflict,
@@ -8,6 +8,7 @@ import {
   type TaskChange,
 } from '../coordinator/ports.js';
 import { hasCode } from '../shared/errors.js';
+import { count, durationMs, METRIC } from '../shared/metrics.js';
 import type { OrchestrationDeps } from './ports.js';
 
 /**
@@ -68,7 +69,42 @@ export interface TaskPart {
 }
 
 /** The release's own part of a change: its state (with the condition), version, extras, events, guard, studies. */
-export type ReleasePart = Omit<ReleaseChange, 'releaseId' | 'tasks'>;
+export type ReleasePart = Omit<ReleaseChange, 'releaseId' | 'tasks'> & {
+  /** The move this part makes, for the metrics recorded once it is committed (releaseMove sets it). */
+  moved?: Moved;
+};
+
+interface Moved {
+  to: ReleaseState;
+  createdAt: string;
+  publishRequestedAtMs?: number;
+}
+
+const MOVE_METRICS: Partial<Record<ReleaseState, string>> = {
+  staged: METRIC.releasesStaged,
+  published: METRIC.releasesPublished,
+  failed: METRIC.releasesFailed,
+  canceled: METRIC.releasesCanceled,
+};
+
+/** What a move of `agg` to `to` records once committed. */
+export function movedOf(agg: ReleaseAggregate, to: ReleaseState): Moved {
+  const requested = agg.extras[PUBLISH_REQUESTED_AT];
+  return {
+    to,
+    createdAt: agg.release.createdAt,
+    publishRequestedAtMs: typeof requested === 'number' ? requested : undefined,
+  };
+}
+
+/** The counters and durations of a committed release move (functions/shared/metrics.ts). */
+function recordMove(m: Moved, nowMs = Date.now()): void {
+  const name = MOVE_METRICS[m.to];
+  if (name) count(name);
+  if (m.to === 'staged') durationMs(METRIC.timeToStaged, nowMs - Date.parse(m.createdAt));
+  if (m.to === 'published' && m.publishRequestedAtMs !== undefined)
+    durationMs(METRIC.timeToPublished, nowMs - m.publishRequestedAtMs);
+}
 
 /**
  * Items a change takes in its transaction (ReleaseRepository.applyChange): a task's update, and per event its put
@@ -91,8 +127,9 @@ export async function commit(
   deps: Pick<OrchestrationDeps, 'releases' | 'publisher'>,
   releaseId: string,
   tasks: TaskPart[],
-  release: ReleasePart,
+  part: ReleasePart,
 ): Promise<void> {
+  const { moved, ...release } = part;
   const expect = release.expectState;
   const chunks: TaskPart[][] = [];
   let current: TaskPart[] = [];
@@ -139,6 +176,7 @@ export async function commit(
     tasks: current.map((p) => p.change),
     events: [...current.flatMap((p) => p.events), ...(finalPart.events ?? [])],
   });
+  if (moved) recordMove(moved);
   for (let i = 0; i < spill.length; i += MAX_ITEMS) {
     await write({ releaseId, studies: spill.slice(i, i + MAX_ITEMS) });
   }
@@ -170,6 +208,7 @@ export function releaseMove(
   const from = agg.release.state;
   return {
     ...extra,
+    moved: movedOf(agg, to),
     expectState: from,
     toState: to,
     events: [releaseStateEvent(agg.release, from, to), ...(extra.events ?? [])],

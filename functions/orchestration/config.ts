@@ -65,6 +65,12 @@ export const runConfigSchema = z.object({
     z.number().check(z.int(), z.minimum(1), z.maximum(MAX_STEPS_PER_EXECUTION)),
     MAX_STEPS_PER_EXECUTION,
   ),
+  /**
+   * The correlation id of the request that started this execution (POST /releases' X-Request-Id, say): every step
+   * logs it and sends it to task services as X-Request-Id. It rides in `config` because the ASL already hands
+   * `$.config` to every task, and a later generation inherits it from the step that starts it.
+   */
+  correlationId: z.optional(z.string().check(z.maxLength(128))),
 });
 /** What an execution carries in `$.config`. */
 export type RunConfig = z.infer<typeof runConfigSchema>;

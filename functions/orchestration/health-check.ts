@@ -1,6 +1,7 @@
 import type { TaskState } from '../coordinator/model.js';
 import type { ReleaseOrchestrator } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
+import { METRIC, count as metric } from '../shared/metrics.js';
 import { failTasks } from './changes.js';
 import type { OrchestrationDeps } from './ports.js';
 
@@ -55,6 +56,7 @@ export async function runHealthChecks(
         await deps.services.updateHealth(service.id, { healthStatus: 'ok', lastOkStatus: 0 });
       return;
     }
+    metric(METRIC.healthCheckFailures, { TaskService: service.name });
     const stored = await deps.services.recordFailedCheck(service.id, settings.failures);
     if (!stored) return; // deleted while we checked it
     const count = stored.lastOkStatus;

@@ -1,5 +1,6 @@
 import type { ReleaseRepository } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
+import { count, METRIC, seconds } from '../shared/metrics.js';
 import { ensureDriven } from './executions.js';
 import type { Executions } from './ports.js';
 import { type WakeLatch, wakeOwed } from './wake-latch.js';
@@ -65,5 +66,11 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   await Promise.all(Array.from({ length: Math.min(deps.concurrency, active.length) }, worker));
   if (report.started.length || report.woken.length || report.failed.length)
     log.warn('reconciler', { ...report });
+  // What the alarms watch: work the reconciler had to redrive (a lost start or wake), and how long the oldest
+  // non-terminal release has been around (a stuck release ages past the alarm's threshold).
+  count(METRIC.reconcilerRedrives, {}, report.started.length + report.woken.length);
+  count(METRIC.activeReleases, {}, active.length);
+  const oldest = Math.min(...active.map(({ release }) => Date.parse(release.createdAt)));
+  seconds(METRIC.oldestActiveReleaseAge, active.length ? (Date.now() - oldest) / 1000 : 0);
   return report;
 }

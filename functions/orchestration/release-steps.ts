@@ -3,11 +3,13 @@ import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { log } from '../shared/log.js';
+import { count, durationMs, METRIC } from '../shared/metrics.js';
 import * as z from '../shared/zod.js';
 import {
   commit,
   failTasks,
   isConflict,
+  movedOf,
   type ReleasePart,
   releaseMove,
   type TaskFailure,
@@ -234,16 +236,21 @@ export class ReleaseSteps {
       const who = `task service "${task.serviceName}" (${task.taskServiceId})`;
       if (!service)
         return { task, ok: false, reason: `${action} could not be sent: ${who} is no longer registered` };
+      const started = performance.now();
       const out = await this.deps.calls.action(
         service.url,
         { action, task_id: task.id, release_id: agg.release.id, studies: agg.release.studies },
         timeoutMs,
       );
+      const dimensions = { TaskService: service.name, Action: action };
+      durationMs(METRIC.actionLatency, performance.now() - started, dimensions);
+      if (!out.ok) count(METRIC.actionFailures, dimensions);
       if (!out.ok) {
         const why = out.kind === 'timeout' ? `no reply within ${config.actionTimeoutSeconds} s` : out.reason;
         return { task, ok: false, reason: `${action} to ${who} failed: ${why}` };
       }
       const r = interpretReply(task.id, action, task.state, out.body);
+      if (!r.ok) count(METRIC.actionFailures, dimensions);
       if (!r.ok) return { task, ok: false, reason: `${action} to ${who} failed: ${r.reason}` };
       return { task, ok: true, state: r.state, progress: r.progress };
     });
@@ -408,6 +415,7 @@ export class ReleaseSteps {
       releaseId: agg.release.id,
     };
     return {
+      moved: movedOf(agg, 'published'),
       expectState: 'publishing',
       toState: 'published',
       setExtras: { [WAKE_PENDING]: false },

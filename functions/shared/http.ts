@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
+import { type Clock, systemClock } from './clock.js';
 import type { Access, Method } from './contract.js';
 import {
   BadRequestError,
@@ -12,8 +13,9 @@ import {
   UnauthorizedError,
   ValidationError,
 } from './errors.js';
+import { type IdempotencyStore, idempotencyKeyOf, idempotent } from './idempotency.js';
 import { LIMITS } from './limits.js';
-import { log } from './log.js';
+import { appendLogKeys, type LogKeys, log, withLogContext } from './log.js';
 import * as z from './zod.js';
 
 export type { Access } from './contract.js';
@@ -32,6 +34,8 @@ export interface Request {
   /** Scheme and host this request came in on, e.g. https://abc.execute-api.us-east-1.amazonaws.com */
   baseUrl: string;
   requestId: string;
+  /** The caller's X-Request-Id, or one made up for this request: in every log line, answered as X-Request-Id. */
+  correlationId: string;
 }
 
 export interface Response {
@@ -51,6 +55,8 @@ export interface Route {
   /** Path template with {name} parameters, e.g. /releases/{id}/publish */
   path: string;
   access: Access;
+  /** A create that honours `Idempotency-Key` (shared/idempotency.ts); needs the app's `idempotency` store. */
+  idempotent?: true;
   handle: (req: Request) => Promise<Response>;
 }
 
@@ -179,6 +185,10 @@ export interface HttpAppOptions {
    * this app goes through it: no route, wrong method, bad JSON, authentication, the routes' own errors and 500s.
    */
   errorBody?: (e: ErrorFacts) => unknown;
+  /** Where the `idempotent` routes keep their keys. */
+  idempotency?: IdempotencyStore;
+  /** The idempotency keys' clock (expiry); tests pass one they control. */
+  clock?: Clock;
 }
 
 /** What a handler module serves, readable from its `handler` (the route fuzzer derives its cases from it). */
@@ -194,12 +204,67 @@ export interface RouteInfo {
  * returned handler carries its `routeTable`, so tests can enumerate every route of every manifest entry.
  */
 export function httpApp(options: HttpAppOptions) {
+  const base = httpBase(options);
+  const routeTable: RouteInfo[] = options.routes.map(({ method, path, access }) => ({
+    method,
+    path,
+    access,
+  }));
+  return Object.assign(middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base), {
+    routeTable,
+  });
+}
+
+/**
+ * A caller's correlation id is kept when it is a plausible id (1 to 128 characters of letters, digits and
+ * `-_.:/+=`), so it cannot forge log structure or carry a payload into task services' logs; anything else is
+ * replaced by a fresh UUID.
+ */
+export function correlationIdOf(header: string | undefined): string {
+  return header && /^[A-Za-z0-9\-_.:/+=]{1,128}$/.test(header) ? header : randomUUID();
+}
+
+/** The log keys a path parameter names: /releases/{id} is a release, /tasks/{id} a task, and so on. */
+const ID_KEYS: Record<string, keyof LogKeys> = {
+  releases: 'release_id',
+  tasks: 'task_id',
+  'task-services': 'task_service_id',
+};
+const idKeysOf = (template: string, params: Record<string, string>): LogKeys => {
+  const key = ID_KEYS[template.split('/')[1]];
+  return key && params.id ? { [key]: params.id } : {};
+};
+
+function httpBase(options: HttpAppOptions) {
   const routes = options.routes.map(compile);
-  const base = async (
+  for (const r of routes)
+    if (r.idempotent && !options.idempotency)
+      throw new Error(`${r.method} ${r.path} is idempotent but has no store`);
+  return (event: APIGatewayProxyEventV2, context: Context): Promise<APIGatewayProxyStructuredResultV2> => {
+    const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
+    const correlationId = correlationIdOf(lowerHeaders(event.headers)['x-request-id']);
+    return withLogContext({ function_request_id: requestId, correlation_id: correlationId }, async () => {
+      const started = performance.now();
+      const out = await serve(event, context, requestId, correlationId);
+      const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
+      // Writes are logged at info, reads at debug: reads are most of the traffic and API Gateway logs them anyway.
+      (method === 'GET' || method === 'HEAD' ? log.debug : log.info)('request', {
+        method,
+        path: event.rawPath,
+        status: out.statusCode,
+        duration_ms: Math.round(performance.now() - started),
+      });
+      out.headers = { ...out.headers, 'X-Request-Id': correlationId };
+      return out;
+    });
+  };
+
+  async function serve(
     event: APIGatewayProxyEventV2,
     context: Context,
-  ): Promise<APIGatewayProxyStructuredResultV2> => {
-    const requestId = context?.awsRequestId ?? event.requestContext?.requestId ?? 'local';
+    requestId: string,
+    correlationId: string,
+  ): Promise<APIGatewayProxyStructuredResultV2> {
     const method = (event.requestContext?.http?.method ?? 'GET').toUpperCase();
     const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
     // A CORS preflight of the dashboard. Routes are `ANY <path>`, so API Gateway hands preflights to the function;
@@ -222,6 +287,7 @@ export function httpApp(options: HttpAppOptions) {
       hit.r.names.forEach((n, i) => {
         params[n] = decodeSegment(hit.m[i + 1]);
       });
+      appendLogKeys(idKeysOf(hit.r.path, params));
       const headers = lowerHeaders(event.headers);
       const principal = await authenticate(hit.r.access, headers, options.verifier);
       const query = Object.fromEntries(new URLSearchParams(event.rawQueryString ?? ''));
@@ -239,21 +305,35 @@ export function httpApp(options: HttpAppOptions) {
         principal,
         baseUrl: baseUrlOf(event, options.baseUrl),
         requestId,
+        correlationId,
       };
-      res = await hit.r.handle(req);
+      const key = hit.r.idempotent ? idempotencyKeyOf(headers) : undefined;
+      res =
+        key && options.idempotency
+          ? await idempotent(
+              options.idempotency,
+              {
+                key,
+                identity: `${principal.clientId ?? ''}|${principal.sub ?? ''}`,
+                method,
+                path,
+                body: req.body,
+                remainingMs: context?.getRemainingTimeInMillis?.() ?? 30_000,
+              },
+              () => hit.r.handle(req),
+              options.clock ?? systemClock,
+            )
+          : await hit.r.handle(req);
+      // A create names what it made: its later lines (and the request line) carry the new id.
+      if (method === 'POST' && res.status < 300 && !hit.r.path.includes('{'))
+        appendLogKeys(
+          idKeysOf(`${hit.r.path}/{id}`, { id: String((res.body as { item_id?: unknown })?.item_id ?? '') }),
+        );
     } catch (err) {
       res = toErrorResponse(err, requestId, options.errorBody);
     }
     return render(res, allow, conditional(method, event.headers));
-  };
-  const routeTable: RouteInfo[] = options.routes.map(({ method, path, access }) => ({
-    method,
-    path,
-    access,
-  }));
-  return Object.assign(middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base), {
-    routeTable,
-  });
+  }
 }
 
 async function authenticate(access: Access, headers: Record<string, string>, verifier: TokenVerifier) {

@@ -52,6 +52,8 @@ export interface ReceivedAction {
   releaseId: string;
   studies: unknown;
   authorization: string | undefined;
+  /** The X-Request-Id the coordinator sent (its correlation id). */
+  requestId: string | undefined;
   at: number;
 }
 
@@ -253,6 +255,7 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
         releaseId: body.release_id,
         studies: body.studies,
         authorization: req.headers.authorization,
+        requestId: req.headers['x-request-id'] as string | undefined,
         at: Date.now(),
       });
       if (options.refuseAfter === action) req.headers['x-fake-last'] = '1';

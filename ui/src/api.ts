@@ -30,8 +30,8 @@ export interface RequestOptions {
   body?: unknown;
   signal?: AbortSignal;
   /**
-   * Creates carry a fresh random Idempotency-Key per attempt, so a retried request can be recognised by an API
-   * that honours it (they ignore unknown headers today).
+   * Creates carry a fresh random Idempotency-Key per user action: the APIs answer a repeated key with the first
+   * answer (`Idempotent-Replayed: true`) instead of making a second release, task service, note or file.
    */
   create?: boolean;
 }

@@ -1,6 +1,7 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
@@ -25,6 +26,7 @@ const deps = {
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       ...eventRoutes.listEvents,
@@ -41,6 +43,7 @@ export const handler = httpApp({
     },
     {
       ...eventRoutes.createEvent,
+      idempotent: true,
       handle: async (req) => {
         const b = parse(eventRoutes.createEvent.body, req.body);
         const event = await createEvent(

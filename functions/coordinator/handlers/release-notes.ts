@@ -1,5 +1,6 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { empty, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope } from '../../shared/list.js';
@@ -10,11 +11,14 @@ import { noteJson } from '../views.js';
 
 /** /release-notes and /release-notes/{id}. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
-const deps = { releases: new DynamoReleaseRepository(documentClient(), tablesFromEnv()) };
+const doc = documentClient();
+const tables = tablesFromEnv();
+const deps = { releases: new DynamoReleaseRepository(doc, tables) };
 
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       ...releaseNoteRoutes.listReleaseNotes,
@@ -27,6 +31,7 @@ export const handler = httpApp({
     },
     {
       ...releaseNoteRoutes.createReleaseNote,
+      idempotent: true,
       handle: async (req) => {
         const b = parse(releaseNoteRoutes.createReleaseNote.body, req.body);
         const note = noteJson(

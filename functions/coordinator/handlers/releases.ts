@@ -1,5 +1,6 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
@@ -30,6 +31,7 @@ const deps = {
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       ...releaseRoutes.listReleases,
@@ -42,6 +44,7 @@ export const handler = httpApp({
     },
     {
       ...releaseRoutes.createRelease,
+      idempotent: true,
       handle: async (req) => {
         const b = parse(releaseRoutes.createRelease.body, req.body);
         const created = await startRelease(deps, {

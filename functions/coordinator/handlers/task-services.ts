@@ -1,5 +1,6 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { createTaskServiceClient, urlPolicyFromEnv } from '../../adapters/task-service-client.js';
@@ -44,6 +45,7 @@ const deps = {
 export const handler = httpApp({
   verifier,
   baseUrl: env.PUBLIC_BASE_URL,
+  idempotency: new DynamoIdempotencyStore(doc, tables.coordinator),
   routes: [
     {
       ...taskServiceRoutes.listTaskServices,
@@ -57,6 +59,7 @@ export const handler = httpApp({
     },
     {
       ...taskServiceRoutes.createTaskService,
+      idempotent: true,
       handle: async (req) => {
         const { client_id, ...b } = parse(taskServiceRoutes.createTaskService.body, req.body);
         return ok(taskServiceJson(await registerTaskService(deps, { ...b, clientId: client_id ?? null })));

@@ -1,6 +1,7 @@
 import { documentClient } from '../../adapters/aws.js';
 import { s3Http } from '../../adapters/aws-signed.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { uploadVerificationFromEnv } from '../../adapters/upload-verification.js';
@@ -67,6 +68,7 @@ export function routes(deps: FilesRouteDeps): Route[] {
     },
     {
       ...fileRoutes.createFile,
+      idempotent: true,
       handle: async (req) => {
         const studyId = pathId(req, 'studyId');
         const body = parse(fileRoutes.createFile.body, req.body);
@@ -96,6 +98,7 @@ export function routes(deps: FilesRouteDeps): Route[] {
     },
     {
       ...fileRoutes.createVersion,
+      idempotent: true,
       handle: async (req) => {
         const fileId = pathId(req, 'fileId');
         const body = parse(fileRoutes.createVersion.body, req.body);
@@ -168,7 +171,13 @@ export function createHandler(clock: Clock = systemClock) {
     verification: uploadVerificationFromEnv(),
   };
   const { env, verifier } = httpRuntime();
-  return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });
+  return httpApp({
+    verifier,
+    baseUrl: env.PUBLIC_BASE_URL,
+    idempotency: new DynamoIdempotencyStore(doc, config.FILES_TABLE),
+    clock,
+    routes: routes(deps),
+  });
 }
 
 export const handler = createHandler();

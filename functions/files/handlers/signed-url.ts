@@ -6,6 +6,7 @@ import {
 } from '../../adapters/dynamodb/files-tokens.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
 import { httpApp, ok, parse, type Route } from '../../shared/http.js';
+import { count, METRIC } from '../../shared/metrics.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';
 import { signedUrlRoutes } from '../contracts/downloads.js';
@@ -29,6 +30,7 @@ export function routes(deps: Parameters<typeof mintSignedUrl>[0]): Route[] {
           versionId: req.params.versionId,
         };
         const signed = await mintSignedUrl(deps, presented(req), target, req.baseUrl, requestInfo(req));
+        count(METRIC.signedUrlsMinted);
         return ok({ url: signed.url, expires_at: signed.expires_at }, { 'Cache-Control': 'no-store' });
       },
     }),

@@ -1,3 +1,4 @@
+import type { Context } from 'aws-lambda';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -7,6 +8,7 @@ import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
 import { createTaskServiceClient, taskServiceCalls } from '../../adapters/task-service-client.js';
 import { tokenClient } from '../../adapters/token-client.js';
 import { systemClock } from '../../shared/clock.js';
+import { inInvocation } from '../../shared/log.js';
 import { orchestrationSettings } from '../config.js';
 import { type HealthReport, runHealthChecks } from '../health-check.js';
 
@@ -26,9 +28,11 @@ const deps = {
 // Without RELEASE_STATE_MACHINE_ARN the check still runs; it then drives nothing.
 const orchestrator = createReleaseOrchestrator(releases);
 
-export async function handler(): Promise<HealthReport> {
-  return runHealthChecks(deps, orchestrator, {
-    failures: settings.HEALTH_FAILURES,
-    timeoutMs: Math.round(settings.HEALTH_TIMEOUT_SECONDS * 1000),
-  });
+export function handler(_event?: unknown, context?: Context): Promise<HealthReport> {
+  return inInvocation(context, {}, () =>
+    runHealthChecks(deps, orchestrator, {
+      failures: settings.HEALTH_FAILURES,
+      timeoutMs: Math.round(settings.HEALTH_TIMEOUT_SECONDS * 1000),
+    }),
+  );
 }

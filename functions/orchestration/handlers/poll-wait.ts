@@ -1,8 +1,10 @@
+import type { Context } from 'aws-lambda';
 import { documentClient, sfnClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
 import { hasCode } from '../../shared/errors.js';
+import { inInvocation } from '../../shared/log.js';
 import * as z from '../../shared/zod.js';
 import { isTransient, TransientError } from '../changes.js';
 import { WakeLatch } from '../wake-latch.js';
@@ -25,7 +27,14 @@ const payload = z.looseObject({
   wait: z._default(z.enum(['poll', 'staged']), 'poll'),
 });
 
-export async function handler(event: unknown): Promise<{ armed: string }> {
+export function handler(event: unknown, context?: Context): Promise<{ armed: string }> {
+  const releaseId = (event as { releaseId?: unknown })?.releaseId;
+  return inInvocation(context, { release_id: typeof releaseId === 'string' ? releaseId : undefined }, () =>
+    arm(event),
+  );
+}
+
+async function arm(event: unknown): Promise<{ armed: string }> {
   const { token, releaseId, wait } = payload.parse(event);
   try {
     return { armed: await latch.arm(releaseId, token, wait) };

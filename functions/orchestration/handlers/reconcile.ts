@@ -1,8 +1,10 @@
+import type { Context } from 'aws-lambda';
 import { documentClient, sfnClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
 import { stateMachineArnFromEnv } from '../../adapters/orchestrator.js';
 import { SfnExecutions, SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
+import { inInvocation } from '../../shared/log.js';
 import { orchestrationSettings, runConfigFrom } from '../config.js';
 import { type ReconcileReport, reconcile } from '../reconcile.js';
 import { WakeLatch } from '../wake-latch.js';
@@ -17,6 +19,6 @@ const releases = new DynamoReleaseRepository(documentClient(), tablesFromEnv());
 const executions = new SfnExecutions(sfn, stateMachineArnFromEnv(), runConfigFrom(orchestrationSettings()));
 const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
 
-export async function handler(): Promise<ReconcileReport> {
-  return reconcile({ releases, executions, latch, concurrency: 8 });
+export function handler(_event?: unknown, context?: Context): Promise<ReconcileReport> {
+  return inInvocation(context, {}, () => reconcile({ releases, executions, latch, concurrency: 8 }));
 }

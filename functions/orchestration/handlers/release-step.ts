@@ -1,3 +1,4 @@
+import type { Context } from 'aws-lambda';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
@@ -9,7 +10,7 @@ import { createTaskServiceClient, taskServiceCalls } from '../../adapters/task-s
 import { tokenClient } from '../../adapters/token-client.js';
 import { systemClock } from '../../shared/clock.js';
 import { hasCode } from '../../shared/errors.js';
-import { log } from '../../shared/log.js';
+import { inInvocation, log } from '../../shared/log.js';
 import { isTransient, TransientError } from '../changes.js';
 import { orchestrationSettings } from '../config.js';
 import { ReleaseSteps, type StepInput, type StepResult } from '../release-steps.js';
@@ -37,19 +38,29 @@ const steps = new ReleaseSteps(
   executions,
 );
 
-export async function handler(event: StepInput): Promise<StepResult> {
+export function handler(event: StepInput, context?: Context): Promise<StepResult> {
+  // The execution's correlation id (see RunConfig), else one for this step alone.
+  const keys = {
+    correlation_id: event?.config?.correlationId,
+    release_id: event?.releaseId,
+    step: event?.step,
+  };
+  return inInvocation(context, keys, () => step(event));
+}
+
+async function step(event: StepInput): Promise<StepResult> {
   try {
-    return await steps.run(event);
+    const out = await steps.run(event);
+    log.info('release step', { next: out.next, state: out.state, rounds: out.rounds });
+    return out;
   } catch (err) {
     if (isTransient(err) && !hasCode(err, 'transient')) {
       log.warn('release step: transient error', {
-        releaseId: event?.releaseId,
-        step: event?.step,
         error: String(err),
       });
       throw new TransientError(err instanceof Error ? err.message : String(err), { cause: err });
     }
-    log.error('release step failed', { releaseId: event?.releaseId, step: event?.step, error: String(err) });
+    log.error('release step failed', { error: String(err) });
     throw err;
   }
 }

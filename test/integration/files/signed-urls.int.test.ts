@@ -2,6 +2,7 @@ import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintSignedUrl } from '../../../functions/files/downloads.js';
 import { hashToken } from '../../../functions/files/tokens.js';
+import { captureOutput } from '../../helpers/emf.js';
 import { bytesOf, type FilesApi, MiB, sha256, startFilesApi } from './harness.js';
 
 let api: FilesApi;
@@ -171,5 +172,30 @@ describe('the token lifetime setting', () => {
     expect(Date.parse(signed.expires_at) - api.clock.nowMs()).toBe(120_000);
     api.clock.advance(119_000);
     expect((await fetch(signed.url)).status).toBe(200);
+  });
+});
+
+describe('metrics of signed URLs and downloads (embedded metric format)', () => {
+  it('count a minted URL, its claim, and each download by method', async () => {
+    const output = captureOutput();
+    try {
+      const signed = await mint({ fileId: small.fileId });
+      const claimed = await fetch(signed.url, { redirect: 'manual' });
+      expect(claimed.status).toBe(200);
+      await claimed.arrayBuffer();
+      const direct = await api.call('GET', `/download/study/${api.studyA}/file/${small.fileId}`, {
+        token: api.memberA,
+      });
+      expect(direct.status).toBe(200);
+      const named = (n: string) => output.points().filter((p) => p.name === n);
+      expect(named('SignedUrlsMinted')).toEqual([expect.objectContaining({ unit: 'Count', value: 1 })]);
+      expect(named('SignedUrlsClaimed')).toHaveLength(1);
+      const methods = named('Downloads').map((p) => p.dimensions.Method);
+      expect(methods).toHaveLength(2);
+      expect(methods).toContain('signed_url');
+      for (const p of output.points()) expect(p.dimensions.service).toBe('release-coordinator');
+    } finally {
+      output.stop();
+    }
   });
 });

@@ -294,3 +294,54 @@ describe('deleting', () => {
     });
   });
 });
+
+describe('creating a file or a version with Idempotency-Key', () => {
+  it('a retried file creation answers the first 201 replayed and makes one file', async () => {
+    const bytes = bytesOf(100, 3);
+    const body = declare(bytes, { file_name: `idem-${Date.now()}.tsv` });
+    const headers = { 'Idempotency-Key': `file-${Date.now()}` };
+    const first = await api.call('POST', `/studies/${api.studyA}/files`, {
+      token: api.memberA,
+      body,
+      headers,
+    });
+    const retry = await api.call('POST', `/studies/${api.studyA}/files`, {
+      token: api.memberA,
+      body,
+      headers,
+    });
+    expect(first.status).toBe(201);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body.file.kf_id).toBe(first.body.file.kf_id);
+    const versions = await api.call('GET', `/files/${first.body.file.kf_id}/versions`, {
+      token: api.memberA,
+    });
+    expect(versions.body.count).toBe(1);
+
+    const other = await api.call('POST', `/studies/${api.studyA}/files`, {
+      token: api.memberA,
+      body: declare(bytesOf(101, 3)),
+      headers,
+    });
+    expect(other.status).toBe(422);
+
+    const vHeaders = { 'Idempotency-Key': `version-${Date.now()}` };
+    const vBody = declare(bytesOf(200, 4));
+    const v1 = await api.call('POST', `/files/${first.body.file.kf_id}/versions`, {
+      token: api.memberA,
+      body: vBody,
+      headers: vHeaders,
+    });
+    const v2 = await api.call('POST', `/files/${first.body.file.kf_id}/versions`, {
+      token: api.memberA,
+      body: vBody,
+      headers: vHeaders,
+    });
+    expect(v1.status).toBe(201);
+    expect(v2.headers.get('idempotent-replayed')).toBe('true');
+    expect(v2.body.version.kf_id).toBe(v1.body.version.kf_id);
+    const after = await api.call('GET', `/files/${first.body.file.kf_id}/versions`, { token: api.memberA });
+    expect(after.body.count).toBe(2);
+  });
+});

@@ -68,6 +68,22 @@ describe('reference task service', () => {
     for (const id of ids) await h.api.call('PATCH', `/task-services/${id}`, { body: { enabled: false } });
   });
 
+  it('logs the coordinator’s correlation id (X-Request-Id) with every action', async () => {
+    const lines: string[] = [];
+    const id = await register(await start({ log: (line: string) => lines.push(line) }));
+    const correlation = `ref-${Date.now()}`;
+    const rel = await h.api.call('POST', '/releases', {
+      body: { name: 'correlated', studies: ['SD_RC000001'] },
+      headers: { 'X-Request-Id': correlation },
+    });
+    expect(rel.status).toBe(200);
+    await h.waitForState(rel.body.item_id, 'staged');
+    const actions = lines.filter((l) => /^(initialize|start) /.test(l));
+    expect(actions.length).toBeGreaterThanOrEqual(2);
+    for (const l of actions) expect(l).toContain(`[${correlation}]`);
+    await h.api.call('PATCH', `/task-services/${id}`, { body: { enabled: false } });
+  });
+
   it('fails the release when a failure is injected into staging', async () => {
     const id = await register(await start({ failAt: ['staging'] }));
     const rel = await h.createRelease();
