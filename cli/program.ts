@@ -3,7 +3,7 @@ import { type CoordinatorComponents, coordinatorClient, type FilesComponents, fi
 import { bearerToken, login, logout } from './auth.js';
 import { type CliConfig, CliError, loadConfig } from './config.js';
 import { download } from './download.js';
-import { creating, listPages, must } from './http.js';
+import { creating, describeFetchError, listPages, must } from './http.js';
 import { type Column, makeOutput, mib, type Output, record, show, showList, table } from './output.js';
 import { upload } from './upload.js';
 import { tailEvents, watchRelease } from './watch.js';
@@ -83,6 +83,13 @@ const showRelease = (r: Release) =>
       ])
     : 'no tasks');
 
+/** fetch whose network failures name the server they could not reach ("cannot reach <origin>: ECONNREFUSED"). */
+const reportingFetch: typeof fetch = (input, init) =>
+  fetch(input, init).catch((err: unknown) => {
+    const url = input instanceof Request ? input.url : String(input);
+    throw new CliError(describeFetchError(url, err));
+  });
+
 interface Globals {
   json?: boolean;
   token?: string;
@@ -98,11 +105,12 @@ class Session {
     this.o = makeOutput(globals);
   }
   async coordinator() {
-    return coordinatorClient(this.config.coordinatorUrl, await bearerToken(this.config, this.globals.token));
+    const token = await bearerToken(this.config, this.globals.token);
+    return coordinatorClient(this.config.coordinatorUrl, token, { fetch: reportingFetch });
   }
   async files() {
     const token = await bearerToken(this.config, this.globals.token);
-    return filesClient(this.config.filesUrl, { bearer: token });
+    return filesClient(this.config.filesUrl, { bearer: token }, { fetch: reportingFetch });
   }
 }
 
