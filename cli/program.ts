@@ -402,13 +402,7 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
         (query) => must(api.GET('/events', { params: { query } }), 'GET /events'),
         Boolean(opts.all),
       );
-      if (s.o.json) show(s.o, page, () => '');
-      else
-        s.o.out(
-          page.results.length
-            ? `${table(page.results, eventColumns)}\n${page.results.length} of ${page.count}`
-            : 'none',
-        );
+      showList(s.o, page, eventColumns);
     });
   watchInterval(
     events
