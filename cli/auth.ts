@@ -93,6 +93,15 @@ async function fetchToken(c: StoredCredentials, now: number): Promise<StoredCred
   return { ...c, access_token: t.access_token, expires_at: now + (t.expires_in ?? c.expires_in) * 1000 };
 }
 
+/** The login name, for the dev token's subject; some containers have no passwd entry for their user. */
+function currentUser(): string {
+  try {
+    return userInfo().username || 'operator';
+  } catch {
+    return process.env.USER || 'operator';
+  }
+}
+
 export interface LoginOptions {
   clientId?: string;
   clientSecret?: string;
@@ -118,7 +127,7 @@ export async function login(config: CliConfig, o: LoginOptions, now = Date.now()
       : {
           method: 'dev_token',
           idp_url: config.idpUrl,
-          sub: o.sub ?? userInfo().username,
+          sub: o.sub ?? currentUser(),
           roles: o.roles?.length ? o.roles : ['admin'],
           groups: o.groups ?? [],
           expires_in: o.expiresIn ?? 3600,
