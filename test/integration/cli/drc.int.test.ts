@@ -226,6 +226,14 @@ describe('drc login and configuration', () => {
     expect((await json(['studies', 'ls'])).count).toBeGreaterThan(0);
   });
 
+  it('logout forgets the stored login', async () => {
+    const file = join(configDir, 'credentials.json');
+    expect(await json(['logout'])).toEqual({ logged_out: true, credentials_file: file });
+    expect(existsSync(file)).toBe(false);
+    expect((await drc(['studies', 'ls'])).code).toBe(1);
+    await json(['login', '--client-id', 'admin', '--client-secret', 'admin-local-secret']);
+  });
+
   it('usage errors exit 2, network errors exit 1, each with one line on stderr', async () => {
     for (const args of [['nonsense'], ['releases', 'show'], ['studies', 'ls', '--limit', 'many']]) {
       const r = await drc(args);
