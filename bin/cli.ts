@@ -7,6 +7,8 @@ import { run } from '../cli/program.js';
 let stopLive: (() => void) | undefined;
 process.on('SIGINT', () => {
   stopLive?.();
+  // A progress bar hides the cursor while it draws: give it back even when the bar never got to stop.
+  if (process.stderr.isTTY) process.stderr.write('\x1b[?25h\n');
   process.exit(130);
 });
 
