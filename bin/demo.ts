@@ -1,14 +1,17 @@
 /**
- * `npm run demo`: one release, end to end, on the local stack.
+ * `npm run demo`: one release, end to end, on the local stack, driven with `drc` (the operator CLI), so it doubles
+ * as a walkthrough of it.
  *
- * Starts the local stack (`npx tsx bin/local.ts`, in a temporary data directory on free ports), two reference task
- * services (examples/task-service), registers them, creates a release over sample studies, publishes it once it is
- * staged, and prints the lifecycle and the events as they happen. Everything is stopped at the end.
+ * Starts the local stack (`npx tsx bin/local.ts`, in a temporary data directory on free ports) and two reference
+ * task services (examples/task-service); then, each command printed before it runs: `drc login`, registers the
+ * services, creates a release over two sample studies and watches it to `staged`, publishes it and watches it to
+ * `published`, lists its events, and uploads, lists, downloads and signs a study file. Everything is stopped at the
+ * end.
  *
  * Settings: DEMO_STAGE_SECONDS (3), DEMO_PUBLISH_SECONDS (2), POLL_SECONDS (2), DEMO_KEEP=1 keeps the data dir.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -86,23 +89,48 @@ async function main() {
     if (Date.now() > deadline) throw new Error(`the local stack did not get ready:\n${stackLog}`);
     await sleep(250);
   }
-  const admin = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   out(`${t()}  local stack ready: coordinator ${api}, identity provider ${issuer}`);
 
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${api}${path}`, {
-      method,
-      headers: {
-        Authorization: `Bearer ${admin}`,
-        Accept: 'application/json',
-        ...(body ? { 'Content-Type': 'application/json' } : {}),
-      },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
+  // From here on everything goes through drc, as an operator would type it (its own config dir, so the demo never
+  // touches your login).
+  const drcEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    DRC_COORDINATOR_URL: api,
+    DRC_FILES_URL: `http://127.0.0.1:${ports.FILES_PORT}`,
+    DRC_IDP_URL: issuer,
+    DRC_CONFIG_DIR: join(dataDir, 'drc'),
   };
+  delete drcEnv.DRC_TOKEN;
+  // Child processes, never spawnSync: the task services live in this process and must keep answering meanwhile.
+  const runDrc = (args: string[], capture: boolean) =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, [join('bin', 'drc.mjs'), ...args], {
+        env: drcEnv,
+        stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
+      });
+      let text = '';
+      let err = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        text += d.toString();
+      });
+      child.stderr?.on('data', (d: Buffer) => {
+        err += d.toString();
+      });
+      child.once('close', (code) =>
+        code === 0
+          ? resolve(text)
+          : reject(new Error(`drc ${args.join(' ')} exited with status ${code} ${err}`)),
+      );
+    });
+  /** Runs `drc args`, printing the command line; its output goes to this terminal (tables and bars on a TTY). */
+  const drc = async (...args: string[]) => {
+    out(`\n$ drc ${args.map((a) => (/[\s"']/.test(a) ? `"${a}"` : a)).join(' ')}`);
+    await runDrc(args, false);
+  };
+  /** Runs `drc --json args` quietly and returns its answer (for the ids the next commands need). */
+  const drcJson = async (...args: string[]) => JSON.parse(await runDrc(['--json', ...args], true));
+
+  await drc('login', '--sub', 'demo');
 
   // Two reference task services: they verify the coordinator's token against the local IdP and call back with a
   // token of their own (client credentials, client "task-service").
@@ -126,49 +154,47 @@ async function main() {
       { port: 0, host: '127.0.0.1' },
     );
     services.push(svc);
-    const registered = await call('POST', '/task-services', {
+    await drc(
+      'services',
+      'add',
       name,
-      description: `reference task service (${name})`,
-      author: 'demo',
-      url: svc.url,
-    });
-    out(`${t()}  registered task service "${name}" ${registered.item_id} at ${svc.url}`);
+      svc.url,
+      '--description',
+      `reference task service (${name})`,
+      '--author',
+      'demo',
+    );
   }
+  await drc('services', 'ls');
+  await drc('studies', 'ls', '--limit', '3');
 
-  const studies = (await call('GET', '/studies?limit=3')).results.map((s: any) => s.item_id).slice(0, 2);
-  const created = await call('POST', '/releases', {
-    name: 'Demo release',
-    description: 'one release through the whole lifecycle',
-    studies,
-    author: 'demo',
-    is_major: false,
-  });
-  const id = created.item_id;
-  out(`${t()}  POST /releases -> ${id} over ${studies.join(', ')} (${created.tasks.length} tasks)`);
+  const studies = (await drcJson('studies', 'ls', '--limit', '2')).results.map(
+    (s: { kf_id: string }) => s.kf_id,
+  );
+  const studyArgs = studies.flatMap((id: string) => ['--study', id]);
+  await drc(
+    'releases',
+    'create',
+    '--name',
+    'Demo release',
+    '--description',
+    'one release, end to end',
+    ...studyArgs,
+    '--watch',
+  );
+  const id: string = (await drcJson('releases', 'ls', '--limit', '1')).results[0].kf_id;
+  await drc('releases', 'publish', id);
+  await drc('releases', 'watch', id);
+  await drc('events', 'ls', '--release', id, '--limit', '20');
 
-  let last = '';
-  let published = false;
-  for (;;) {
-    const r = await call('GET', `/releases/${id}`);
-    const line = `release ${r.state.padEnd(12)} ${r.tasks.map((x: any) => `${x.service_name}: ${x.state} ${x.progress}%`).join(' | ')}`;
-    if (line !== last) out(`${t()}  ${line}`);
-    last = line;
-    if (r.state === 'staged' && !published) {
-      published = true;
-      const res = await call('POST', `/releases/${id}/publish`);
-      out(`${t()}  POST /releases/${id}/publish -> ${JSON.stringify(res)}`);
-    }
-    if (['published', 'canceled', 'failed'].includes(r.state)) {
-      out(`${t()}  release ${id} ended ${r.state}${r.state === 'published' ? `, version ${r.version}` : ''}`);
-      break;
-    }
-    await sleep(200);
-  }
-
-  const events = (await call('GET', `/events?release=${id}&limit=100`)).results.reverse();
-  out('');
-  out('Events (GET /events?release=...):');
-  for (const e of events) out(`  ${e.created_at}  ${e.event_type.padEnd(5)}  ${e.message}`);
+  // A study file: upload (SHA-256 declared and checked), download (checked again), and a signed link.
+  const sample = join(dataDir, 'genes.tsv');
+  writeFileSync(sample, 'gene\tcount\nBRCA1\t12\nTP53\t7\n'.repeat(1000));
+  await drc('files', 'upload', studies[0], sample, '--content-type', 'text/tab-separated-values');
+  await drc('files', 'ls', studies[0]);
+  const fileId: string = (await drcJson('files', 'ls', studies[0], '--limit', '1')).results[0].kf_id;
+  await drc('files', 'download', studies[0], fileId, '-o', join(dataDir, 'genes.downloaded.tsv'));
+  await drc('signed-url', studies[0], fileId);
 }
 
 async function cleanup() {

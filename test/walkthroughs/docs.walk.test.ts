@@ -41,6 +41,8 @@ function readerEnv(): Record<string, string> {
     LANG: process.env.LANG ?? 'C.UTF-8',
     TERM: 'dumb',
     TMPDIR: scratch,
+    // `npx drc login` keeps its token under the config home: the run's own, never the developer's ~/.config.
+    XDG_CONFIG_HOME: join(scratch, 'config'),
     ...urls,
   };
 }

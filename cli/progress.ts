@@ -1,0 +1,54 @@
+import cliProgress from 'cli-progress';
+import type { Output } from './output.js';
+
+/**
+ * A byte progress bar on stderr, or nothing at all in a pipe or with --json (then `tick` and `stop` are no-ops,
+ * so callers never ask which mode they are in).
+ */
+export interface ByteBar {
+  tick(bytes: number): void;
+  set(bytes: number): void;
+  label(text: string): void;
+  stop(): void;
+}
+
+const MiB = 1024 * 1024;
+
+export function byteBar(o: Output, label: string, total: number, start = 0): ByteBar {
+  if (!o.bars) return { tick() {}, set() {}, label() {}, stop() {} };
+  const bar = new cliProgress.SingleBar(
+    {
+      format: '{label} |{bar}| {percentage}% {doneMiB}/{totalMiB} MiB {speed}',
+      hideCursor: true,
+      stream: process.stderr,
+      etaBuffer: 20,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  const started = Date.now();
+  let value = start;
+  const payload = () => ({
+    label,
+    doneMiB: (value / MiB).toFixed(1),
+    totalMiB: (total / MiB).toFixed(1),
+    speed: `${((value - start) / MiB / Math.max((Date.now() - started) / 1000, 0.001)).toFixed(1)} MiB/s`,
+  });
+  bar.start(Math.max(total, 1), value, payload());
+  return {
+    tick(bytes) {
+      value += bytes;
+      bar.update(value, payload());
+    },
+    set(bytes) {
+      value = bytes;
+      bar.update(value, payload());
+    },
+    label(text) {
+      label = text;
+      bar.update(value, payload());
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}

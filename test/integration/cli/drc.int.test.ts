@@ -1,0 +1,437 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  clientCredentials,
+  type RunningTaskService,
+  startTaskService,
+} from '../../../examples/task-service/service.js';
+import { freePort } from '../../../local/dynamodb-local.js';
+import { type SpawnedStack, spawnStack } from '../../helpers/spawned-stack.js';
+
+/**
+ * `drc` as a user runs it: a child process of bin/drc.mjs (the package's bin) with stdout and stderr piped, so no
+ * TTY: every answer is JSON. The stack is `npm start` in a child process of its own (a 5 MiB multipart threshold and
+ * part size, so multipart uploads stay small), with the reference task service beside it. A fetch spy preloaded into
+ * drc (test/helpers/drc-fetch-spy.mjs) records the requests it sends, so resumed transfers are checked on the wire.
+ */
+const ROOT = resolve(import.meta.dirname, '../../..');
+const NODE = join(ROOT, 'node_modules/.bin/node');
+const SPY = join(ROOT, 'test/helpers/drc-fetch-spy.mjs');
+const MiB = 1024 * 1024;
+
+let stack: SpawnedStack;
+let service: RunningTaskService;
+let work: string;
+let configDir: string;
+let study: string;
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function drcEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
+    DRC_COORDINATOR_URL: stack.url.coordinator,
+    DRC_FILES_URL: stack.url.files,
+    DRC_IDP_URL: stack.url.idp,
+    DRC_CONFIG_DIR: configDir,
+    ...extra,
+  };
+  delete env.DRC_TOKEN;
+  if (extra.DRC_TOKEN) env.DRC_TOKEN = extra.DRC_TOKEN;
+  return env;
+}
+
+function start(
+  args: string[],
+  extra: Record<string, string> = {},
+): { child: ChildProcess; done: Promise<Run> } {
+  const child = spawn(NODE, [join(ROOT, 'bin/drc.mjs'), ...args], {
+    cwd: work,
+    env: drcEnv(extra),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const done = new Promise<Run>((r) =>
+    child.once('close', (code, signal) => r({ code, signal, stdout, stderr })),
+  );
+  return { child, done };
+}
+
+const drc = (args: string[], extra: Record<string, string> = {}) => start(args, extra).done;
+
+/** Runs drc and expects exit status 0 and one JSON document on stdout. */
+async function json(args: string[], extra: Record<string, string> = {}): Promise<any> {
+  const r = await drc(args, extra);
+  if (r.code !== 0) throw new Error(`drc ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+const lines = (text: string) =>
+  text
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+
+async function until<T>(probe: () => T | undefined, what: string, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const spyLog = (path: string) => (existsSync(path) ? lines(readFileSync(path, 'utf8')) : []);
+const partNumber = (url: string) => Number(new URL(url).searchParams.get('partNumber'));
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'drc-'));
+  configDir = join(work, 'config');
+  stack = await spawnStack({
+    MULTIPART_THRESHOLD_BYTES: String(5 * MiB),
+    MULTIPART_PART_SIZE_BYTES: String(5 * MiB),
+    POLL_SECONDS: '1',
+  });
+  service = await startTaskService(
+    {
+      name: 'cli stager',
+      coordinatorUrl: stack.url.coordinator,
+      callbackToken: clientCredentials(
+        `${stack.url.idp}/oauth/token`,
+        'task-service',
+        'task-service-local-secret',
+      ),
+      auth: { mode: 'jwks', issuer: stack.url.idp, audience: ['task-services'] },
+      stageSeconds: 1,
+      publishSeconds: 1,
+      progressSteps: 2,
+      failAt: [],
+    },
+    { port: 0, host: '127.0.0.1' },
+  );
+});
+
+afterAll(async () => {
+  await service?.stop();
+  await stack?.stop();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('drc login and configuration', () => {
+  it('is the package bin: `npx drc --help` lists the commands and exits 0', async () => {
+    const r = await new Promise<Run>((res) => {
+      const child = spawn('npx', ['drc', '--help'], {
+        cwd: ROOT,
+        env: drcEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout?.on('data', (d: Buffer) => {
+        stdout += d.toString();
+      });
+      child.once('close', (code, signal) => res({ code, signal, stdout, stderr: '' }));
+    });
+    expect(r.code).toBe(0);
+    for (const cmd of [
+      'login',
+      'studies',
+      'services',
+      'releases',
+      'events',
+      'files',
+      'signed-url',
+      'dev-tokens',
+    ])
+      expect(r.stdout).toContain(cmd);
+  });
+
+  it('without a login, a command fails with one line on stderr and exit status 1', async () => {
+    const r = await drc(['studies', 'ls']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('drc login');
+  });
+
+  it('login with no secret takes a dev token from the local IdP and keeps it in a 0600 file', async () => {
+    const r = await json(['login', '--sub', 'cli-operator']);
+    expect(r).toMatchObject({ method: 'dev_token', subject: 'cli-operator' });
+    const file = join(configDir, 'credentials.json');
+    expect(r.credentials_file).toBe(file);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const studies = await json(['studies', 'ls', '--limit', '2']);
+    expect(studies.results).toHaveLength(2);
+    study = studies.results.find((s: any) => !s.deleted).kf_id;
+  });
+
+  it('renews an expired token with what the login stored', async () => {
+    const file = join(configDir, 'credentials.json');
+    const before = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...before, expires_at: Date.now() - 1000 }), { mode: 0o600 });
+    const studies = await json(['studies', 'ls', '--limit', '1']);
+    expect(studies.results).toHaveLength(1);
+    const after = JSON.parse(readFileSync(file, 'utf8'));
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(after.expires_at).toBeGreaterThan(Date.now());
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('--token and DRC_TOKEN override the stored token', async () => {
+    for (const r of [
+      await drc(['studies', 'ls', '--token', 'not-a-jwt']),
+      await drc(['studies', 'ls'], { DRC_TOKEN: 'not-a-jwt' }),
+    ]) {
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/HTTP 401/);
+    }
+  });
+
+  it('login with client credentials, and a wrong secret is an API error', async () => {
+    const bad = await drc(['login', '--client-id', 'admin', '--client-secret', 'wrong']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^drc: .*401/);
+    const ok = await json(['login', '--client-id', 'admin', '--client-secret', 'admin-local-secret']);
+    expect(ok).toMatchObject({ method: 'client_credentials', subject: 'admin' });
+    const stored = JSON.parse(readFileSync(join(configDir, 'credentials.json'), 'utf8'));
+    expect(stored.client_id).toBe('admin');
+    expect((await json(['studies', 'ls'])).count).toBeGreaterThan(0);
+  });
+
+  it('logout forgets the stored login', async () => {
+    const file = join(configDir, 'credentials.json');
+    expect(await json(['logout'])).toEqual({ logged_out: true, credentials_file: file });
+    expect(existsSync(file)).toBe(false);
+    expect((await drc(['studies', 'ls'])).code).toBe(1);
+    await json(['login', '--client-id', 'admin', '--client-secret', 'admin-local-secret']);
+  });
+
+  it('usage errors exit 2, network errors exit 1, each with one line on stderr', async () => {
+    for (const args of [['nonsense'], ['releases', 'show'], ['studies', 'ls', '--limit', 'many']]) {
+      const r = await drc(args);
+      expect(r.code, args.join(' ')).toBe(2);
+    }
+    const closed = await freePort();
+    const down = await drc(['studies', 'ls'], { DRC_COORDINATOR_URL: `http://127.0.0.1:${closed}` });
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim()).toBe(`drc: cannot reach http://127.0.0.1:${closed}: ECONNREFUSED`);
+  });
+});
+
+describe('drc services, releases and events', () => {
+  let serviceId: string;
+
+  it('services add | ls | disable | enable', async () => {
+    const added = await json(['services', 'add', 'cli stager', service.url, '--client-id', 'task-service']);
+    expect(added).toMatchObject({ name: 'cli stager', enabled: true, client_id: 'task-service' });
+    serviceId = added.kf_id;
+    expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).toContain(serviceId);
+    expect(await json(['services', 'disable', serviceId])).toMatchObject({ enabled: false });
+    expect(await json(['services', 'enable', serviceId])).toMatchObject({ enabled: true });
+  });
+
+  it('releases create --watch, without a TTY: one JSON line per change, to staged, exit 0', async () => {
+    const r = await drc([
+      'releases',
+      'create',
+      '--name',
+      'CLI release',
+      '--study',
+      study,
+      '--watch',
+      '--interval',
+      '0.3',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain(String.fromCharCode(27)); // no control codes
+    const out = lines(r.stdout);
+    expect(out[0].type).toBe('created');
+    const id = out[0].release.kf_id;
+    const states = out.filter((l) => l.type === 'release').map((l) => l.state);
+    expect(states.at(-1)).toBe('staged');
+    expect(out.some((l) => l.type === 'task' && l.service === 'cli stager' && l.state === 'staged')).toBe(
+      true,
+    );
+    expect(out.filter((l) => l.type === 'event').map((l) => l.message)).toContain(
+      `release ${id}, version 0.0.1 changed from running to staged`,
+    );
+    const summary = out.at(-1);
+    expect(summary).toMatchObject({ type: 'summary', release: id, state: 'staged' });
+
+    expect((await json(['releases', 'show', id])).state).toBe('staged');
+    expect((await json(['releases', 'ls', '--state', 'staged'])).results.map((x: any) => x.kf_id)).toContain(
+      id,
+    );
+    const events = await json(['events', 'ls', '--release', id, '--all']);
+    expect(events.results.length).toBe(events.count);
+
+    expect((await json(['releases', 'publish', id])).message).toContain(id);
+    const watched = await drc(['releases', 'watch', id, '--interval', '0.3']);
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(lines(watched.stdout).at(-1)).toMatchObject({ type: 'summary', state: 'published' });
+  });
+
+  it('a canceled release ends its watch with exit status 1', async () => {
+    const created = await json(['releases', 'create', '--name', 'to cancel', '--study', study]);
+    expect((await json(['releases', 'cancel', created.kf_id])).state).toMatch(/^cancel/);
+    const watched = await drc(['releases', 'watch', created.kf_id, '--interval', '0.3']);
+    expect(watched.code).toBe(1);
+    expect(lines(watched.stdout).at(-1)).toMatchObject({ type: 'summary', state: 'canceled' });
+  });
+
+  it('events tail prints one JSON line per event and exits 130 on Ctrl-C', async () => {
+    const tail = start(['events', 'tail', '--backlog', '2', '--interval', '0.3']);
+    let seen = '';
+    tail.child.stdout?.on('data', (d: Buffer) => {
+      seen += d.toString();
+    });
+    await until(() => (seen.trim().split('\n').length >= 2 ? true : undefined), 'two events');
+    tail.child.kill('SIGINT');
+    const r = await tail.done;
+    expect(r.code).toBe(130);
+    for (const e of lines(r.stdout)) expect(e.kf_id).toMatch(/^EV_/);
+  });
+
+  it('services rm deletes it', async () => {
+    expect(await json(['services', 'rm', serviceId])).toEqual({ deleted: serviceId });
+    expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).not.toContain(serviceId);
+  });
+});
+
+describe('drc files, signed URLs and developer tokens', () => {
+  it('uploads a small file in one PUT, lists it, downloads it, and signs a URL for it', async () => {
+    const bytes = randomBytes(200_000);
+    writeFileSync(join(work, 'small.bin'), bytes);
+    const up = await json(['files', 'upload', study, join(work, 'small.bin')]);
+    expect(up.version).toMatchObject({ state: 'available', size: bytes.length, sha256: sha256(bytes) });
+    expect((await json(['files', 'ls', study])).results.map((f: any) => f.kf_id)).toContain(up.file_id);
+
+    const down = await json(['files', 'download', study, up.file_id, '-o', join(work, 'small.out')]);
+    expect(down).toMatchObject({ sha256: sha256(bytes), resumed_from: 0 });
+    expect(readFileSync(join(work, 'small.out')).equals(bytes)).toBe(true);
+
+    const signed = await json(['signed-url', study, up.file_id]);
+    const res = await fetch(signed.url);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
+  });
+
+  it('dev-tokens create | ls | rm', async () => {
+    const created = await json(['dev-tokens', 'create', 'cli-laptop']);
+    expect(created.name).toBe('cli-laptop');
+    expect(created.token.length).toBeGreaterThan(20);
+    const listed = await json(['dev-tokens', 'ls']);
+    const mine = listed.results.find((t: any) => t.name === 'cli-laptop');
+    expect(mine.token).not.toBe(created.token);
+    expect(await json(['dev-tokens', 'rm', 'cli-laptop'])).toEqual({ deleted: 'cli-laptop' });
+    expect((await json(['dev-tokens', 'ls'])).results.map((t: any) => t.name)).not.toContain('cli-laptop');
+  });
+
+  const big = randomBytes(28 * MiB);
+  let bigFile: string;
+
+  it('an upload killed halfway resumes with --resume without sending the finished parts again', async () => {
+    const path = join(work, 'big.bin');
+    writeFileSync(path, big);
+    const log1 = join(work, 'spy-upload-1.jsonl');
+    const first = start(['files', 'upload', study, path], {
+      NODE_OPTIONS: `--import=${SPY}`,
+      DRC_SPY_LOG: log1,
+      DRC_SPY_PUT_DELAY_MS: '400',
+    });
+    // Killed once two parts are done (their ETags are in the resume state), with others still in flight.
+    const uploads = join(configDir, 'uploads');
+    await until(() => {
+      const files = existsSync(uploads) ? readdirSync(uploads).filter((f) => f.endsWith('.json')) : [];
+      if (files.length !== 1) return undefined;
+      try {
+        const state = JSON.parse(readFileSync(join(uploads, files[0]), 'utf8'));
+        return Object.keys(state.parts).length >= 2 ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    }, 'two finished parts');
+    first.child.kill('SIGKILL');
+    await first.done;
+    const finished = spyLog(log1)
+      .filter((l) => l.method === 'PUT' && l.status === 200)
+      .map((l) => partNumber(l.url));
+    expect(finished.length).toBeGreaterThanOrEqual(2);
+    expect(finished.length).toBeLessThan(6);
+
+    const log2 = join(work, 'spy-upload-2.jsonl');
+    const resumed = await json(['files', 'upload', study, path, '--resume'], {
+      NODE_OPTIONS: `--import=${SPY}`,
+      DRC_SPY_LOG: log2,
+    });
+    const sentAgain = spyLog(log2)
+      .filter((l) => l.method === 'PUT')
+      .map((l) => partNumber(l.url));
+    expect(sentAgain.filter((n) => finished.includes(n))).toEqual([]);
+    expect([...finished, ...sentAgain].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(resumed.parts_resumed).toBe(finished.length);
+    expect(resumed.version).toMatchObject({ state: 'available', size: big.length, sha256: sha256(big) });
+    expect(readdirSync(uploads).filter((f) => f.endsWith('.json'))).toEqual([]);
+    bigFile = resumed.file_id;
+  });
+
+  it('a download interrupted halfway resumes with Range and checks the SHA-256', async () => {
+    const out = join(work, 'downloads', 'big.out');
+    mkdirSync(join(work, 'downloads'));
+    const log1 = join(work, 'spy-download-1.jsonl');
+    const first = start(['files', 'download', study, bigFile, '-o', out], {
+      NODE_OPTIONS: `--import=${SPY}`,
+      DRC_SPY_LOG: log1,
+      DRC_SPY_CHUNK_DELAY_MS: '10',
+    });
+    const partFile = () => readdirSync(join(work, 'downloads')).find((f) => f.endsWith('.part'));
+    await until(() => {
+      const p = partFile();
+      return p && statSync(join(work, 'downloads', p)).size > 4 * MiB ? true : undefined;
+    }, 'a partial download');
+    first.child.kill('SIGKILL');
+    await first.done;
+    const kept = statSync(join(work, 'downloads', partFile()!)).size;
+    expect(kept).toBeLessThan(big.length);
+    expect(existsSync(out)).toBe(false);
+
+    const log2 = join(work, 'spy-download-2.jsonl');
+    const r = await json(['files', 'download', study, bigFile, '-o', out], {
+      NODE_OPTIONS: `--import=${SPY}`,
+      DRC_SPY_LOG: log2,
+    });
+    const s3Get = spyLog(log2).find((l) => /X-Amz-Signature/i.test(l.url));
+    expect(s3Get).toMatchObject({ range: `bytes=${kept}-`, status: 206 });
+    expect(r).toMatchObject({ resumed_from: kept, size: big.length, sha256: sha256(big) });
+    expect(readFileSync(out).equals(big)).toBe(true);
+    expect(partFile()).toBeUndefined();
+  });
+});
