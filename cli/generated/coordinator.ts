@@ -552,6 +552,15 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The content does not match what was declared */
+        Error422: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Something unexpected failed; the message names only the request id */
         Error500: {
             headers: {
@@ -632,7 +641,10 @@ export interface operations {
     createRelease: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the first result again (marked `Idempotent-Replayed: true`) and writes nothing new */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -655,6 +667,8 @@ export interface operations {
             /** @description Create and start a release */
             200: {
                 headers: {
+                    /** @description `true` when this answer repeats the first one for the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -666,6 +680,8 @@ export interface operations {
             403: components["responses"]["Error403"];
             /** @description More task services than one release can hold, or they changed concurrently (retry) */
             409: components["responses"]["Error409"];
+            /** @description This Idempotency-Key was used with a different body */
+            422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
         };
     };
@@ -980,7 +996,10 @@ export interface operations {
     createTaskService: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the first result again (marked `Idempotent-Replayed: true`) and writes nothing new */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1003,6 +1022,8 @@ export interface operations {
             /** @description Register a task service */
             200: {
                 headers: {
+                    /** @description `true` when this answer repeats the first one for the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1012,6 +1033,10 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            /** @description A request with this Idempotency-Key is still running (Retry-After says when to retry) */
+            409: components["responses"]["Error409"];
+            /** @description This Idempotency-Key was used with a different body */
+            422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
             /** @description The coordinator could not get its own token to call the service's /status */
             503: components["responses"]["Error503"];
@@ -1176,7 +1201,10 @@ export interface operations {
     createReleaseNote: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the first result again (marked `Idempotent-Replayed: true`) and writes nothing new */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1194,6 +1222,8 @@ export interface operations {
             /** @description The note, also as a one-record list */
             200: {
                 headers: {
+                    /** @description `true` when this answer repeats the first one for the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1223,6 +1253,10 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            /** @description A request with this Idempotency-Key is still running (Retry-After says when to retry) */
+            409: components["responses"]["Error409"];
+            /** @description This Idempotency-Key was used with a different body */
+            422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1383,7 +1417,10 @@ export interface operations {
     createEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the first result again (marked `Idempotent-Replayed: true`) and writes nothing new */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1407,6 +1444,8 @@ export interface operations {
             /** @description Write an event (task services, admins) */
             200: {
                 headers: {
+                    /** @description `true` when this answer repeats the first one for the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1416,6 +1455,10 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            /** @description A request with this Idempotency-Key is still running (Retry-After says when to retry) */
+            409: components["responses"]["Error409"];
+            /** @description This Idempotency-Key was used with a different body */
+            422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
         };
     };

@@ -1272,7 +1272,10 @@ export interface operations {
     createFile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the first result again (marked `Idempotent-Replayed: true`) and writes nothing new */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The study id (SD_…) */
                 studyId: string;
@@ -1295,6 +1298,8 @@ export interface operations {
             /** @description The file and its pending version, and how to upload the bytes: one presigned PUT, or (above the multipart threshold) presigned part PUTs. POST `confirm_url` afterwards. */
             201: {
                 headers: {
+                    /** @description `true` when this answer repeats the first one for the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1308,6 +1313,8 @@ export interface operations {
             404: components["responses"]["Error404"];
             /** @description The upload cannot start now (a concurrent change) */
             409: components["responses"]["Error409"];
+            /** @description This Idempotency-Key was used with a different body */
+            422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1432,7 +1439,10 @@ export interface operations {
     createVersion: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the first result again (marked `Idempotent-Replayed: true`) and writes nothing new */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The file id (SF_…) */
                 fileId: string;
@@ -1453,6 +1463,8 @@ export interface operations {
             /** @description The file and its pending version, and how to upload the bytes: one presigned PUT, or (above the multipart threshold) presigned part PUTs. POST `confirm_url` afterwards. */
             201: {
                 headers: {
+                    /** @description `true` when this answer repeats the first one for the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1466,6 +1478,8 @@ export interface operations {
             404: components["responses"]["Error404"];
             /** @description The upload cannot start now (a concurrent change) */
             409: components["responses"]["Error409"];
+            /** @description This Idempotency-Key was used with a different body */
+            422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
         };
     };

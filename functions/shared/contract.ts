@@ -28,6 +28,11 @@ export interface RouteContract {
    * itself: the gateway's JWT authorizer must let it through.
    */
   tokens?: boolean;
+  /**
+   * A create that takes an `Idempotency-Key` header (functions/shared/idempotency.ts): a retry with the same key
+   * and body answers the first result again.
+   */
+  idempotent?: true;
   /** The query string, validated with `parse(contract.query, req.query, 'query')`. */
   query?: z.ZodMiniObject;
   /** The JSON body, validated with `parse(contract.body, req.body)`. */

@@ -195,6 +195,17 @@ export function generateDocument(api: ApiDescription, version: string): Json {
           schema: { type: 'string' },
         });
 
+      if (contract.idempotent)
+        parameters.push({
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the ' +
+            'first result again (marked `Idempotent-Replayed: true`) and writes nothing new',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+        });
+
       const responses: Record<string, unknown> = {};
       const answers = Object.entries(doc.answers).map(([status, answer]): [string, AnswerDoc] => [
         status,
@@ -218,17 +229,27 @@ export function generateDocument(api: ApiDescription, version: string): Json {
               schema: a.content === 'application/json' ? { type: 'object' } : { type: 'string' },
             },
           };
+        const replayed =
+          contract.idempotent && status.startsWith('2')
+            ? {
+                'Idempotent-Replayed': {
+                  description: '`true` when this answer repeats the first one for the same Idempotency-Key',
+                  schema: { type: 'string', enum: ['true'] },
+                },
+              }
+            : undefined;
+        const allHeaders = headers || replayed ? { ...headers, ...replayed } : undefined;
         responses[status] = {
           description: a.description,
           ...(jsonRead && status === '200'
             ? {
                 headers: {
                   ETag: { description: 'Strong validator of the body', schema: { type: 'string' } },
-                  ...headers,
+                  ...allHeaders,
                 },
               }
-            : headers
-              ? { headers }
+            : allHeaders
+              ? { headers: allHeaders }
               : {}),
           ...(content ? { content } : {}),
         };
@@ -241,6 +262,10 @@ export function generateDocument(api: ApiDescription, version: string): Json {
       if (contract.access !== 'public' || contract.tokens) errors[401] = undefined;
       if (['admin', 'service'].includes(contract.access)) errors[403] = undefined;
       if (pathParams(contract.path).length) errors[404] = undefined;
+      if (contract.idempotent) {
+        errors[409] = 'A request with this Idempotency-Key is still running (Retry-After says when to retry)';
+        errors[422] = 'This Idempotency-Key was used with a different body';
+      }
       Object.assign(errors, group.errors, doc.errors);
       errors[500] = undefined;
       for (const [status, description] of Object.entries(errors)) {

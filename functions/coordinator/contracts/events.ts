@@ -31,6 +31,7 @@ export const eventRoutes = {
     method: 'POST',
     path: '/events',
     access: 'service',
+    idempotent: true,
     body: z.strictObject({
       event_type: z._default(z.enum(EVENT_TYPES), 'info'),
       message: text(LIMITS.eventMessage).check(z.minLength(1, 'must not be empty')),

@@ -21,6 +21,7 @@ export const releaseNoteRoutes = {
     method: 'POST',
     path: '/release-notes',
     access: 'admin',
+    idempotent: true,
     body: z.strictObject({
       description: text(LIMITS.description),
       author: z.optional(text(LIMITS.author)),

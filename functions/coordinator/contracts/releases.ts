@@ -25,6 +25,7 @@ export const releaseRoutes = {
     method: 'POST',
     path: '/releases',
     access: 'admin',
+    idempotent: true,
     body: z.strictObject({
       name: text(LIMITS.name).check(z.minLength(1)),
       description: z._default(text(LIMITS.description), ''),

@@ -19,6 +19,7 @@ export const taskServiceRoutes = {
     method: 'POST',
     path: '/task-services',
     access: 'admin',
+    idempotent: true,
     body: z.strictObject({
       name: text(LIMITS.name).check(z.minLength(1)),
       description: z._default(text(LIMITS.description), ''),

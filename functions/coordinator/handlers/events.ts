@@ -43,7 +43,6 @@ export const handler = httpApp({
     },
     {
       ...eventRoutes.createEvent,
-      idempotent: true,
       handle: async (req) => {
         const b = parse(eventRoutes.createEvent.body, req.body);
         const event = await createEvent(

@@ -31,7 +31,6 @@ export const handler = httpApp({
     },
     {
       ...releaseNoteRoutes.createReleaseNote,
-      idempotent: true,
       handle: async (req) => {
         const b = parse(releaseNoteRoutes.createReleaseNote.body, req.body);
         const note = noteJson(

@@ -44,7 +44,6 @@ export const handler = httpApp({
     },
     {
       ...releaseRoutes.createRelease,
-      idempotent: true,
       handle: async (req) => {
         const b = parse(releaseRoutes.createRelease.body, req.body);
         const created = await startRelease(deps, {

@@ -59,7 +59,6 @@ export const handler = httpApp({
     },
     {
       ...taskServiceRoutes.createTaskService,
-      idempotent: true,
       handle: async (req) => {
         const { client_id, ...b } = parse(taskServiceRoutes.createTaskService.body, req.body);
         return ok(taskServiceJson(await registerTaskService(deps, { ...b, clientId: client_id ?? null })));

@@ -38,6 +38,7 @@ export const fileRoutes = {
     method: 'POST',
     path: '/studies/{studyId}/files',
     access: 'read',
+    idempotent: true,
     body: z.strictObject({
       ...upload,
       name: z.optional(z.string().check(z.minLength(1), z.maxLength(1000))),
@@ -51,6 +52,7 @@ export const fileRoutes = {
     method: 'POST',
     path: '/files/{fileId}/versions',
     access: 'read',
+    idempotent: true,
     body: z.strictObject(upload),
   },
   getVersion: { method: 'GET', path: '/files/{fileId}/versions/{versionId}', access: 'read' },

@@ -68,7 +68,6 @@ export function routes(deps: FilesRouteDeps): Route[] {
     },
     {
       ...fileRoutes.createFile,
-      idempotent: true,
       handle: async (req) => {
         const studyId = pathId(req, 'studyId');
         const body = parse(fileRoutes.createFile.body, req.body);
@@ -98,7 +97,6 @@ export function routes(deps: FilesRouteDeps): Route[] {
     },
     {
       ...fileRoutes.createVersion,
-      idempotent: true,
       handle: async (req) => {
         const fileId = pathId(req, 'fileId');
         const body = parse(fileRoutes.createVersion.body, req.body);
