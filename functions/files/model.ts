@@ -2,6 +2,13 @@ import { idPattern } from '../shared/ids.js';
 import * as z from '../shared/zod.js';
 
 /**
+ * Parts of one multipart upload. S3 allows 10,000, but the confirmation lists every part with its ETag (about 60
+ * bytes each) and request bodies are capped at 256 KB, so plans stay at 4,000 parts (a 5 TiB file gets 1.25 GiB
+ * parts, well under S3's 5 GiB).
+ */
+export const MAX_PARTS = 4000;
+
+/**
  * The file service's records, as stored and as the use cases see them. Repositories re-validate every item they
  * read back against these schemas.
  */

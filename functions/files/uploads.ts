@@ -6,6 +6,7 @@ import { newAudit } from './audit.js';
 import { abortQuietly } from './catalog.js';
 import type { FilesConfig } from './config.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
+import { MAX_PARTS } from './model.js';
 import type { FilesDeps, UploadVerification } from './ports.js';
 
 /** What uploads touch: the file records, the object store, the study directory, settings and the clock. */
@@ -14,12 +15,6 @@ type UploadDeps = Pick<FilesDeps, 'config' | 'clock' | 'store' | 'studies' | 'fi
 export type ConfirmDeps = UploadDeps & { verification: UploadVerification };
 
 const MiB = 1024 * 1024;
-/**
- * Parts of one multipart upload. S3 allows 10,000, but the confirmation lists every part with its ETag (about 60
- * bytes each) and request bodies are capped at 256 KB, so plans stay at 4,000 parts (a 5 TiB file gets 1.25 GiB
- * parts, well under S3's 5 GiB).
- */
-export const MAX_PARTS = 4000;
 /** Part URLs handed out per response; more come from the upload-urls route, signed when they are needed. */
 export const PART_URLS_PER_RESPONSE = 100;
 const ID_ATTEMPTS = 5;

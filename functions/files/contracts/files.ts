@@ -2,7 +2,7 @@ import type { Contracts, GroupDoc } from '../../shared/contract.js';
 import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
 import { pageQuery } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
-import { MAX_PARTS } from '../uploads.js';
+import { MAX_PARTS } from '../model.js';
 import type { FilesSchemas } from './schemas.js';
 
 /**
