@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../local/dynamodb-local.js';
+import { withFreshPorts } from './port-race.js';
 import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
@@ -38,10 +39,18 @@ export function cleanEnv(): Record<string, string> {
   return env;
 }
 
-export async function npmStart(
+export function npmStart(
   root: string,
   extraEnv: Record<string, string> = {},
   readyWithinMs = 120_000,
+): Promise<NpmStart> {
+  return withFreshPorts(() => npmStartOnce(root, extraEnv, readyWithinMs));
+}
+
+async function npmStartOnce(
+  root: string,
+  extraEnv: Record<string, string>,
+  readyWithinMs: number,
 ): Promise<NpmStart> {
   const ports: Record<string, number> = {};
   for (const name of PORTS) ports[name] = await freePort();
@@ -81,8 +90,10 @@ export async function npmStart(
   };
   const deadline = Date.now() + readyWithinMs;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null)
+    if (child.exitCode !== null || child.signalCode !== null) {
+      await killGroup(stack);
       throw new Error(`npm start exited before it was ready:\n${out}`);
+    }
     const ready = await fetch(`${stack.urls.coordinator}/health`)
       .then((r) => r.status === 200)
       .catch(() => false);

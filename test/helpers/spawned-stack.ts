@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../local/dynamodb-local.js';
+import { withFreshPorts } from './port-race.js';
 import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
@@ -29,10 +30,11 @@ export interface SpawnedStack {
   stop(): Promise<void>;
 }
 
-export async function spawnStack(
-  env: Record<string, string> = {},
-  readyWithinMs = 120_000,
-): Promise<SpawnedStack> {
+export function spawnStack(env: Record<string, string> = {}, readyWithinMs = 120_000): Promise<SpawnedStack> {
+  return withFreshPorts(() => spawnOnce(env, readyWithinMs));
+}
+
+async function spawnOnce(env: Record<string, string>, readyWithinMs: number): Promise<SpawnedStack> {
   const ports = {} as SpawnedStack['ports'];
   for (const name of STACK_PORTS) ports[name] = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'spawned-stack-'));
@@ -80,7 +82,10 @@ export async function spawnStack(
   // Ready when the banner is printed: the APIs answer, the first study sync is done and the dashboard is built.
   const deadline = Date.now() + readyWithinMs;
   while (!out.includes('Local stack ready')) {
-    if (child.exitCode !== null) throw new Error(`the local stack exited early:\n${out}`);
+    if (child.exitCode !== null) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new Error(`the local stack exited early:\n${out}`);
+    }
     if (Date.now() > deadline) {
       await stack.stop();
       throw new Error(`the local stack was not ready within ${readyWithinMs} ms:\n${out}`);
