@@ -1,6 +1,6 @@
 import { type Describe, errorSchema } from '../../shared/contracts/schemas.js';
 import * as z from '../../shared/zod.js';
-import { AUDIT_ACTIONS, AUDIT_METHODS, VERSION_STATES } from '../model.js';
+import { auditRecord, VERSION_STATES } from '../model.js';
 
 /**
  * The file service's JSON answers (functions/files/views.ts, drs-views.ts and the use cases build them), named as
@@ -72,19 +72,8 @@ export function filesSchemas(describe: Describe) {
     created_at: timestamp,
     created_by: z.nullable(z.string()),
   });
-  const AuditRecord = z.strictObject({
-    id: z.string(),
-    at: timestamp,
-    action: z.enum(AUDIT_ACTIONS),
-    method: z.enum(AUDIT_METHODS),
-    actor: z.nullable(z.string()),
-    dev_token: z.nullable(z.string()),
-    study_id: z.nullable(z.string()),
-    file_id: z.nullable(z.string()),
-    version_id: z.nullable(z.string()),
-    source_ip: z.nullable(z.string()),
-    user_agent: z.nullable(z.string()),
-  });
+  // The stored record is the answer: its model schema, closed, with the timestamp described.
+  const AuditRecord = z.strictObject({ ...auditRecord.shape, at: timestamp });
   const SignedUrl = z.strictObject({
     url: url('Absolute, version-pinned, single-use download URL'),
     expires_at: timestamp,
