@@ -8,6 +8,9 @@
  *   2. The same items as k single PutItems, sequentially and at concurrency 8, for comparison.
  *   3. 32 concurrent transactions that each update one shared item (plus a Put of their own): how many are cancelled
  *      with TransactionConflict on the first attempt.
+ *   4. The staging callbacks of the 20 × 50 run (bench:release) without HTTP: 20 releases of 50 tasks, then 1,000
+ *      `staged` reports at once through the real use case (`reportTask`) and repositories, in this process; and, for
+ *      the floor, 1,000 of the smallest transaction a callback could be (its task and its event, 2 items).
  *
  * A benchmark, not a test: it prints a markdown section and writes it into docs/benchmarks.md (BENCH_WRITE_DOCS).
  */
@@ -16,6 +19,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
+import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
+import { reportTask } from '../functions/coordinator/task-callback.js';
 import { ROOT } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal } from '../local/dynamodb-local.js';
 import { benchDocumentClient } from './lib/ddb-ceiling.js';
@@ -24,6 +31,9 @@ import { fmt, machineInfo, writeSection } from './lib/report.js';
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
 const ROUNDS = Number(process.env.BENCH_TX_ROUNDS ?? 40);
 const SIZES = [1, 2, 10, 25, 50, 100];
+const TX_TABLE = 'txcost-Coordinator';
+const CALLBACK_RELEASES = Number(process.env.BENCH_CALLBACK_RELEASES ?? 20);
+const CALLBACK_SERVICES = Number(process.env.BENCH_CALLBACK_SERVICES ?? 50);
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 let seq = 0;
@@ -55,7 +65,7 @@ async function main() {
   await createTables(admin, 'txcost');
   admin.destroy();
   const doc = benchDocumentClient(ddb.endpoint);
-  const table = 'txcost-Coordinator';
+  const table = TX_TABLE;
   try {
     // Warm the JVM.
     for (let i = 0; i < 200; i++)
@@ -133,6 +143,12 @@ async function main() {
     }
     say(`  shared item: ${ok} committed, ${conflicts} cancelled (TransactionConflict) of ${32 * tries}`);
 
+    const callbacks = await callbackWork(doc);
+    say(
+      `  ${callbacks.n} callbacks: reportTask ${fmt(callbacks.reportMs / 1000, 2)} s (${fmt(callbacks.calls / callbacks.n, 1)} DynamoDB calls each); ` +
+        `2-item transactions ${fmt(callbacks.minimalMs / 1000, 2)} s`,
+    );
+
     const table1 = [
       '| items per transaction | one TransactWriteItems (ms) | ms per item inside it | the same items as single PutItems, one after another (ms) | as single PutItems, 8 at a time (ms) |',
       '|---:|---:|---:|---:|---:|',
@@ -164,6 +180,20 @@ async function main() {
         : 'DynamoDB Local, like DynamoDB, cancels a transaction that meets another',
       'one in flight on the same item, so on AWS an item that every concurrent writer touches (a counter, or a',
       "release's task view in its callbacks) is sharded or retried with backoff (`transact`), and here it is a queue.",
+      '',
+      `The staging callbacks of the ${CALLBACK_RELEASES} × ${CALLBACK_SERVICES} run (bench:release), without HTTP: ${CALLBACK_RELEASES} releases of ${CALLBACK_SERVICES} tasks created through`,
+      `the repository, then ${fmt(callbacks.n)} \`staged\` reports at once through the real use case (\`reportTask\`, real repositories,`,
+      'one DocumentClient with 64 sockets) in this process:',
+      '',
+      '| what | DynamoDB calls per callback | time for all (s) | callbacks/s |',
+      '|---|---:|---:|---:|',
+      `| ${fmt(callbacks.n)} callbacks (\`reportTask\`: read the task, its service and its release's phase, one transaction of the task, its view, its event and its counts, then the phase check) | ${fmt(callbacks.calls / callbacks.n, 1)} | ${fmt(callbacks.reportMs / 1000, 2)} | ${fmt(callbacks.n / (callbacks.reportMs / 1000))} |`,
+      `| ${fmt(callbacks.n)} of the smallest transaction a callback can be (its task and its event, 2 items), no reads | 1 | ${fmt(callbacks.minimalMs / 1000, 2)} | ${fmt(callbacks.n / (callbacks.minimalMs / 1000))} |`,
+      '',
+      'The 20 × 50 target (staged p50 within 2× the 2 s of work) leaves 2 s for everything that is not work: creating the',
+      'releases, the initialize and start rounds, and these callbacks, which arrive together when the work ends. Each',
+      'callback is its own HTTP request (a Lambda invocation on AWS), so its state change and its event are its own',
+      'transaction; the second row is what that costs here before any read, HTTP, token check or orchestration.',
     ].join('\n');
     say('');
     say(section);
@@ -173,6 +203,102 @@ async function main() {
     await ddb.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The staging callbacks of the concurrent release run, in-process: the real use case and repositories against
+ * releases created through the repository (tasks pending, which may report `staged`), all reports at once. Then the
+ * floor: the same number of 2-item transactions (a task update and an event put), also all at once.
+ */
+async function callbackWork(
+  doc: ReturnType<typeof benchDocumentClient>,
+): Promise<{ n: number; reportMs: number; calls: number; minimalMs: number }> {
+  const tables = { coordinator: 'txcost-Coordinator', studies: 'txcost-Studies' };
+  let calls = 0;
+  const counted = {
+    send: ((cmd: Parameters<typeof doc.send>[0]) => {
+      calls++;
+      return doc.send(cmd);
+    }) as typeof doc.send,
+  } as typeof doc;
+  const docs = new SdkDocuments(counted);
+  const releases = new DynamoReleaseRepository(docs, tables);
+  const services = new DynamoTaskServiceRepository(docs, tables);
+  const svcs = [];
+  for (let i = 0; i < CALLBACK_SERVICES; i++)
+    svcs.push(
+      await services.create({
+        name: `svc ${i}`,
+        description: '',
+        author: 'bench',
+        url: 'http://127.0.0.1:9',
+        enabled: true,
+        healthStatus: 'ok',
+        lastOkStatus: 0,
+        clientId: null,
+      }),
+    );
+  const taskIds: string[] = [];
+  for (let r = 0; r < CALLBACK_RELEASES; r++) {
+    const created = await releases.create(
+      {
+        name: `r${r}`,
+        description: '',
+        studies: [],
+        version: `0.0.${r}`,
+        tags: [],
+        author: 'bench',
+        isMajor: false,
+      },
+      svcs,
+      await services.readGuard(),
+      () => [],
+    );
+    taskIds.push(...created.tasks.map((t) => t.id));
+  }
+  const deps = {
+    releases,
+    taskServices: services,
+    orchestrator: { start: async () => {}, wake: async () => {}, drive: async () => {} },
+    publisher: { publish: async () => {} },
+  };
+  calls = 0;
+  let t = performance.now();
+  await Promise.all(
+    taskIds.map((id) =>
+      reportTask(deps, id, { state: 'staged', progress: 100 }, { isAdmin: false, identity: 'svc' }),
+    ),
+  );
+  const reportMs = performance.now() - t;
+  const reportCalls = calls;
+
+  const tasks = Array.from({ length: taskIds.length }, item);
+  for (const Item of tasks)
+    await doc.send(new PutCommand({ TableName: TX_TABLE, Item: { ...Item, state: 'running' } }));
+  t = performance.now();
+  await Promise.all(
+    tasks.map((task) =>
+      doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: TX_TABLE,
+                Key: { pk: task.pk, sk: task.sk },
+                UpdateExpression: 'SET #s = :to',
+                ConditionExpression: '#s = :from',
+                ExpressionAttributeNames: { '#s': 'state' },
+                ExpressionAttributeValues: { ':to': 'staged', ':from': 'running' },
+              },
+            },
+            { Put: { TableName: TX_TABLE, Item: item() } },
+          ],
+        }),
+      ),
+    ),
+  );
+  const minimalMs = performance.now() - t;
+  return { n: taskIds.length, reportMs, calls: reportCalls, minimalMs };
 }
 
 main().catch((err) => {

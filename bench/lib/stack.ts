@@ -22,6 +22,11 @@ export interface StackEndpoints {
   dataDir?: string;
   /** Stops the stack if the benchmark started it. */
   stop(): Promise<void>;
+  /**
+   * Stops the stack and starts it again on the same ports and data (a stack the benchmark did not start is left
+   * alone): a measurement then meets the emulators as they are after a start, not just after a bulk load.
+   */
+  restart(): Promise<void>;
   /** The last lines the stack printed (empty for a stack the benchmark did not start), for post-mortems. */
   tail(lines?: number): string;
 }
@@ -41,6 +46,7 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
       sfn: (process.env.BENCH_SFN_URL ?? 'http://127.0.0.1:3004').replace(/\/$/, ''),
       dataDir: process.env.BENCH_DATA_DIR,
       stop: async () => {},
+      restart: async () => {},
       tail: () => '',
     };
   }
@@ -58,39 +64,48 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     ports[name] = String(await freePort());
   const logFile = join(dataDir, 'stack.log');
   const log = createWriteStream(logFile);
-  // Straight to tsx (not npx), so the signal below reaches the stack process itself.
-  const child: ChildProcess = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['bin/local.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...ports, DATA_DIR: dataDir },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const coordinator = `http://127.0.0.1:${ports.COORDINATOR_PORT}`;
-  const stop = async () => {
+  let running: { child: ChildProcess; exited: Promise<void> };
+  const halt = async () => {
+    const { child, exited } = running;
     const pidFile = join(dataDir, 'local.pid');
     const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : child.pid;
     if (child.exitCode === null && child.signalCode === null && pid) process.kill(pid, 'SIGTERM');
     await exited;
+  };
+  const stop = async () => {
+    await halt();
+    log.end();
     // BENCH_KEEP_DATA=true keeps the stack's data and stack.log for a post-mortem of a failed run.
     if (process.env.BENCH_KEEP_DATA === 'true') process.stderr.write(`stack data kept in ${dataDir}\n`);
     else rmSync(dataDir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the local stack exited early; see ${logFile}`);
-    try {
-      if ((await fetch(`${coordinator}/health`)).status === 200) break;
-    } catch {
-      // not listening yet
+  const start = async () => {
+    // Straight to tsx (not npx), so the signal in halt() reaches the stack process itself.
+    const child: ChildProcess = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['bin/local.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...ports, DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.pipe(log, { end: false });
+    child.stderr?.pipe(log, { end: false });
+    running = { child, exited: new Promise<void>((r) => child.once('exit', () => r())) };
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the local stack exited early; see ${logFile}`);
+      try {
+        if ((await fetch(`${coordinator}/health`)).status === 200) break;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error('the local stack did not become ready within 120 s');
+      }
+      await new Promise((r) => setTimeout(r, 200));
     }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error('the local stack did not become ready within 120 s');
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  };
+  await start();
   return {
     coordinator,
     files: `http://127.0.0.1:${ports.FILES_PORT}`,
@@ -100,6 +115,10 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     sfn: `http://127.0.0.1:${ports.SFN_PORT}`,
     dataDir,
     stop,
+    restart: async () => {
+      await halt();
+      await start();
+    },
     tail: (lines = 40) =>
       existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n') : '',
   };

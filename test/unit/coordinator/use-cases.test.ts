@@ -3,15 +3,19 @@ import { createEvent } from '../../../functions/coordinator/events.js';
 import type { MirroredStudy, StudyRepository } from '../../../functions/coordinator/ports.js';
 import { MAX_TASKS_PER_RELEASE, startRelease } from '../../../functions/coordinator/releases.js';
 import { normalizeTimestamp, syncStudies } from '../../../functions/coordinator/study-sync.js';
-import { parseProgress } from '../../../functions/coordinator/task-callback.js';
+import {
+  parseProgress,
+  reportTask,
+  type TaskCallbackDeps,
+} from '../../../functions/coordinator/task-callback.js';
 import { checkServiceUrl } from '../../../functions/coordinator/url-policy.js';
-
 import {
   compareVersions,
   provisionalVersion,
   publishedVersion,
   versionSortKey,
 } from '../../../functions/coordinator/versions.js';
+import { MAX_LIMIT } from '../../../functions/shared/list.js';
 
 const OPEN = { allowPrivate: true, allowHttp: true };
 const normalizeServiceUrl = (url: string) => checkServiceUrl(url, OPEN);
@@ -216,5 +220,55 @@ describe('event fan-out', () => {
       event,
     );
     expect(published).toEqual([event]);
+  });
+});
+
+describe('task callbacks', () => {
+  /** Two tasks of one running release; the repository answers from this map and records the changes written. */
+  function release() {
+    const tasks = new Map(
+      ['TA_1', 'TA_2'].map((id) => [
+        id,
+        {
+          id,
+          releaseId: 'RE_1',
+          taskServiceId: `TS_${id}`,
+          serviceName: 's',
+          state: 'running' as string,
+          progress: 0,
+          createdAt: '2026-11-26T00:00:00.000000Z',
+        },
+      ]),
+    );
+    const woken: string[] = [];
+    const deps = {
+      releases: {
+        getTask: async (id: string) => ({ ...tasks.get(id) }),
+        stateOf: async () => 'running',
+        applyChange: async (c: { tasks: { taskId: string; toState?: string }[] }) => {
+          for (const t of c.tasks)
+            if (t.toState) (tasks.get(t.taskId) as { state: string }).state = t.toState;
+          return [];
+        },
+        listTasks: async () => ({ count: tasks.size, items: [...tasks.values()].map((t) => ({ ...t })) }),
+      },
+      taskServices: { get: async () => null },
+      orchestrator: { wake: async (id: string) => void woken.push(id) },
+      publisher: { publish: async () => {} },
+    } as unknown as TaskCallbackDeps;
+    return { deps, woken };
+  }
+  const service = { isAdmin: false, identity: 'svc' };
+
+  it('wakes the release only with the report that completes its phase', async () => {
+    const { deps, woken } = release();
+    await reportTask(deps, 'TA_1', { state: 'staged' }, service);
+    expect(woken).toEqual([]);
+    await reportTask(deps, 'TA_2', { state: 'staged' }, service);
+    expect(woken).toEqual(['RE_1']);
+  });
+
+  it('reads the whole release in one page: a release never has more tasks than a page holds', () => {
+    expect(MAX_TASKS_PER_RELEASE).toBeLessThanOrEqual(MAX_LIMIT);
   });
 });
