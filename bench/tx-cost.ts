@@ -190,6 +190,15 @@ async function main() {
       `| ${fmt(callbacks.n)} callbacks (\`reportTask\`: read the task, its service and its release's phase, one transaction of the task, its view, its event and its counts, then the phase check) | ${fmt(callbacks.calls / callbacks.n, 1)} | ${fmt(callbacks.reportMs / 1000, 2)} | ${fmt(callbacks.n / (callbacks.reportMs / 1000))} |`,
       `| ${fmt(callbacks.n)} of the smallest transaction a callback can be (its task and its event, 2 items), no reads | 1 | ${fmt(callbacks.minimalMs / 1000, 2)} | ${fmt(callbacks.n / (callbacks.minimalMs / 1000))} |`,
       '',
+      `Where one callback's time goes: the ${callbacks.alone.n} callbacks of one more release, one at a time, ${fmt(callbacks.alone.ms / callbacks.alone.n, 1)} ms each:`,
+      '',
+      '| DynamoDB call | per callback | ms each | ms per callback |',
+      '|---|---:|---:|---:|',
+      ...[...callbacks.alone.byCall].map(
+        ([name, b]) =>
+          `| ${name} | ${fmt(b.n / callbacks.alone.n, 1)} | ${fmt(b.ms / b.n, 2)} | ${fmt(b.ms / callbacks.alone.n, 2)} |`,
+      ),
+      '',
       'The 20 × 50 target (staged p50 within 2× the 2 s of work) leaves 2 s for everything that is not work: creating the',
       'releases, the initialize and start rounds, and these callbacks, which arrive together when the work ends. Each',
       'callback is its own HTTP request (a Lambda invocation on AWS), so its state change and its event are its own',
@@ -210,15 +219,33 @@ async function main() {
  * releases created through the repository (tasks pending, which may report `staged`), all reports at once. Then the
  * floor: the same number of 2-item transactions (a task update and an event put), also all at once.
  */
-async function callbackWork(
-  doc: ReturnType<typeof benchDocumentClient>,
-): Promise<{ n: number; reportMs: number; calls: number; minimalMs: number }> {
+async function callbackWork(doc: ReturnType<typeof benchDocumentClient>): Promise<{
+  n: number;
+  reportMs: number;
+  calls: number;
+  minimalMs: number;
+  alone: { n: number; ms: number; byCall: Map<string, { n: number; ms: number }> };
+}> {
   const tables = { coordinator: 'txcost-Coordinator', studies: 'txcost-Studies' };
   let calls = 0;
+  // Time per kind of call, kept only while one callback runs at a time (concurrent timings would include queueing).
+  let byCall: Map<string, { n: number; ms: number }> | null = null;
   const counted = {
-    send: ((cmd: Parameters<typeof doc.send>[0]) => {
+    send: (async (cmd: Parameters<typeof doc.send>[0]) => {
       calls++;
-      return doc.send(cmd);
+      const t0 = performance.now();
+      try {
+        return await doc.send(cmd);
+      } finally {
+        if (byCall) {
+          const input = cmd.input as { IndexName?: string };
+          const name = `${cmd.constructor.name.replace(/Command$/, '')}${input.IndexName ? ` (${input.IndexName})` : ''}`;
+          const b = byCall.get(name) ?? { n: 0, ms: 0 };
+          b.n++;
+          b.ms += performance.now() - t0;
+          byCall.set(name, b);
+        }
+      }
     }) as typeof doc.send,
   } as typeof doc;
   const docs = new SdkDocuments(counted);
@@ -239,7 +266,9 @@ async function callbackWork(
       }),
     );
   const taskIds: string[] = [];
-  for (let r = 0; r < CALLBACK_RELEASES; r++) {
+  // One more release than the concurrent run uses: its callbacks run one at a time first, to see where one goes.
+  const aloneIds: string[] = [];
+  for (let r = 0; r <= CALLBACK_RELEASES; r++) {
     const created = await releases.create(
       {
         name: `r${r}`,
@@ -254,7 +283,7 @@ async function callbackWork(
       await services.readGuard(),
       () => [],
     );
-    taskIds.push(...created.tasks.map((t) => t.id));
+    (r === 0 ? aloneIds : taskIds).push(...created.tasks.map((t) => t.id));
   }
   const deps = {
     releases,
@@ -262,8 +291,14 @@ async function callbackWork(
     orchestrator: { start: async () => {}, wake: async () => {}, drive: async () => {} },
     publisher: { publish: async () => {} },
   };
-  calls = 0;
+  byCall = new Map();
   let t = performance.now();
+  for (const id of aloneIds)
+    await reportTask(deps, id, { state: 'staged', progress: 100 }, { isAdmin: false, identity: 'svc' });
+  const alone = { n: aloneIds.length, ms: performance.now() - t, byCall };
+  byCall = null;
+  calls = 0;
+  t = performance.now();
   await Promise.all(
     taskIds.map((id) =>
       reportTask(deps, id, { state: 'staged', progress: 100 }, { isAdmin: false, identity: 'svc' }),
@@ -298,7 +333,7 @@ async function callbackWork(
     ),
   );
   const minimalMs = performance.now() - t;
-  return { n: taskIds.length, reportMs, calls: reportCalls, minimalMs };
+  return { n: taskIds.length, reportMs, calls: reportCalls, minimalMs, alone };
 }
 
 main().catch((err) => {
