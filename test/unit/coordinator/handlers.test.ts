@@ -382,11 +382,29 @@ describe('PATCH /tasks/<id>', () => {
           ? { Items: [{ ...taskItem, state }] }
           : { Items: [releaseItem, { ...taskItem, state }] },
       );
-    ddb
-      .on(GetCommand)
-      .callsFake((input) =>
-        String(input.Key?.pk).startsWith('TS#') ? { Item: undefined } : { Item: { ...taskItem, state } },
-      );
+    // By key: the task service (unbound), the release (its phase), its task view (the phase check), the task.
+    ddb.on(GetCommand).callsFake((input) => {
+      const { pk, sk } = input.Key as { pk: string; sk: string };
+      if (pk.startsWith('TS#')) return { Item: undefined };
+      if (sk === 'RE') return { Item: releaseItem };
+      if (sk === 'RE#V')
+        return {
+          Item: {
+            pk,
+            sk,
+            taskView: {
+              [taskItem.id]: {
+                s: state,
+                p: taskItem.progress,
+                ts: taskItem.taskServiceId,
+                n: 'svc',
+                c: taskItem.createdAt,
+              },
+            },
+          },
+        };
+      return { Item: { ...taskItem, state } };
+    });
     ddb.on(TransactWriteCommand).resolves({});
   };
 
