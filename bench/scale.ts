@@ -40,7 +40,7 @@ import { tableEnv } from '../local/dynamodb-local.js';
 import { httpLoad, type LoadResult } from './lib/load.js';
 import { meteredDocumentClient, type Reads } from './lib/read-meter.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
-import { benchStack, type StackEndpoints } from './lib/stack.js';
+import { benchStack, type StackEndpoints, waitForQuiet } from './lib/stack.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
@@ -345,6 +345,7 @@ async function main() {
   const names = tableEnv(process.env.TABLE_PREFIX ?? 'local');
   const tables = { coordinator: names.COORDINATOR_TABLE, studies: names.STUDIES_TABLE };
   let meter = meteredDocumentClient(stack.dynamodb);
+  const quietWaits: number[] = [];
   const depsOf = (m: typeof meter) => ({
     events: new DynamoEventRepository(new SdkDocuments(m.doc), tables),
     releases: new DynamoReleaseRepository(new SdkDocuments(m.doc), tables),
@@ -359,6 +360,11 @@ async function main() {
   const settle = async () => {
     meter.doc.destroy();
     await stack.restart();
+    // The restarted stack's reconciler resumes every seeded release that is not terminal (2,008 staged ones in the
+    // large table, about 40 s of full CPU here): measure after it.
+    const waited = await waitForQuiet();
+    say(`  quiet after ${fmt(waited, 0)} s`);
+    quietWaits.push(waited);
     meter = meteredDocumentClient(stack.dynamodb);
     return { token: await adminToken(stack), deps: depsOf(meter) };
   };
@@ -421,8 +427,10 @@ async function main() {
       '',
       'One local stack (`tsx bin/local.ts`, DynamoDB Local on disk, -Xmx256m; schedules off). The table is seeded through',
       'direct BatchWriteItem calls (8 in flight) of items built by the repositories’ own item builders, with the counts',
-      'the API would have moved, the stack is restarted on it and it is measured; then grown in place, restarted and',
-      `measured again (right after a bulk load DynamoDB Local stalls now and then for up to ~300 ms; see bench/scale.ts). Small: ${SMALL.services} task services,`,
+      'the API would have moved, the stack is restarted on it and it is measured; then grown in place, restarted and measured again',
+      '(right after a bulk load DynamoDB Local stalls now and then for up to ~300 ms; see bench/scale.ts), each time once',
+      `the machine is quiet (the restarted stack first resumes the seeded releases that are not terminal; waited ${quietWaits.map((w) => `${fmt(w, 0)} s`).join(' and ')}).`,
+      `Small: ${SMALL.services} task services,`,
       `${SMALL.releases} releases of ${TASKS_PER_RELEASE} tasks, ${SMALL.events} events. Large: ${fmt(LARGE.services)} task services, ${fmt(LARGE.releases)} releases`,
       `(${fmt(LARGE.releases * TASKS_PER_RELEASE)} tasks), ${fmt(LARGE.events)} events. Seeding took ${fmt(smallSeed, 1)} s for the small table (${fmt(smallItems)} items) and`,
       `${fmt(largeSeed, 1)} s to grow it (${fmt(largeItems)} items, ${fmt(largeItems / largeSeed)} items/s). autocannon, ${CONNECTIONS} connections, ${SECONDS} s per request after`,

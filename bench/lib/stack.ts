@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT } from '../../local/config.js';
 import { freePort } from '../../local/dynamodb-local.js';
 
@@ -122,4 +123,31 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     tail: (lines = 40) =>
       existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n') : '',
   };
+}
+
+/** Busy share of the machine's CPUs over `ms`, from /proc/stat (Linux). */
+async function cpuBusy(ms: number): Promise<number> {
+  const sample = () => {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+    const n = fields.map(Number);
+    const idle = n[3] + (n[4] ?? 0); // idle + iowait
+    return { idle, total: n.reduce((a, b) => a + b, 0) };
+  };
+  const a = sample();
+  await sleep(ms);
+  const b = sample();
+  const total = b.total - a.total;
+  return total > 0 ? 1 - (b.idle - a.idle) / total : 0;
+}
+
+/**
+ * Waits until the machine is quiet (two 2 s windows under `threshold` busy), at most `maxMs`; returns the seconds
+ * waited. A stack started on a table full of releases first resumes them (the reconciler's start-up run), which is
+ * load of its own that a measurement should not meet.
+ */
+export async function waitForQuiet(threshold = 0.25, maxMs = 300_000): Promise<number> {
+  const t0 = Date.now();
+  let quiet = 0;
+  while (quiet < 2 && Date.now() - t0 < maxMs) quiet = (await cpuBusy(2000)) < threshold ? quiet + 1 : 0;
+  return (Date.now() - t0) / 1000;
 }
