@@ -16,7 +16,8 @@ import { createTables, localClient } from '../../local/dynamodb-local.js';
  * keep-alive agent, N async workers calling one operation back-to-back, latency per call. It runs against the same
  * JVM (and the same on-disk database) as the API under test, in a table of its own.
  */
-export type CeilingOp = 'GetItem' | 'Query' | 'TransactWrite2';
+/** EventTransaction: what POST /events writes (a new item, two sharded counter ADDs, a check on an existing item). */
+export type CeilingOp = 'GetItem' | 'Query' | 'TransactWrite2' | 'EventTransaction';
 
 export interface LoopResult {
   ops: number;
@@ -102,6 +103,39 @@ export class DdbCeiling {
               TransactItems: [
                 { Put: { TableName: this.table, Item: a } },
                 { Put: { TableName: this.table, Item: b } },
+              ],
+            }),
+          );
+        };
+      case 'EventTransaction':
+        return () => {
+          const n = this.seq++;
+          const add = (name: string, shards: number) => ({
+            Update: {
+              TableName: this.table,
+              Key: { pk: `cnt#${name}#${n % shards}`, sk: 'CNT' },
+              UpdateExpression: 'ADD n :one',
+              ExpressionAttributeValues: { ':one': 1 },
+            },
+          });
+          return this.doc.send(
+            new TransactWriteCommand({
+              TransactItems: [
+                {
+                  Put: {
+                    TableName: this.table,
+                    Item: this.item(`ev#${n}#${randomBytes(4).toString('hex')}`, n),
+                  },
+                },
+                add('events', 8),
+                add('release', 4), // every request names the same release, as the route measured does
+                {
+                  ConditionCheck: {
+                    TableName: this.table,
+                    Key: { pk: `item#${n % SEED_ITEMS}`, sk: 'A' },
+                    ConditionExpression: 'attribute_exists(pk)',
+                  },
+                },
               ],
             }),
           );
