@@ -1,4 +1,4 @@
-import { recursionDetectionMiddleware } from '@aws-sdk/core/client';
+import { partition, recursionDetectionMiddleware } from '@aws-sdk/core/client';
 import { AwsSdkSigV4Signer } from '@aws-sdk/core/httpAuthSchemes';
 import { formatUrl } from '@aws-sdk/core/util';
 import { doesIdentityRequireRefresh, isIdentityExpired, memoizeIdentityProvider } from '@smithy/core';
@@ -13,7 +13,7 @@ import {
   resolveRegionConfig,
   SelectorType,
 } from '@smithy/core/config';
-import { collectBody, type HttpRequest, type HttpResponse } from '@smithy/core/protocols';
+import { collectBody, HttpRequest, type HttpResponse } from '@smithy/core/protocols';
 import {
   getRetryAfterHint,
   isServerError,
@@ -102,6 +102,58 @@ export interface ServiceSettings {
   endpoint?: URL;
   useFipsEndpoint: boolean;
   useDualstackEndpoint: boolean;
+}
+
+/** A POST to `path` on the endpoint's host, built as the SDK builds its requests (no query, a port only when set). */
+export function postRequest(
+  url: URL,
+  path: string,
+  headers: Record<string, string>,
+  body: unknown,
+): HttpRequest {
+  return new HttpRequest({
+    method: 'POST',
+    protocol: url.protocol,
+    hostname: url.hostname,
+    port: url.port ? Number(url.port) : undefined,
+    path,
+    query: {},
+    headers,
+    body,
+  });
+}
+
+/** Where the SDK posts for services whose operations have no path of their own: the endpoint's path, with a slash. */
+export const endpointPath = (url: URL) => (url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`);
+
+/**
+ * The configured endpoint, which the SDK's rulesets refuse together with FIPS or dual-stack (they name a host of
+ * their own); undefined when none is configured.
+ */
+export function customEndpoint(settings: ServiceSettings): URL | undefined {
+  const { endpoint, useFipsEndpoint, useDualstackEndpoint } = settings;
+  if (!endpoint) return undefined;
+  if (useFipsEndpoint) throw new Error('Invalid Configuration: FIPS and custom endpoint are not supported');
+  if (useDualstackEndpoint)
+    throw new Error('Invalid Configuration: Dualstack and custom endpoint are not supported');
+  return endpoint;
+}
+
+/**
+ * The region's partition and DNS suffix, refused (as the SDK's Lambda and DynamoDB rulesets do) when the settings ask
+ * for FIPS or dual-stack and the partition has none.
+ */
+export function supportedPartition(settings: ServiceSettings): {
+  p: ReturnType<typeof partition>;
+  suffix: string;
+} {
+  const { region, useFipsEndpoint, useDualstackEndpoint } = settings;
+  const p = partition(region);
+  if (useFipsEndpoint && !p.supportsFIPS)
+    throw new Error('FIPS is enabled but this partition does not support FIPS');
+  if (useDualstackEndpoint && !p.supportsDualStack)
+    throw new Error('DualStack is enabled but this partition does not support DualStack');
+  return { p, suffix: useDualstackEndpoint ? p.dualStackDnsSuffix : p.dnsSuffix };
 }
 
 /** An error as the SDK shapes it: `name` is the service's error code, `$metadata.httpStatusCode` its status. */

@@ -1,5 +1,5 @@
 import { partition } from '@aws-sdk/core/client';
-import { HttpRequest, type HttpResponse, loadJsonRpcErrorCode } from '@smithy/core/protocols';
+import { type HttpResponse, loadJsonRpcErrorCode } from '@smithy/core/protocols';
 import { toUtf8 } from '@smithy/core/serde';
 import type { CoordinatorEvent } from '../coordinator/model.js';
 import type { EventPublisher } from '../coordinator/ports.js';
@@ -7,7 +7,16 @@ import { eventJson } from '../coordinator/views.js';
 import { parseEnv } from '../shared/config.js';
 import { log } from '../shared/log.js';
 import * as z from '../shared/zod.js';
-import { type AwsHttp, drain, errorMetadata, type ServiceError, type ServiceSettings } from './aws-http.js';
+import {
+  type AwsHttp,
+  customEndpoint,
+  drain,
+  endpointPath,
+  errorMetadata,
+  postRequest,
+  type ServiceError,
+  type ServiceSettings,
+} from './aws-http.js';
 import { eventBridgeHttp, snsHttp } from './aws-signed.js';
 
 /**
@@ -43,29 +52,16 @@ const chunks = <T>(items: readonly T[], size: number): T[][] => {
 
 /** A regional endpoint by the SDK's rulesets for SNS and EventBridge: the configured one, else <prefix>[-fips].<region>.<suffix>. */
 export function regionalEndpoint(prefix: string, settings: ServiceSettings): URL {
-  const { endpoint, region, useFipsEndpoint, useDualstackEndpoint } = settings;
-  if (endpoint) {
-    if (useFipsEndpoint) throw new Error('Invalid Configuration: FIPS and custom endpoint are not supported');
-    if (useDualstackEndpoint)
-      throw new Error('Invalid Configuration: Dualstack and custom endpoint are not supported');
-    return endpoint;
-  }
+  const custom = customEndpoint(settings);
+  if (custom) return custom;
+  const { region, useFipsEndpoint, useDualstackEndpoint } = settings;
   const p = partition(region);
   const suffix = useDualstackEndpoint ? p.dualStackDnsSuffix : p.dnsSuffix;
   return new URL(`https://${prefix}${useFipsEndpoint ? '-fips' : ''}.${region}.${suffix}`);
 }
 
 const requestTo = (url: URL, headers: Record<string, string>, body: string) =>
-  new HttpRequest({
-    method: 'POST',
-    protocol: url.protocol,
-    hostname: url.hostname,
-    port: url.port ? Number(url.port) : undefined,
-    path: url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`,
-    query: {},
-    headers,
-    body,
-  });
+  postRequest(url, endpointPath(url), headers, body);
 
 const xmlText = (xml: string, tag: string) =>
   new RegExp(`<${tag}>([^<]*)</${tag}>`)

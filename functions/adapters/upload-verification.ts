@@ -1,15 +1,18 @@
-import { partition } from '@aws-sdk/core/client';
-import {
-  extendedEncodeURIComponent,
-  HttpRequest,
-  type HttpResponse,
-  loadRestJsonErrorCode,
-} from '@smithy/core/protocols';
+import { extendedEncodeURIComponent, type HttpResponse, loadRestJsonErrorCode } from '@smithy/core/protocols';
 import { toUtf8 } from '@smithy/core/serde';
 import type { UploadVerification } from '../files/ports.js';
 import { parseEnv } from '../shared/config.js';
 import * as z from '../shared/zod.js';
-import { type AwsHttp, drain, errorMetadata, type ServiceError, type ServiceSettings } from './aws-http.js';
+import {
+  type AwsHttp,
+  customEndpoint,
+  drain,
+  errorMetadata,
+  postRequest,
+  type ServiceError,
+  type ServiceSettings,
+  supportedPartition,
+} from './aws-http.js';
 import { lambdaHttp } from './aws-signed.js';
 
 /**
@@ -31,17 +34,13 @@ export class LambdaUploadVerification implements UploadVerification {
   async request(target: { fileId: string; versionId: string }): Promise<void> {
     const out = await this.lambda.send(async () => {
       const url = lambdaEndpoint(await this.lambda.settings());
-      return new HttpRequest({
-        method: 'POST',
-        protocol: url.protocol,
-        hostname: url.hostname,
-        port: url.port ? Number(url.port) : undefined,
+      return postRequest(
+        url,
         // The SDK appends the operation's path to the endpoint's unless that is just "/".
-        path: `${url.pathname === '/' ? '' : url.pathname}/2015-03-31/functions/${extendedEncodeURIComponent(this.functionName)}/invocations`,
-        query: {},
-        headers: { 'x-amz-invocation-type': 'Event', 'content-type': 'application/octet-stream' },
-        body: Buffer.from(JSON.stringify(target)),
-      });
+        `${url.pathname === '/' ? '' : url.pathname}/2015-03-31/functions/${extendedEncodeURIComponent(this.functionName)}/invocations`,
+        { 'x-amz-invocation-type': 'Event', 'content-type': 'application/octet-stream' },
+        Buffer.from(JSON.stringify(target)),
+      );
     }, lambdaError);
     await drain(out);
     if (out.statusCode !== 202) throw new Error(`the verification worker was not queued (${out.statusCode})`);
@@ -50,20 +49,10 @@ export class LambdaUploadVerification implements UploadVerification {
 
 /** Lambda's endpoint by the SDK's Lambda ruleset: the configured one, else lambda[-fips].<region>.<dns suffix>. */
 export function lambdaEndpoint(settings: ServiceSettings): URL {
-  const { endpoint, region, useFipsEndpoint, useDualstackEndpoint } = settings;
-  if (endpoint) {
-    if (useFipsEndpoint) throw new Error('Invalid Configuration: FIPS and custom endpoint are not supported');
-    if (useDualstackEndpoint)
-      throw new Error('Invalid Configuration: Dualstack and custom endpoint are not supported');
-    return endpoint;
-  }
-  const p = partition(region);
-  if (useFipsEndpoint && !p.supportsFIPS)
-    throw new Error('FIPS is enabled but this partition does not support FIPS');
-  if (useDualstackEndpoint && !p.supportsDualStack)
-    throw new Error('DualStack is enabled but this partition does not support DualStack');
-  const suffix = useDualstackEndpoint ? p.dualStackDnsSuffix : p.dnsSuffix;
-  return new URL(`https://lambda${useFipsEndpoint ? '-fips' : ''}.${region}.${suffix}`);
+  const custom = customEndpoint(settings);
+  if (custom) return custom;
+  const { suffix } = supportedPartition(settings);
+  return new URL(`https://lambda${settings.useFipsEndpoint ? '-fips' : ''}.${settings.region}.${suffix}`);
 }
 
 /**

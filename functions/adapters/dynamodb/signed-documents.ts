@@ -1,11 +1,20 @@
 import { NODE_ACCOUNT_ID_ENDPOINT_MODE_CONFIG_OPTIONS } from '@aws-sdk/core/account-id-endpoint';
-import { partition } from '@aws-sdk/core/client';
 import { marshall, type marshallOptions, unmarshall, type unmarshallOptions } from '@aws-sdk/util-dynamodb';
 import { loadConfig } from '@smithy/core/config';
-import { HttpRequest, type HttpResponse, loadJsonRpcErrorCode } from '@smithy/core/protocols';
+import { type HttpResponse, loadJsonRpcErrorCode } from '@smithy/core/protocols';
 import { fromBase64, toBase64, toUtf8, v4 } from '@smithy/core/serde';
 import { isValidHostLabel } from '@smithy/core/transport';
-import { type AwsHttp, drain, errorMetadata, type ServiceError, type ServiceSettings } from '../aws-http.js';
+import {
+  type AwsHttp,
+  customEndpoint,
+  drain,
+  endpointPath,
+  errorMetadata,
+  postRequest,
+  type ServiceError,
+  type ServiceSettings,
+  supportedPartition,
+} from '../aws-http.js';
 import type { AnyDocumentCommand, DocumentOperation, Documents } from './documents.js';
 
 /**
@@ -224,23 +233,14 @@ export function dynamodbEndpoint(
   settings: ServiceSettings,
   account: { accountId?: string; mode: 'preferred' | 'required' | 'disabled' },
 ): URL {
-  const { endpoint, region, useFipsEndpoint, useDualstackEndpoint } = settings;
-  if (endpoint) {
-    if (useFipsEndpoint) throw new Error('Invalid Configuration: FIPS and custom endpoint are not supported');
-    if (useDualstackEndpoint)
-      throw new Error('Invalid Configuration: Dualstack and custom endpoint are not supported');
-    return endpoint;
-  }
+  const custom = customEndpoint(settings);
+  if (custom) return custom;
+  const { region, useFipsEndpoint, useDualstackEndpoint } = settings;
   // The SDK's developer shortcut (region "local" = http://localhost:8000, signed for us-east-1) is not used here:
   // the local stack names DynamoDB Local with AWS_ENDPOINT_URL_DYNAMODB.
   if (region === 'local')
     throw new Error('The "local" region is not supported here; set AWS_ENDPOINT_URL_DYNAMODB');
-  const p = partition(region);
-  if (useFipsEndpoint && !p.supportsFIPS)
-    throw new Error('FIPS is enabled but this partition does not support FIPS');
-  if (useDualstackEndpoint && !p.supportsDualStack)
-    throw new Error('DualStack is enabled but this partition does not support DualStack');
-  const suffix = useDualstackEndpoint ? p.dualStackDnsSuffix : p.dnsSuffix;
+  const { p, suffix } = supportedPartition(settings);
   if (useFipsEndpoint) {
     if (account.mode === 'required')
       throw new Error(
@@ -311,20 +311,15 @@ export class SignedDocuments implements Documents {
           this.accountMode(),
         ]);
         const url = dynamodbEndpoint(settings, { accountId: identity.accountId, mode });
-        return new HttpRequest({
-          method: 'POST',
-          protocol: url.protocol,
-          hostname: url.hostname,
-          port: url.port ? Number(url.port) : undefined,
-          // The SDK posts to the endpoint's path, always ending with a slash.
-          path: url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`,
-          query: {},
-          headers: {
+        return postRequest(
+          url,
+          endpointPath(url),
+          {
             'content-type': 'application/x-amz-json-1.0',
             'x-amz-target': `DynamoDB_20120810.${operation}`,
           },
-          body: payload,
-        });
+          payload,
+        );
       },
       dynamodbError,
       () => undefined,
