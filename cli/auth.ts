@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type CliConfig, CliError, readJson, removeFile, writePrivateJson } from './config.js';
-import { describeFetchError } from './http.js';
+import { describeFetchError, jsonOrUndefined } from './http.js';
 
 /**
  * Login and the stored token. `drc login` keeps the token, and what is needed to get a new one, in
@@ -48,13 +48,7 @@ async function postForToken(url: string, init: RequestInit): Promise<z.infer<typ
   } catch (err) {
     throw new CliError(describeFetchError(url, err));
   }
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  const body = jsonOrUndefined(await res.text());
   if (!res.ok) {
     const message = (
       body as { error?: { message?: string } | string; error_description?: string } | undefined

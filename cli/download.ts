@@ -5,7 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FilesClient, FilesComponents } from './api.js';
 import { CliError } from './config.js';
-import { apiMessage, describeFetchError, must } from './http.js';
+import { apiMessage, describeFetchError, jsonOrUndefined, must, s3ErrorMessage } from './http.js';
 import type { Output } from './output.js';
 import { byteBar } from './progress.js';
 
@@ -112,14 +112,9 @@ export async function download(files: FilesClient, args: DownloadArgs, o: Output
     }
     if (res.status !== 200 && res.status !== 206) {
       const text = await res.text();
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = undefined;
-      }
-      const s3 = /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
-      throw new CliError(`download refused: ${s3 ?? apiMessage(res.status, body)} (HTTP ${res.status})`);
+      throw new CliError(
+        `download refused: ${s3ErrorMessage(text) ?? apiMessage(res.status, jsonOrUndefined(text))} (HTTP ${res.status})`,
+      );
     }
     if (res.status === 200 && offset > 0) {
       // The whole object came back instead of the range: read it from the start.

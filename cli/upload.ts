@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { FilesClient, FilesComponents } from './api.js';
 import { type CliConfig, CliError, readJson, removeFile, UsageError, writePrivateJson } from './config.js';
-import { creating, describeFetchError, must } from './http.js';
+import { creating, describeFetchError, must, s3ErrorMessage } from './http.js';
 import type { Output } from './output.js';
 import { byteBar } from './progress.js';
 
@@ -119,8 +119,7 @@ async function putRange(
 }
 
 /** S3's error message out of its XML error body, for the one line on stderr. */
-const s3Message = (status: number, text: string) =>
-  /<Message>([^<]*)<\/Message>/.exec(text)?.[1] ?? `HTTP ${status}`;
+const s3Message = (status: number, text: string) => s3ErrorMessage(text) ?? `HTTP ${status}`;
 
 async function waitUntilVerified(
   files: FilesClient,

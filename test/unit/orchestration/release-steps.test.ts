@@ -183,12 +183,8 @@ describe('release steps', () => {
     expect(await run('route', { startedAt: recent })).toMatchObject({ next: 'waitPublish' });
   });
 
-  it('never moves a task back when a callback moved it on while the round was asking', async () => {
-    const { releases, run } = setup(() => reply('running', { progress: 30 }), 2, { state: 'running' }, [
-      { state: 'running' },
-      { state: 'running' },
-    ]);
-    // The first write attempt of the round finds task 0 staged by a PATCH that landed meanwhile.
+  /** A callback that lands between the round's read and its first write: task 0 becomes staged, once. */
+  const stageTaskZeroBeforeFirstWrite = (releases: ReturnType<typeof setup>['releases']) => {
     let once = true;
     releases.beforeChange = () => {
       if (!once) return;
@@ -196,6 +192,15 @@ describe('release steps', () => {
       const t = releases.releases.get(REL)?.tasks[0];
       if (t) t.state = 'staged';
     };
+  };
+
+  it('never moves a task back when a callback moved it on while the round was asking', async () => {
+    const { releases, run } = setup(() => reply('running', { progress: 30 }), 2, { state: 'running' }, [
+      { state: 'running' },
+      { state: 'running' },
+    ]);
+    // The first write attempt of the round finds task 0 staged by a PATCH that landed meanwhile.
+    stageTaskZeroBeforeFirstWrite(releases);
     await run('poll');
     expect(releases.tasks(REL)).toEqual(['staged', 'running']);
     const tasks = (await releases.load(REL))?.tasks ?? [];
@@ -212,13 +217,7 @@ describe('release steps', () => {
     );
     // Task 0's service already called back (staged) and forgot the task, so its get_status answers 404: the
     // failure is about a state the task has left, and must not fail the staged task or the release.
-    let once = true;
-    releases.beforeChange = () => {
-      if (!once) return;
-      once = false;
-      const t = releases.releases.get(REL)?.tasks[0];
-      if (t) t.state = 'staged';
-    };
+    stageTaskZeroBeforeFirstWrite(releases);
     await run('poll');
     expect(releases.tasks(REL)).toEqual(['staged', 'running']);
     expect((await releases.load(REL))?.release.state).toBe('running');
