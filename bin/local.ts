@@ -26,7 +26,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
 import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';

@@ -4,8 +4,9 @@ import { isTerminalRelease, PUBLISH_REQUESTED_AT, type ReleaseAggregate } from '
 import {
   type EventPublisher,
   isChangeConflict,
+  type ReleaseChanges,
   type ReleaseOrchestrator,
-  type ReleaseRepository,
+  type ReleaseReads,
 } from './ports.js';
 
 /**
@@ -15,7 +16,7 @@ import {
  * when none is running.
  */
 export interface LifecycleDeps {
-  releases: ReleaseRepository;
+  releases: ReleaseReads & ReleaseChanges;
   orchestrator: ReleaseOrchestrator;
   publisher: EventPublisher;
 }

@@ -8,15 +8,18 @@ import {
   type EventPublisher,
   isChangeConflict,
   type Paged,
+  type PublishedVersions,
+  type ReleaseCreation,
+  type ReleaseEdits,
   type ReleaseOrchestrator,
-  type ReleaseRepository,
+  type ReleaseReads,
   type StudyRepository,
   type TaskServiceRepository,
 } from './ports.js';
 import { provisionalVersion } from './versions.js';
 
 export interface ReleaseDeps {
-  releases: ReleaseRepository;
+  releases: ReleaseReads & ReleaseCreation & ReleaseEdits & PublishedVersions;
   taskServices: TaskServiceRepository;
   studies: StudyRepository;
   orchestrator: ReleaseOrchestrator;

@@ -7,8 +7,10 @@ import type { ReleaseState, Task, TaskState } from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
+  type ReleaseChanges,
   type ReleaseOrchestrator,
-  type ReleaseRepository,
+  type ReleaseReads,
+  type TaskReads,
   type TaskServiceRepository,
 } from './ports.js';
 import { getTask } from './tasks.js';
@@ -56,7 +58,7 @@ export interface TaskReport {
 }
 
 export interface TaskCallbackDeps {
-  releases: ReleaseRepository;
+  releases: ReleaseReads & ReleaseChanges & TaskReads;
   taskServices: Pick<TaskServiceRepository, 'get'>;
   orchestrator: ReleaseOrchestrator;
   publisher: EventPublisher;

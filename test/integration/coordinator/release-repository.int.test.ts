@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
 import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
 import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import type { ReleaseState, TaskState } from '../../../functions/coordinator/model.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
