@@ -54,6 +54,7 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
     throw new ValidationError('Invalid studies', { studies: [`unknown study id(s): ${missing.join(', ')}`] });
   const version = provisionalVersion(await deps.releases.highestPublishedVersion());
   let created: (ReleaseAggregate & { events: CoordinatorEvent[] }) | undefined;
+  let lost: unknown;
   for (let attempt = 0; attempt < 5 && !created; attempt++) {
     const { services, guard } = await deps.taskServices.enabledForNewRelease();
     if (services.length > MAX_TASKS_PER_RELEASE)
@@ -70,9 +71,10 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
     } catch (err) {
       // A task service was deleted while we listed them: list again.
       if (!(isChangeConflict(err) && err.failed.some((f) => f.kind === 'registry'))) throw err;
+      lost = err;
     }
   }
-  if (!created) throw new ConflictError('Task services are changing concurrently; retry');
+  if (!created) throw new ConflictError('Task services are changing concurrently; retry', { cause: lost });
   count(METRIC.releasesCreated);
   await deps.publisher.publish(created.events);
   try {

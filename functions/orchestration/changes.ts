@@ -9,9 +9,14 @@ import {
   type ReleaseReads,
   type TaskChange,
 } from '../coordinator/ports.js';
-import { hasCode } from '../shared/errors.js';
+import { type ErrorCause, type ErrorCode, hasCode, type OrchestrationErrorName } from '../shared/errors.js';
 import { count, durationMs, METRIC } from '../shared/metrics.js';
 import type { EventSink } from './ports.js';
+
+/**
+ * Writing release and task changes: every state change goes with its event in one TransactWriteItems
+ * (ReleaseChanges.applyChange), and the stored events are then published (SNS / EventBridge, best effort).
+ */
 
 /** What writing a change needs: the release as stored, its change, and where its events go once written. */
 export interface ChangeDeps {
@@ -20,18 +25,13 @@ export interface ChangeDeps {
 }
 
 /**
- * Writing release and task changes: every state change goes with its event in one TransactWriteItems
- * (ReleaseChanges.applyChange), and the stored events are then published (SNS / EventBridge, best effort).
- */
-
-/**
  * A transient condition the state machine retries with backoff. The ASL's Retry matches Lambda errors by `name`,
  * so the name is a literal that minification cannot touch; code classifies it (`isTransient`).
  */
 export class TransientError extends Error {
-  override name = 'Orchestration.Transient';
-  readonly code = 'transient';
-  constructor(message: string, options?: { cause?: unknown }) {
+  override name: OrchestrationErrorName = 'Orchestration.Transient';
+  readonly code: ErrorCode = 'transient';
+  constructor(message: string, options?: ErrorCause) {
     super(message, options);
   }
 }
@@ -247,6 +247,7 @@ export async function failTasks(
   failures: readonly TaskFailure[],
   loaded?: ReleaseAggregate,
 ): Promise<FailOutcome> {
+  let lost: unknown;
   for (let attempt = 0; attempt < 6; attempt++) {
     const agg = attempt === 0 && loaded ? loaded : await deps.releases.load(releaseId);
     if (!agg) return 'missing';
@@ -270,7 +271,10 @@ export async function failTasks(
       return 'canceling';
     } catch (err) {
       if (!isConflict(err)) throw err;
+      lost = err;
     }
   }
-  throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`);
+  throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`, {
+    cause: lost,
+  });
 }

@@ -346,6 +346,7 @@ export class ReleaseSteps {
     first: ReleaseAggregate,
   ): Promise<Outcome> {
     const byTask = new Map(replies.filter((r) => r.ok).map((r) => [r.task.id, r]));
+    let lost: unknown;
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
       if (!agg || agg.release.state !== phase) return this.result(agg);
@@ -394,10 +395,11 @@ export class ReleaseSteps {
         return { next, state };
       } catch (err) {
         if (!isConflict(err)) throw err;
+        lost = err;
         log.info('release changed during a step; planning again', { releaseId, failed: err.failed });
       }
     }
-    throw new TransientError(`release ${releaseId} changed concurrently too often`);
+    throw new TransientError(`release ${releaseId} changed concurrently too often`, { cause: lost });
   }
 
   /**
@@ -445,6 +447,7 @@ export class ReleaseSteps {
         taskId: r.task.id,
         taskServiceId: r.task.taskServiceId,
       }));
+    let lost: unknown;
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
       if (agg?.release.state !== 'canceling') return this.result(agg);
@@ -459,15 +462,19 @@ export class ReleaseSteps {
         return { next: 'done', state: to };
       } catch (err) {
         if (!isConflict(err)) throw err;
+        lost = err;
       }
     }
-    throw new TransientError(`release ${releaseId} changed concurrently too often to finish canceling`);
+    throw new TransientError(`release ${releaseId} changed concurrently too often to finish canceling`, {
+      cause: lost,
+    });
   }
 
   /** The execution hit an error its Retry could not absorb: the release fails (an error event says why). */
   private async abort(releaseId: string, error: { Error?: string; Cause?: unknown }): Promise<Outcome> {
     const reason = `${error.Error ?? 'Error'}: ${describeCause(error.Cause)}`.slice(0, 500);
     log.error('release orchestration failed', { releaseId, reason });
+    let lost: unknown;
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = await this.deps.releases.load(releaseId);
       if (!agg || isTerminalRelease(agg.release.state)) return this.result(agg);
@@ -485,8 +492,11 @@ export class ReleaseSteps {
         return { next: 'cancel', state: 'canceling' };
       } catch (err) {
         if (!isConflict(err)) throw err;
+        lost = err;
       }
     }
-    throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`);
+    throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`, {
+      cause: lost,
+    });
   }
 }
