@@ -2,6 +2,7 @@ import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '
 import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
+import { mapLimit } from '../shared/concurrency.js';
 import { log } from '../shared/log.js';
 import { count, durationMs, METRIC } from '../shared/metrics.js';
 import * as z from '../shared/zod.js';
@@ -113,20 +114,6 @@ interface Reply {
   state?: TaskState;
   progress?: number;
   reason?: string;
-}
-
-/** Runs `fn` over items with at most `limit` in flight. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 function describeCause(cause: unknown): string {
