@@ -70,7 +70,7 @@ async function newRelease(serviceCount = 2) {
   );
 }
 
-describe('ReleaseRepository.applyChange', () => {
+describe('ReleaseChanges.applyChange', () => {
   it('moves release and tasks and writes the events in one transaction', async () => {
     const { release, tasks } = await newRelease();
     const written = await releases.applyChange({
@@ -236,7 +236,7 @@ describe('ReleaseRepository.applyChange', () => {
   });
 });
 
-describe('ReleaseRepository.create', () => {
+describe('ReleaseCreation.create', () => {
   it(`creates a release with ${MAX_TASKS_PER_RELEASE} tasks in one transaction`, async () => {
     const agg = await newRelease(MAX_TASKS_PER_RELEASE);
     expect(agg.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);
