@@ -90,14 +90,14 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
   return created;
 }
 
-export async function getRelease(deps: Pick<ReleaseDeps, 'releases'>, id: string): Promise<ReleaseAggregate> {
+export async function getRelease(deps: { releases: ReleaseReads }, id: string): Promise<ReleaseAggregate> {
   const r = await deps.releases.load(id);
   if (!r) throw new NotFoundError(`Release ${id} not found`);
   return r;
 }
 
 export function listReleases(
-  deps: Pick<ReleaseDeps, 'releases'>,
+  deps: { releases: ReleaseReads },
   filters: { state?: ReleaseState; studyId?: string },
   page: Page,
 ): Promise<Paged<ReleaseAggregate>> {
@@ -105,7 +105,7 @@ export function listReleases(
 }
 
 export async function updateRelease(
-  deps: Pick<ReleaseDeps, 'releases'>,
+  deps: { releases: ReleaseEdits },
   id: string,
   patch: { name?: string; description?: string; tags?: string[] },
 ): Promise<ReleaseAggregate> {
