@@ -71,6 +71,16 @@ export function requireStudyWrite(caller: Caller, studyId: string): void {
   );
 }
 
+/**
+ * Uploading to a record found by its own id (a new version of a file, a confirmation, fresh upload URLs): as
+ * requireVisible, a caller who may not upload to its study gets exactly the answer for an unknown id.
+ */
+export function requireWritable(caller: Caller, studyId: string, notFound: () => Error): void {
+  requireAuthenticated(caller);
+  if (caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId))) return;
+  throw notFound();
+}
+
 export function requireAdmin(caller: Caller): void {
   requireAuthenticated(caller);
   if (!isAdmin(caller)) throw new ForbiddenError('Requires the admin role');

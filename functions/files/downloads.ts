@@ -6,7 +6,7 @@ import { count, METRIC } from '../shared/metrics.js';
 import { actorOf, type Caller, methodOf, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
-import type { AuditMethod, RequestInfo, VersionRecord } from './model.js';
+import { type AuditMethod, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { FilesDeps } from './ports.js';
 import { hashToken, newSignedToken, tokenKind } from './tokens.js';
 import { contentDisposition, downloadUrl } from './views.js';
@@ -126,7 +126,7 @@ export async function download(
       delivery = {
         kind: 'inline',
         body: await deps.store.read(version.key),
-        contentType: version.content_type,
+        contentType: servedContentType(version),
         contentDisposition: disposition,
       };
     } else {
@@ -134,7 +134,7 @@ export async function download(
         kind: 'redirect',
         location: await deps.store.presignGet(version.key, {
           contentDisposition: disposition,
-          contentType: version.content_type,
+          contentType: servedContentType(version),
           expiresIn: deps.config.DOWNLOAD_URL_TTL_SECONDS,
         }),
       };

@@ -10,7 +10,7 @@ import type { FilesConfig } from './config.js';
 import type { Presented } from './downloads.js';
 import type { DrsConfig } from './drs-config.js';
 import { authorizations, type DrsObjectJson, drsObjectJson, HTTPS_ACCESS_ID } from './drs-views.js';
-import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
+import { type FileRecord, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { DevTokenRepository, FilesDeps } from './ports.js';
 import { hashToken, tokenKind } from './tokens.js';
 import { contentDisposition } from './views.js';
@@ -152,7 +152,7 @@ async function mintAccessUrl(
 ): Promise<string> {
   const url = await deps.store.presignGet(version.key, {
     contentDisposition: contentDisposition(version.file_name),
-    contentType: version.content_type,
+    contentType: servedContentType(version),
     expiresIn: deps.config.DOWNLOAD_URL_TTL_SECONDS,
     signedAtMs: deps.clock.nowMs(),
   });

@@ -28,6 +28,27 @@ export const DevTokenName = z
     ),
   );
 
+/** The longest `content_type` accepted. */
+export const CONTENT_TYPE_MAX = 255;
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const QUOTED = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\t \\x21-\\x7e])*"';
+/**
+ * A media type as RFC 9110 (§8.3.1, §5.6) writes one: `type/subtype`, then `; name=value` parameters whose values are
+ * tokens or quoted strings, in visible ASCII. The value becomes a header of every download (and of S3's multipart
+ * upload), so a control character or a line break in it would make each of them fail.
+ */
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*(?:${TOKEN}=(?:${TOKEN}|${QUOTED}))?)*$`);
+
+/** Whether `s` is a valid media type, and short enough (checked first, so the pattern only ever sees 255 characters). */
+export function isMediaType(s: string): boolean {
+  return s.length <= CONTENT_TYPE_MAX && MEDIA_TYPE.test(s);
+}
+
+/** What a download says its bytes are: the version's media type, or octet-stream for one stored before the check. */
+export function servedContentType(v: Pick<VersionRecord, 'content_type'>): string {
+  return isMediaType(v.content_type) ? v.content_type : 'application/octet-stream';
+}
+
 /**
  * pending: created, bytes not confirmed yet; verifying: a confirmed multipart upload whose SHA-256 the verification
  * worker is computing; available / failed: verified, or refused (its object deleted).
