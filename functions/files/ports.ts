@@ -71,6 +71,15 @@ export interface SignedTokenRepository {
   ): Promise<SignedTokenRecord | null>;
   /** Undoes a claim after a storage failure, so a download that never happened does not burn the token. */
   release(hash: string, claimId: string): Promise<void>;
+  /**
+   * Reads a token without claiming it (a HEAD): the record when a claim at `nowMs` for this very version would
+   * succeed, null otherwise. A strongly consistent read; it writes nothing.
+   */
+  peek(
+    hash: string,
+    target: { studyId: string; fileId: string; versionId: string },
+    nowMs: number,
+  ): Promise<SignedTokenRecord | null>;
 }
 
 export interface DevTokenRepository {
