@@ -9,7 +9,12 @@ import type { AuditMethod } from './model.js';
 export type Caller =
   | { kind: 'anonymous' }
   | { kind: 'user'; sub: string | null; isAdmin: boolean; groups: readonly string[] }
-  | { kind: 'developer'; name: string };
+  | {
+      kind: 'developer';
+      name: string;
+      /** The studies the token was narrowed to at creation; null: every study. */
+      studies: readonly string[] | null;
+    };
 
 export const ANONYMOUS_CALLER: Caller = { kind: 'anonymous' };
 
@@ -35,9 +40,9 @@ export function requireAuthenticated(caller: Caller): void {
   if (caller.kind === 'anonymous') throw new UnauthorizedError();
 }
 
-/** Whether the caller may read a study's files: admins, members of the study, developer tokens. */
+/** Whether the caller may read a study's files: admins, members of the study, developer tokens that cover it. */
 export function canReadStudy(caller: Caller, studyId: string): boolean {
-  if (caller.kind === 'developer') return true;
+  if (caller.kind === 'developer') return caller.studies === null || caller.studies.includes(studyId);
   return caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId));
 }
 
@@ -49,6 +54,8 @@ export function canReadStudy(caller: Caller, studyId: string): boolean {
 export function requireStudyRead(caller: Caller, studyId: string): void {
   requireAuthenticated(caller);
   if (canReadStudy(caller, studyId)) return;
+  if (caller.kind === 'developer')
+    throw new ForbiddenError(`Developer token ${caller.name} does not cover study ${studyId}`);
   throw new ForbiddenError(`You are not a member of study ${studyId}`);
 }
 

@@ -6,6 +6,7 @@ import { count, METRIC } from '../shared/metrics.js';
 import { actorOf, type Caller, methodOf, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
+import { developerCaller, devTokenExpired } from './dev-tokens.js';
 import { type AuditMethod, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { FilesDeps } from './ports.js';
 import { hashToken, newSignedToken, tokenKind } from './tokens.js';
@@ -39,11 +40,11 @@ interface Granted {
 
 const INVALID_LINK = 'This download link is invalid, has expired or has already been used';
 
-async function developer(deps: Pick<FilesDeps, 'devTokens'>, token: string): Promise<Granted> {
-  const hash = hashToken(token);
-  const record = await deps.devTokens.findByHash(hash);
-  if (!record) throw new UnauthorizedError('Unknown or revoked developer token');
-  return { method: 'developer_token', actor: null, devToken: record.name, devTokenHash: hash };
+/** A developer token: known, not revoked, not expired (401), and covering the path's study (403). */
+async function developer(deps: GrantDeps, token: string, studyId: string): Promise<Granted> {
+  const { caller, hash } = await developerCaller(deps, token);
+  requireStudyRead(caller, studyId);
+  return { method: 'developer_token', actor: null, devToken: caller.name, devTokenHash: hash };
 }
 
 /**
@@ -68,7 +69,7 @@ async function grant(
     return { method: methodOf(presented.caller), actor: actorOf(presented.caller), devToken: null };
   }
   const kind = tokenKind(presented.token);
-  if (kind === 'developer') return developer(deps, presented.token);
+  if (kind === 'developer') return developer(deps, presented.token, target.studyId);
   if (kind !== 'signed' || !target.versionId) throw new UnauthorizedError(INVALID_LINK);
   const hash = hashToken(presented.token);
   const claimId = randomUUID();
@@ -78,9 +79,12 @@ async function grant(
       ? await deps.signedTokens.peek(hash, bound, deps.clock.nowMs())
       : await deps.signedTokens.claim(hash, bound, deps.clock.nowMs(), claimId);
   if (!claimed) throw new UnauthorizedError(INVALID_LINK);
-  // A link minted with a developer token works only while that token exists (the claim stays spent either way).
-  if (claimed.dev_token_hash && !(await deps.devTokens.findByHash(claimed.dev_token_hash)))
-    throw new UnauthorizedError(INVALID_LINK);
+  // A link minted with a developer token works only while that token exists and has not expired (the claim stays
+  // spent either way).
+  if (claimed.dev_token_hash) {
+    const minter = await deps.devTokens.findByHash(claimed.dev_token_hash);
+    if (!minter || devTokenExpired(minter, deps.clock.nowMs())) throw new UnauthorizedError(INVALID_LINK);
+  }
   return {
     method: 'signed_url',
     actor: claimed.created_by,

@@ -8,6 +8,7 @@ import {
   validate,
 } from 'graphql';
 import { isAppError, ValidationError } from '../shared/errors.js';
+import { LIMITS } from '../shared/limits.js';
 import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
 import { SIGNED_URL_MINTED_LINE } from '../shared/metric-names.js';
@@ -50,8 +51,11 @@ export const typeDefs = /* GraphQL */ `
   type Mutation {
     "A single-use download URL, valid for a few seconds. Without versionId it pins the newest available version."
     signedUrl(studyId: String!, fileId: String!, versionId: String): SignedUrl!
-    "A developer token; the secret is in the answer once and never again. Admins only."
-    createDevToken(name: String!): CreateDevTokenPayload!
+    """
+    A developer token; the secret is in the answer once and never again. Admins only. expiresAt (an RFC 3339
+    instant; default never) and studies (default every study) narrow it.
+    """
+    createDevToken(name: String!, expiresAt: String, studies: [String!]): CreateDevTokenPayload!
     "Revokes a developer token at once. Admins only."
     deleteDevToken(name: String!): DeleteDevTokenPayload!
   }
@@ -103,6 +107,10 @@ export const typeDefs = /* GraphQL */ `
     token: String!
     createdAt: String!
     createdBy: String
+    "After this instant the token is refused; null: never."
+    expiresAt: String
+    "The only studies whose files the token reaches; null: every study."
+    studies: [String!]
   }
 
   type SignedUrl {
@@ -258,6 +266,8 @@ function devTokenNode(t: DevTokenRecord, secret?: string) {
     token: secret ?? maskedToken(t.hint),
     createdAt: t.created_at,
     createdBy: t.created_by,
+    expiresAt: t.expires_at,
+    studies: t.studies,
   };
 }
 
@@ -315,7 +325,24 @@ const rootValue = {
   },
   createDevToken: async (args: Args, ctx: GraphqlContext) => {
     const name = arg('name', DevTokenName, args.name);
-    const { record, secret } = await createDevToken(ctx.deps, ctx.caller, name, ctx.info);
+    const expiresAt =
+      args.expiresAt == null
+        ? null
+        : arg(
+            'expiresAt',
+            z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time' }),
+            args.expiresAt,
+          );
+    const studies =
+      args.studies == null
+        ? null
+        : arg('studies', z.array(StudyId).check(z.minLength(1), z.maxLength(LIMITS.studies)), args.studies);
+    const { record, secret } = await createDevToken(
+      ctx.deps,
+      ctx.caller,
+      { name, expiresAtMs: expiresAt === null ? null : Date.parse(expiresAt), studies },
+      ctx.info,
+    );
     return { token: devTokenNode(record, secret) };
   },
   deleteDevToken: async (args: Args, ctx: GraphqlContext) => {

@@ -114,6 +114,10 @@ export const devTokenRecord = z.object({
   hint: z.string(),
   created_at: z.string(),
   created_by: z.nullable(z.string()),
+  /** After this instant the token is refused (401); null: it never expires (tokens made before expiries, too). */
+  expires_at: z._default(z.nullable(z.string()), null),
+  /** The only studies whose files it reaches; null: every study (as every token made before the field). */
+  studies: z._default(z.nullable(z.array(StudyId)), null),
 });
 export type DevTokenRecord = z.infer<typeof devTokenRecord>;
 

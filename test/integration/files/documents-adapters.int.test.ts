@@ -115,7 +115,14 @@ const signedToken: SignedTokenRecord = {
   expires_at_ms: Date.parse('2026-03-04T05:07:00Z'),
   claimed: false,
 };
-const devToken: DevTokenRecord = { name: 'ci-bot', hint: 'sfdt_abc', created_at: AT, created_by: 'admin' };
+const devToken: DevTokenRecord = {
+  name: 'ci-bot',
+  hint: 'sfdt_abc',
+  created_at: AT,
+  created_by: 'admin',
+  expires_at: '2027-01-01T00:00:00.000000Z',
+  studies: ['SD_AAAAAAA1'],
+};
 
 /** Every repository method of the file service, in an order where each step has something to find. */
 async function scenario(doc: Documents, tables: Record<string, string>) {
