@@ -621,9 +621,9 @@ export interface paths {
         put?: never;
         /**
          * Run a GraphQL operation
-         * @description Anonymous callers see nothing private; errors of resolvers come back in `errors` with a 200, as GraphQL does. An unparsable or invalid document is a 400 in the GraphQL shape.
+         * @description Needs a bearer JWT (401 without one, before the document is read). Errors of resolvers come back in `errors` with a 200, as GraphQL does. An unparsable or invalid document is a 400 in the GraphQL shape, and so is one over a limit (aliases, depth, directives, fields, cost, mutations, tokens): its error names the limit in `extensions.limit`, with `maximum` and `found`.
          *
-         *     A bearer token is optional; what the caller may see depends on it.
+         *     Any valid bearer token.
          */
         post: operations["graphql"];
         delete?: never;
@@ -2863,7 +2863,7 @@ export interface operations {
                     "application/json": components["schemas"]["GraphqlResponse"];
                 };
             };
-            /** @description The document does not parse or validate (GraphQL shape), or the body is invalid */
+            /** @description The document does not parse or validate, or breaks a limit (GraphQL shape), or the body is invalid */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -16,6 +16,15 @@ export const StudyId = z.string().check(z.regex(idPattern('SD'), 'must be a SD_ 
 export const FileId = z.string().check(z.regex(idPattern('SF'), 'must be a SF_ id'));
 export const VersionId = z.string().check(z.regex(idPattern('FV'), 'must be a FV_ id'));
 
+/** An RFC 3339 date-time with its offset (2027-01-31T00:00:00Z, 2027-01-31T01:00:00.5+01:00), for expiries. */
+export const Rfc3339 = z.string().check(
+  z.regex(
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/,
+    'must be an RFC 3339 date-time such as 2027-01-31T00:00:00Z',
+  ),
+  z.refine((s) => !Number.isNaN(Date.parse(s)), 'is not a date-time that exists'),
+);
+
 /** Developer token names appear in URLs (DELETE /developer-tokens/<name>), so they stay plain. */
 export const DevTokenName = z
   .string()

@@ -3,7 +3,7 @@ import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
 import { LIMITS } from '../../shared/limits.js';
 import { pageQuery } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
-import { DevTokenName, StudyId } from '../model.js';
+import { DevTokenName, Rfc3339, StudyId } from '../model.js';
 import type { FilesSchemas } from './schemas.js';
 
 /** The longest lifetime `expires_in` may ask for: ten years (a token that should outlive it needs no expiry). */
@@ -22,14 +22,7 @@ export const devTokenRoutes = {
     body: z
       .strictObject({
         name: DevTokenName,
-        expires_at: z.optional(
-          z.nullable(
-            z.iso.datetime({
-              offset: true,
-              message: 'must be an RFC 3339 date-time such as 2027-01-31T00:00:00Z',
-            }),
-          ),
-        ),
+        expires_at: z.optional(z.nullable(Rfc3339)),
         expires_in: z.optional(
           z.nullable(
             z

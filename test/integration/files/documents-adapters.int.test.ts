@@ -161,6 +161,14 @@ async function scenario(doc: Documents, tables: Record<string, string>) {
   await step('get missing file', () => files.getFile('SF_ZZZZZZZZ'));
   await step('file with versions', () => files.getFileWithVersions(file.id));
   await step('get version', () => files.getVersion(file.id, v2.id));
+  await step('get files, batched', () => files.getFiles([file.id, 'SF_ZZZZZZZZ', file.id]));
+  await step('get versions, batched', () =>
+    files.getVersions([
+      { fileId: file.id, versionId: v2.id },
+      { fileId: file.id, versionId: 'FV_ZZZZZZZZ' },
+      { fileId: file.id, versionId: v1.id },
+    ]),
+  );
   await step('file of a version', () => files.fileIdOfVersion(v3.id));
   await step('list files', () => files.listFiles(STUDY, page));
   await step('list versions, page 1', () => files.listVersions(file.id, page));
