@@ -25,6 +25,10 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 
 export default defineConfig({
   test: {
+    // The GraphQL validation rules' packages go through vite like the sources, so they import the very graphql
+    // build the sources do (Node itself would hand them graphql's ESM build, the sources get its CommonJS one, and
+    // graphql refuses types from another copy of itself).
+    server: { deps: { inline: ['graphql-query-complexity', /@escape\.tech\/graphql-armor/] } },
     ...(jsonReport && process.env.CONTRACT_COVERAGE !== '1'
       ? { reporters: ['default', 'json'], outputFile: { json: jsonReport } }
       : {}),

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundleAll, MAX_BUNDLE_BYTES } from '../lib/bundling.js';
+import { bundleAll, MAX_BUNDLE_BYTES, maxBundleBytes } from '../lib/bundling.js';
 import { ROOT } from '../local/config.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 
@@ -123,14 +123,15 @@ function main(): void {
       return row;
     });
     const loadAfter = loadavg()[0];
-    const bigOk = rows.every((r) => r.kb <= MAX_KB);
+    const within = (r: { entry: string; kb: number }) => r.kb <= maxBundleBytes(r.entry) / 1024;
+    const bigOk = rows.every(within);
     const slowOk = rows.every((r) => r.median <= MAX_MS);
     const table = [
       '| function(s) | entry | bundle KB | import median ms | min / max ms | CPU median ms | <= 400 KB | <= 150 ms |',
       '|---|---|---:|---:|---|---:|---|---|',
       ...rows.map(
         (r) =>
-          `| ${r.functions} | \`${r.entry}\` | ${fmt(r.kb)} | ${fmt(r.median, 1)} | ${fmt(r.min, 1)} / ${fmt(r.max, 1)} | ${fmt(r.cpu, 1)} | ${r.kb <= MAX_KB ? 'yes' : '**no**'} | ${r.median <= MAX_MS ? 'yes' : '**no**'} |`,
+          `| ${r.functions} | \`${r.entry}\` | ${fmt(r.kb)} | ${fmt(r.median, 1)} | ${fmt(r.min, 1)} / ${fmt(r.max, 1)} | ${fmt(r.cpu, 1)} | ${within(r) ? 'yes' : '**no**'} | ${r.median <= MAX_MS ? 'yes' : '**no**'} |`,
       ),
     ].join('\n');
     const largest = rows.reduce((a, b) => (b.kb > a.kb ? b : a));
@@ -145,7 +146,7 @@ bundles), each timing \`await import(bundle)\` from inside with a deployed funct
 (\`NODE_OPTIONS=--enable-source-maps\`, table names, issuer, state machine ARN, topic, token endpoint); Node's own
 start-up is not included. The CPU column is the CPU time the process spent on the import: unlike the wall clock, it
 does not grow when other processes compete for the 2 cores, so it shows the cost of the bundle itself on a busy
-machine. Targets: every bundle <= ${MAX_KB} KB (${bigOk ? 'met' : '**not met**'}; largest ${largest.functions},
+machine. Targets: every bundle <= ${MAX_KB} KB (FilesGraphql ${maxBundleBytes('functions/files/handlers/graphql.ts') / 1024} KB; ${bigOk ? 'met' : '**not met**'}; largest ${largest.functions},
 ${fmt(largest.kb)} KB) and every median <= ${MAX_MS} ms (${slowOk ? 'met' : '**not met**'}; slowest
 ${slowest.functions}, ${fmt(slowest.median, 1)} ms).
 

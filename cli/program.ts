@@ -70,6 +70,8 @@ const tokenColumns: Column<DevToken>[] = [
   { header: 'token', value: (t) => t.token },
   { header: 'created', value: (t) => t.created_at },
   { header: 'by', value: (t) => t.created_by },
+  { header: 'expires', value: (t) => t.expires_at ?? 'never' },
+  { header: 'studies', value: (t) => t.studies?.join(' ') ?? 'all' },
 ];
 
 const showRelease = (r: Release) =>
@@ -524,11 +526,24 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
   devTokens
     .command('create <name>')
     .description('create a developer token (its secret is shown only now)')
-    .action(async (name: string, _opts, cmd: Command) => {
+    .option(
+      '--expires-in <seconds>',
+      'refuse it after this many seconds (default: it never expires)',
+      positiveInt,
+    )
+    .option('--expires-at <time>', 'refuse it after this RFC 3339 instant, e.g. 2027-01-31T00:00:00Z')
+    .option('--study <id...>', 'the only studies it reaches (default: every study)')
+    .action(async (name: string, opts, cmd: Command) => {
       const s = S(cmd);
       const api = await s.files();
+      const body = {
+        name,
+        ...(opts.expiresIn !== undefined ? { expires_in: opts.expiresIn as number } : {}),
+        ...(opts.expiresAt !== undefined ? { expires_at: opts.expiresAt as string } : {}),
+        ...(opts.study ? { studies: opts.study as string[] } : {}),
+      };
       const t = await must(
-        api.POST('/developer-tokens', { body: { name }, headers: creating() }),
+        api.POST('/developer-tokens', { body, headers: creating() }),
         'POST /developer-tokens',
       );
       show(s.o, t, () => `${record(t)}\nkeep the token now: it is never shown again`);

@@ -138,20 +138,41 @@ export function bundleAll(root = BUNDLES_DIR, opts: { metafile?: boolean } = {})
  */
 export const MAX_BUNDLE_BYTES = 400 * 1024;
 
-/** The bundles over MAX_BUNDLE_BYTES among `built`, with their size, for a message. */
-export function oversizedBundles(built: { file: string; names: string[] }[], max = MAX_BUNDLE_BYTES) {
+/**
+ * Entries allowed more than MAX_BUNDLE_BYTES, each with its reason (docs/architecture.md, "Bundle size").
+ *
+ * FilesGraphql: graphql-js 17 is 178 KB of it, and the bundle stood at 393 KB before the GraphQL limits came. Those
+ * are graphql-armor's rules (aliases, depth, directives: 6 KB), graphql-query-complexity for the cost (9 KB with
+ * its lodash.get) and dataloader for the per-request batching (4 KB), with their wiring, about 430 KB in all; the
+ * same limits written by hand would still leave it over 400 KB.
+ */
+export const BUNDLE_LIMIT_EXCEPTIONS: Readonly<Record<string, number>> = {
+  'functions/files/handlers/graphql.ts': 440 * 1024,
+};
+
+/** The limit of one entry's bundle. */
+export const maxBundleBytes = (entry?: string) =>
+  (entry && BUNDLE_LIMIT_EXCEPTIONS[entry]) || MAX_BUNDLE_BYTES;
+
+/** The bundles over their limit among `built` (`max`, or each entry's own), with their size and limit. */
+export function oversizedBundles(built: { file: string; names: string[]; entry?: string }[], max?: number) {
   return built
-    .map((b) => ({ names: b.names, file: b.file, bytes: statSync(b.file).size }))
-    .filter((b) => b.bytes > max);
+    .map((b) => ({
+      names: b.names,
+      file: b.file,
+      bytes: statSync(b.file).size,
+      max: max ?? maxBundleBytes(b.entry),
+    }))
+    .filter((b) => b.bytes > b.max);
 }
 
 /** Why `oversizedBundles` refused, in one line per bundle. */
-export function describeOversized(
-  over: { names: string[]; bytes: number }[],
-  max = MAX_BUNDLE_BYTES,
-): string {
+export function describeOversized(over: { names: string[]; bytes: number; max?: number }[]): string {
   return over
-    .map((b) => `${b.names.join(', ')}: ${(b.bytes / 1024).toFixed(1)} KB, over the ${max / 1024} KB limit`)
+    .map(
+      (b) =>
+        `${b.names.join(', ')}: ${(b.bytes / 1024).toFixed(1)} KB, over the ${(b.max ?? MAX_BUNDLE_BYTES) / 1024} KB limit`,
+    )
     .join('\n');
 }
 

@@ -353,6 +353,28 @@ describe('drc files, signed URLs and developer tokens', () => {
     expect(mine.token).not.toBe(created.token);
     expect(await json(['dev-tokens', 'rm', 'cli-laptop'])).toEqual({ deleted: 'cli-laptop' });
     expect((await json(['dev-tokens', 'ls'])).results.map((t: any) => t.name)).not.toContain('cli-laptop');
+    expect(created).toMatchObject({ expires_at: null, studies: null });
+  });
+
+  it('dev-tokens create --expires-in --study narrows the token', async () => {
+    const before = Date.now();
+    const created = await json([
+      'dev-tokens',
+      'create',
+      'cli-narrow',
+      '--expires-in',
+      '3600',
+      '--study',
+      'SD_AAAAAAA1',
+      'SD_AAAAAAA2',
+    ]);
+    expect(created.studies).toEqual(['SD_AAAAAAA1', 'SD_AAAAAAA2']);
+    expect(Date.parse(created.expires_at) - before).toBeGreaterThan(3500_000);
+    expect(Date.parse(created.expires_at) - before).toBeLessThan(3700_000);
+    const at = await json(['dev-tokens', 'create', 'cli-until', '--expires-at', '2099-01-01T00:00:00Z']);
+    expect(at.expires_at).toBe('2099-01-01T00:00:00.000000Z');
+    await json(['dev-tokens', 'rm', 'cli-narrow']);
+    await json(['dev-tokens', 'rm', 'cli-until']);
   });
 
   const big = randomBytes(28 * MiB);

@@ -115,7 +115,14 @@ const signedToken: SignedTokenRecord = {
   expires_at_ms: Date.parse('2026-03-04T05:07:00Z'),
   claimed: false,
 };
-const devToken: DevTokenRecord = { name: 'ci-bot', hint: 'sfdt_abc', created_at: AT, created_by: 'admin' };
+const devToken: DevTokenRecord = {
+  name: 'ci-bot',
+  hint: 'sfdt_abc',
+  created_at: AT,
+  created_by: 'admin',
+  expires_at: '2027-01-01T00:00:00.000000Z',
+  studies: ['SD_AAAAAAA1'],
+};
 
 /** Every repository method of the file service, in an order where each step has something to find. */
 async function scenario(doc: Documents, tables: Record<string, string>) {
@@ -154,6 +161,14 @@ async function scenario(doc: Documents, tables: Record<string, string>) {
   await step('get missing file', () => files.getFile('SF_ZZZZZZZZ'));
   await step('file with versions', () => files.getFileWithVersions(file.id));
   await step('get version', () => files.getVersion(file.id, v2.id));
+  await step('get files, batched', () => files.getFiles([file.id, 'SF_ZZZZZZZZ', file.id]));
+  await step('get versions, batched', () =>
+    files.getVersions([
+      { fileId: file.id, versionId: v2.id },
+      { fileId: file.id, versionId: 'FV_ZZZZZZZZ' },
+      { fileId: file.id, versionId: v1.id },
+    ]),
+  );
   await step('file of a version', () => files.fileIdOfVersion(v3.id));
   await step('list files', () => files.listFiles(STUDY, page));
   await step('list versions, page 1', () => files.listVersions(file.id, page));

@@ -13,6 +13,7 @@ import {
   describeOversized,
   FUNCTION_BUNDLE_OPTIONS,
   MAX_BUNDLE_BYTES,
+  maxBundleBytes,
   oversizedBundles,
 } from '../../../lib/bundling.js';
 import { RecordingHandler } from '../../helpers/recording-handler.js';
@@ -163,6 +164,20 @@ describe('the bundle size limit', () => {
       ]);
       expect(refused.map((b) => b.names)).toEqual([['Over', 'AlsoOver']]);
       expect(describeOversized(refused)).toBe('Over, AlsoOver: 400.0 KB, over the 400 KB limit');
+      // An entry with a limit of its own (FilesGraphql) is held to that one.
+      const graphql = 'functions/files/handlers/graphql.ts';
+      const own = maxBundleBytes(graphql);
+      expect(own).toBeGreaterThan(MAX_BUNDLE_BYTES);
+      const within = join(dir, 'within.mjs');
+      const beyond = join(dir, 'beyond.mjs');
+      writeFileSync(within, Buffer.alloc(own));
+      writeFileSync(beyond, Buffer.alloc(own + 1));
+      const ownRefused = oversizedBundles([
+        { file: within, names: ['Within'], entry: graphql },
+        { file: beyond, names: ['Beyond'], entry: graphql },
+        { file: within, names: ['OtherEntry'], entry: 'functions/files/handlers/files.ts' },
+      ]);
+      expect(ownRefused.map((b) => b.names)).toEqual([['Beyond'], ['OtherEntry']]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

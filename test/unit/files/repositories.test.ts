@@ -102,7 +102,14 @@ describe('claiming a signed-URL token', () => {
 describe('developer tokens in DynamoDB', () => {
   it('writes the name item, the hash item and the audit record in one transaction', async () => {
     ddb.on(TransactWriteCommand).resolves({});
-    const record = { name: 'ci', hint: 'sfdt_abcd', created_at: audit.at, created_by: 'admin' };
+    const record = {
+      name: 'ci',
+      hint: 'sfdt_abcd',
+      created_at: audit.at,
+      created_by: 'admin',
+      expires_at: null,
+      studies: null,
+    };
     expect(await new DynamoDevTokenRepository(doc, 'files').create('hash', record, audit)).toBe(true);
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(items.filter((i) => i.Put).map((i) => (i.Put!.Item as { pk: string }).pk)).toEqual([
@@ -128,7 +135,14 @@ describe('developer tokens in DynamoDB', () => {
         CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }],
       }),
     );
-    const record = { name: 'ci', hint: 'sfdt_abcd', created_at: audit.at, created_by: 'admin' };
+    const record = {
+      name: 'ci',
+      hint: 'sfdt_abcd',
+      created_at: audit.at,
+      created_by: 'admin',
+      expires_at: null,
+      studies: null,
+    };
     expect(await new DynamoDevTokenRepository(doc, 'files').create('hash', record, audit)).toBe(false);
   });
 
