@@ -50,13 +50,15 @@ export interface TaskServiceCalls {
       studies: string[];
     },
     timeoutMs: number,
+    /** The service's signing secrets: the action is signed for it with each (Standard Webhooks). */
+    secrets?: readonly string[],
   ): Promise<CallOutcome>;
   status(url: string, timeoutMs: number): Promise<CallOutcome>;
 }
 
 export interface OrchestrationDeps {
   releases: ReleaseRepository;
-  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth' | 'recordFailedCheck'>;
+  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth' | 'recordFailedCheck' | 'credentials'>;
   calls: TaskServiceCalls;
   /** Where stored events are fanned out (SNS / EventBridge / nowhere). */
   publisher: EventSink;

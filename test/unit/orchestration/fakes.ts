@@ -13,6 +13,7 @@ import {
   type ReleaseChange,
   type ReleaseRepository,
 } from '../../../functions/coordinator/ports.js';
+import type { ServiceCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { compareVersions } from '../../../functions/coordinator/versions.js';
 import type {
   CallOutcome,
@@ -245,14 +246,18 @@ export function memoryDeps(
 ): OrchestrationDeps & {
   published: CoordinatorEvent[];
   health: Map<string, { healthStatus: string; lastOkStatus: number }>;
+  /** Each service's signing credentials, by id (none unless a test sets them). */
+  credentials: Map<string, ServiceCredentials>;
 } {
   const published: CoordinatorEvent[] = [];
+  const credentials = new Map<string, ServiceCredentials>();
   const health = new Map<string, { healthStatus: string; lastOkStatus: number }>();
   return {
     releases: releases as unknown as ReleaseRepository,
     services: {
       all: async () => svc.map((s) => ({ ...s, ...health.get(s.id) })),
       get: async (id) => svc.find((s) => s.id === id) ?? null,
+      credentials: async (id) => credentials.get(id) ?? null,
       updateHealth: async (id, h) => {
         health.set(id, h);
         const s = svc.find((x) => x.id === id);
@@ -274,5 +279,6 @@ export function memoryDeps(
     concurrency: 8,
     published,
     health,
+    credentials,
   };
 }
