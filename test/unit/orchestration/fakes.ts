@@ -204,13 +204,21 @@ export type Script = (
 /** Task-service calls answered by a script; every call is recorded. */
 export class ScriptedCalls implements TaskServiceCalls {
   calls: { url: string; action: string; taskId: string }[] = [];
+  /** The signing secrets each action was given, in call order. */
+  signed: { url: string; secrets?: readonly string[] }[] = [];
   statusCalls: string[] = [];
   constructor(
     public script: Script,
     public statusScript: (url: string) => CallOutcome = () => ({ ok: true, body: { name: 'x' } }),
   ) {}
-  async action(url: string, body: any): Promise<CallOutcome> {
+  async action(
+    url: string,
+    body: any,
+    _timeoutMs?: number,
+    secrets?: readonly string[],
+  ): Promise<CallOutcome> {
     this.calls.push({ url, action: body.action, taskId: body.task_id });
+    this.signed.push({ url, secrets });
     return this.script(url, body);
   }
   async status(url: string): Promise<CallOutcome> {
