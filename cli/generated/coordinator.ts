@@ -476,7 +476,6 @@ export interface components {
             last_ok_status: number;
             client_id: string | null;
             created_at: string;
-            /** Format: starts_with */
             secret: string;
             client_secret?: string;
         };
@@ -492,7 +491,6 @@ export interface components {
             last_ok_status: number;
             client_id: string | null;
             created_at: string;
-            /** Format: starts_with */
             secret: string;
             previous_secret_expires_at: string | null;
         };

@@ -38,7 +38,7 @@ export function coordinatorSchemas(describe: Describe) {
     created_at: timestamp,
   });
   const secret = describe(
-    z.string().check(z.startsWith('whsec_')),
+    z.string().check(z.regex(/^whsec_/)),
     "The service's signing secret (Standard Webhooks form), shown only in this answer",
   );
   const TaskServiceRegistration = z.strictObject({
