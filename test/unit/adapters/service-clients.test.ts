@@ -23,11 +23,9 @@ const clients = () =>
 
 describe('Cognito app clients for task services', () => {
   it('creates a client-credentials client with a secret and the service scope only, and answers its id and secret', async () => {
-    cognito
-      .on(CreateUserPoolClientCommand)
-      .resolves({
-        UserPoolClient: { ClientId: 'abc123', ClientSecret: 's3cret', UserPoolId: 'us-east-1_Pool' },
-      });
+    cognito.on(CreateUserPoolClientCommand).resolves({
+      UserPoolClient: { ClientId: 'abc123', ClientSecret: 's3cret', UserPoolId: 'us-east-1_Pool' },
+    });
     const out = await clients().create('stager (v2)');
     expect(out).toEqual({ clientId: 'abc123', clientSecret: 's3cret' });
     const sent = cognito.commandCalls(CreateUserPoolClientCommand)[0].args[0].input;
