@@ -132,20 +132,19 @@ async function main() {
 
   await drc('login', '--sub', 'demo');
 
-  // Two reference task services: they verify the coordinator's token against the local IdP and call back with a
-  // token of their own (client credentials, client "task-service").
-  const callbackToken = clientCredentials(
-    `${issuer}/oauth/token`,
-    'task-service',
-    'task-service-local-secret',
-  );
+  // Two reference task services: they verify the coordinator's token against the local IdP and, once registered,
+  // the signature of every action with the secret their registration answered; each calls back with a client of
+  // its own, which the registration made (--create-client).
   for (const name of ['dataservice snapshot', 'portal ETL']) {
+    const secrets: string[] = [];
+    let callbackToken: (() => Promise<string | null>) | undefined;
     const svc = await startTaskService(
       {
         name,
         coordinatorUrl: api,
-        callbackToken,
+        callbackToken: () => callbackToken?.() ?? Promise.resolve(null),
         auth: { mode: 'jwks', issuer, audience: ['task-services'] },
+        signingSecrets: () => secrets,
         stageSeconds: name === 'portal ETL' ? stageSeconds * 1.5 : stageSeconds,
         publishSeconds,
         progressSteps: 3,
@@ -154,16 +153,14 @@ async function main() {
       { port: 0, host: '127.0.0.1' },
     );
     services.push(svc);
-    await drc(
-      'services',
-      'add',
-      name,
-      svc.url,
-      '--description',
-      `reference task service (${name})`,
-      '--author',
-      'demo',
+    const args = ['services', 'add', name, svc.url, '--description', `reference task service (${name})`];
+    out(
+      `\n$ drc ${args.map((a) => (/[\s"']/.test(a) ? `"${a}"` : a)).join(' ')} --author demo --create-client`,
     );
+    const added = await drcJson(...args, '--author', 'demo', '--create-client');
+    out(`  ${added.kf_id}: signing secret and client ${added.client_id} handed to the service (shown once)`);
+    secrets.push(added.secret);
+    callbackToken = clientCredentials(`${issuer}/oauth/token`, added.client_id, added.client_secret);
   }
   await drc('services', 'ls');
   await drc('studies', 'ls', '--limit', '3');

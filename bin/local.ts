@@ -271,6 +271,7 @@ async function main(): Promise<void> {
     throw new Error(
       `Invalid configuration: COORDINATOR_CLIENT_ID "${config.COORDINATOR_CLIENT_ID}" is not in IDP_CLIENTS`,
     );
+  const adminClient = clients.find((c) => c.roles.includes('admin'));
   if (coordinatorClient.audience === config.AUTH_AUDIENCE)
     throw new Error(
       "Invalid configuration: the coordinator client's audience must differ from AUTH_AUDIENCE, or its token would work against the coordinator",
@@ -363,6 +364,7 @@ async function main(): Promise<void> {
     issuer: config.IDP_ISSUER,
     audience: config.AUTH_AUDIENCE,
     clients,
+    verifyAudience: coordinatorClient.audience,
     tokenTtlSeconds: config.IDP_TOKEN_TTL_SECONDS,
     devTokens: config.IDP_DEV_TOKENS,
     corsOrigins,
@@ -378,6 +380,15 @@ async function main(): Promise<void> {
       COORDINATOR_TOKEN_URL: idp.tokenUrl,
       COORDINATOR_CLIENT_ID: coordinatorClient.client_id,
       COORDINATOR_CLIENT_SECRET: coordinatorClient.client_secret,
+      // `create_client` makes each task service its own client here, with an admin client's credentials (as the
+      // deployed coordinator makes Cognito app clients with its IAM role). Without an admin client: not offered.
+      ...(adminClient
+        ? {
+            TASK_SERVICE_CLIENTS_IDP_URL: idp.url,
+            TASK_SERVICE_CLIENTS_IDP_CLIENT_ID: adminClient.client_id,
+            TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET: adminClient.client_secret,
+          }
+        : {}),
     },
     urls: { 'Identity provider': `http://${publicHost(config.HOST)}:${new URL(idp.url).port}` },
     stop: idp.stop,

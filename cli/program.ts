@@ -74,6 +74,11 @@ const tokenColumns: Column<DevToken>[] = [
   { header: 'studies', value: (t) => t.studies?.join(' ') ?? 'all' },
 ];
 
+/** Printed under an answer that carries a secret: the coordinator keeps no way to show it again. */
+const SHOWN_ONCE =
+  'The secret(s) above are shown this once: give `secret` to the task service (WEBHOOK_SECRET or ' +
+  'WEBHOOK_SECRET_FILE), and client_id / client_secret, if any, to its client credentials.';
+
 const showRelease = (r: Release) =>
   `${record(r as unknown as Record<string, unknown>, ['kf_id', 'name', 'description', 'state', 'version', 'studies', 'author', 'is_major', 'tags', 'created_at'])}\n` +
   (r.tasks.length
@@ -228,9 +233,15 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
     .option('--description <text>', 'what it does', '')
     .option('--author <name>', 'who registers it')
     .option('--client-id <id>', 'the OAuth client whose tokens may report for it')
+    .option(
+      '--create-client',
+      'have the coordinator make the service an OAuth client of its own (answers client_id and client_secret)',
+    )
     .option('--disabled', 'register it disabled')
     .action(async (name: string, url: string, opts, cmd: Command) => {
       const s = S(cmd);
+      if (opts.createClient && opts.clientId)
+        throw new CliError('--create-client and --client-id exclude each other', 2);
       const api = await s.coordinator();
       const svc = await must(
         api.POST('/task-services', {
@@ -240,13 +251,39 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
             description: opts.description,
             ...(opts.author ? { author: opts.author } : {}),
             ...(opts.clientId ? { client_id: opts.clientId } : {}),
+            ...(opts.createClient ? { create_client: true } : {}),
             ...(opts.disabled ? { enabled: false } : {}),
           },
           headers: creating(),
         }),
         'POST /task-services',
       );
-      show(s.o, svc, () => record(svc));
+      show(s.o, svc, () => `${record(svc)}\n${SHOWN_ONCE}`);
+    });
+  services
+    .command('rotate-secret <id>')
+    .description('give a task service a new signing secret; the old one still signs during the grace period')
+    .option(
+      '--grace <seconds>',
+      'how long the old secret still signs (default 86400, 24 hours; 0 ends it at once)',
+      positiveInt,
+    )
+    .action(async (id: string, opts, cmd: Command) => {
+      const s = S(cmd);
+      const api = await s.coordinator();
+      const svc = await must(
+        api.POST('/task-services/{id}/rotate-secret', {
+          params: { path: { id } },
+          body: opts.grace === undefined ? {} : { grace_seconds: opts.grace },
+        }),
+        `POST /task-services/${id}/rotate-secret`,
+      );
+      show(
+        s.o,
+        svc,
+        () =>
+          `${record(svc, ['kf_id', 'name', 'url', 'secret', 'previous_secret_expires_at'])}\n${SHOWN_ONCE}`,
+      );
     });
   for (const [verb, enabled] of [
     ['enable', true],

@@ -22,6 +22,7 @@ import {
   UserPoolClientIdentityProvider,
   UserPoolGroup,
 } from 'aws-cdk-lib/aws-cognito';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { Settings } from './settings.js';
@@ -55,7 +56,19 @@ export interface AuthSettings {
   tokenScope?: string;
   /** Extra env for the verifier, e.g. where study groups live in Cognito tokens. */
   env: Record<string, string>;
+  /**
+   * Where `POST /task-services {"create_client": true}` makes each task service an app client of its own (Cognito
+   * only): the pool, the scope its clients get, and the IAM grant to create and delete them.
+   */
+  serviceClients?: {
+    userPoolId: string;
+    scope: string;
+    grant(grantee: IGrantable): void;
+  };
 }
+
+/** The scope of the app clients made for task services: the coordinator's `service` role. */
+export const SERVICE_SCOPE = `${RESOURCE_SERVER_ID}/service`;
 
 export interface CognitoAuthProps {
   removalPolicy: RemovalPolicy;
@@ -303,6 +316,18 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
       tokenScope: TASK_SERVICE_SCOPE,
       // Cognito puts every group, role or study, in cognito:groups.
       env: { AUTH_GROUPS_CLAIMS: 'groups,cognito:groups' },
+      serviceClients: {
+        userPoolId: cognito.userPool.userPoolId,
+        scope: SERVICE_SCOPE,
+        // Only app clients of this pool, only made and removed: reading a client (and its secret) is not granted.
+        grant: (grantee) =>
+          grantee.grantPrincipal.addToPrincipalPolicy(
+            new PolicyStatement({
+              actions: ['cognito-idp:CreateUserPoolClient', 'cognito-idp:DeleteUserPoolClient'],
+              resources: [cognito.userPool.userPoolArn],
+            }),
+          ),
+      },
     };
   }
   if (!settings.oidcIssuer || !settings.oidcAudience)

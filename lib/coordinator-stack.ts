@@ -7,7 +7,7 @@ import { type ApiFunction, COORDINATOR_API } from './api-manifest.js';
 import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
 import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
 import { EventsSink } from './events-sink.js';
-import { commonEnvironment, coordinatorTokenEnvironment } from './function-env.js';
+import { commonEnvironment, coordinatorTokenEnvironment, serviceClientEnvironment } from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
 import { WORKER_FUNCTIONS, type WorkerFunction } from './orchestration-manifest.js';
 import { ReleaseStateMachine } from './release-state-machine.js';
@@ -77,7 +77,12 @@ export class CoordinatorStack extends Stack {
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
         description: `Coordinator ${kind === 'http' ? 'API' : 'worker'}: ${entry.name} (${entry.entry})`,
-        environment: { ...baseEnv, ...(writesEvents ? this.events.env : {}) },
+        environment: {
+          // Before baseEnv, so context functionEnv can override TASK_SERVICE_CLIENT_REQUIRED.
+          ...(capabilitiesOf(entry.name).serviceClients ? serviceClientEnvironment(this.auth) : {}),
+          ...baseEnv,
+          ...(writesEvents ? this.events.env : {}),
+        },
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,
@@ -87,6 +92,7 @@ export class CoordinatorStack extends Stack {
       });
       if (writesEvents) this.events.grantPublish(fn.fn);
       if (capabilitiesOf(entry.name).coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);
+      if (capabilitiesOf(entry.name).serviceClients) this.auth.serviceClients?.grant(fn.fn);
       this.functions[entry.name] = fn;
       return fn;
     };

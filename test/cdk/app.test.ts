@@ -744,6 +744,52 @@ describe('least privilege', () => {
     }
   });
 
+  it('only the task-service registry may create and delete Cognito app clients, of this user pool alone', () => {
+    const poolId = logicalId(base.built.auth!.auth.userPool);
+    for (const entry of entries) {
+      const fn = base.built.coordinator.functions[entry.name];
+      const cognito = statementsOfRole(base.coordinator, logicalId(fn.role)).filter((s) =>
+        actionsOf(s).some((a) => a.startsWith('cognito-idp:')),
+      );
+      if (entry.name === 'TaskServices') {
+        expect(cognito, entry.name).toHaveLength(1);
+        expect(actionsOf(cognito[0]).sort()).toEqual([
+          'cognito-idp:CreateUserPoolClient',
+          'cognito-idp:DeleteUserPoolClient',
+        ]);
+        // The pool's ARN, imported from the auth stack: no wildcard, no other pool.
+        expect(collectImports(cognito[0].Resource)).toHaveLength(1);
+        expect(collectImports(cognito[0].Resource)[0]).toContain(poolId);
+      } else expect(cognito, entry.name).toEqual([]);
+    }
+  });
+
+  it('binds every task service to its client on AWS: TASK_SERVICE_CLIENT_REQUIRED=true, clients made in the pool', () => {
+    const envOf = (s: Synth, name: string) =>
+      s.coordinator.toJSON().Resources[logicalId(s.built.coordinator.functions[name].fn)].Properties
+        .Environment.Variables;
+    const env = envOf(base, 'TaskServices');
+    expect(env.TASK_SERVICE_CLIENT_REQUIRED).toBe('true');
+    expect(env.TASK_SERVICE_CLIENTS_SCOPE).toBe('coordinator/service');
+    expect(collectImports(env.TASK_SERVICE_CLIENTS_USER_POOL_ID)[0]).toContain(
+      logicalId(base.built.auth!.auth.userPool),
+    );
+    // The other functions neither need nor get it.
+    expect(envOf(base, 'ReleaseStep').TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeUndefined();
+    // An external issuer: still required, no pool to make clients in.
+    const oidc = synth({
+      oidcIssuer: 'https://idp.example.org/realms/kf',
+      oidcAudience: 'coordinator-api',
+      tokenUrl: 'https://idp.example.org/realms/kf/token',
+      clientId: 'release-coordinator',
+    });
+    expect(envOf(oidc, 'TaskServices').TASK_SERVICE_CLIENT_REQUIRED).toBe('true');
+    expect(envOf(oidc, 'TaskServices').TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeUndefined();
+    // Context functionEnv can turn it off.
+    const off = synth({ functionEnv: { TASK_SERVICE_CLIENT_REQUIRED: 'false' } });
+    expect(envOf(off, 'TaskServices').TASK_SERVICE_CLIENT_REQUIRED).toBe('false');
+  });
+
   it('functions that write the coordinator table publish events to the SNS topic; the others cannot', () => {
     const topicId = logicalId(base.built.coordinator.events.topic!);
     for (const entry of entries) {

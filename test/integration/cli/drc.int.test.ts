@@ -34,6 +34,8 @@ const MiB = 1024 * 1024;
 
 let stack: SpawnedStack;
 let service: RunningTaskService;
+/** The reference service checks the coordinator's signatures with the secret `services add` answered. */
+const serviceSecrets: string[] = [];
 let work: string;
 let configDir: string;
 let study: string;
@@ -131,6 +133,7 @@ beforeAll(async () => {
         'task-service-local-secret',
       ),
       auth: { mode: 'jwks', issuer: stack.url.idp, audience: ['task-services'] },
+      signingSecrets: () => serviceSecrets,
       stageSeconds: 1,
       publishSeconds: 1,
       progressSteps: 2,
@@ -252,6 +255,8 @@ describe('drc services, releases and events', () => {
   it('services add | ls | disable | enable', async () => {
     const added = await json(['services', 'add', 'cli stager', service.url, '--client-id', 'task-service']);
     expect(added).toMatchObject({ name: 'cli stager', enabled: true, client_id: 'task-service' });
+    expect(added.secret).toMatch(/^whsec_/);
+    serviceSecrets.push(added.secret);
     serviceId = added.kf_id;
     expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).toContain(serviceId);
     expect(await json(['services', 'disable', serviceId])).toMatchObject({ enabled: false });
@@ -318,6 +323,40 @@ describe('drc services, releases and events', () => {
     const r = await tail.done;
     expect(r.code).toBe(130);
     for (const e of lines(r.stdout)) expect(e.kf_id).toMatch(/^EV_/);
+  });
+
+  it('services rotate-secret gives a new secret; the old one signs during --grace', async () => {
+    const rotated = await json(['services', 'rotate-secret', serviceId]);
+    expect(rotated).toMatchObject({ kf_id: serviceId, secret: expect.stringMatching(/^whsec_/) });
+    expect(rotated.secret).not.toBe(serviceSecrets[0]);
+    expect(Date.parse(rotated.previous_secret_expires_at)).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    const now = await json(['services', 'rotate-secret', serviceId, '--grace', '0']);
+    expect(now.previous_secret_expires_at).toBeNull();
+    serviceSecrets.splice(0, serviceSecrets.length, now.secret);
+    const bad = await drc(['services', 'rotate-secret', serviceId, '--grace', 'soon']);
+    expect(bad.code).toBe(2);
+  });
+
+  it('services add --create-client answers the client made for the service, once', async () => {
+    const added = await json(['services', 'add', 'own client', service.url, '--create-client', '--disabled']);
+    expect(added).toMatchObject({
+      client_id: expect.stringMatching(/^ts-/),
+      client_secret: expect.any(String),
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    const token = await fetch(`${stack.url.idp}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: added.client_id,
+        client_secret: added.client_secret,
+      }),
+    });
+    expect(token.status).toBe(200);
+    const both = await drc(['services', 'add', 'x', service.url, '--create-client', '--client-id', 'y']);
+    expect(both.code).toBe(2);
+    expect(await json(['services', 'rm', added.kf_id])).toEqual({ deleted: added.kf_id });
   });
 
   it('services rm deletes it', async () => {

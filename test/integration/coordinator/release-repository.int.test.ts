@@ -8,6 +8,7 @@ import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamod
 import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
 import { ChangeConflictError } from '../../../functions/coordinator/ports.js';
 import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/releases.js';
+import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { commit, releaseMove, taskPart } from '../../../functions/orchestration/changes.js';
 import { localClient } from '../../../local/dynamodb-local.js';
 import { useLocalTables } from '../../helpers/tables.js';
@@ -40,16 +41,19 @@ beforeAll(async () => {
 afterAll(() => doc?.destroy());
 
 const newService = (name: string) =>
-  services.create({
-    name,
-    description: '',
-    author: '',
-    url: 'http://x',
-    enabled: true,
-    healthStatus: 'ok',
-    lastOkStatus: 0,
-    clientId: null,
-  });
+  services.create(
+    {
+      name,
+      description: '',
+      author: '',
+      url: 'http://x',
+      enabled: true,
+      healthStatus: 'ok',
+      lastOkStatus: 0,
+      clientId: null,
+    },
+    freshCredentials(),
+  );
 
 async function newRelease(serviceCount = 2) {
   const svcs = await Promise.all(Array.from({ length: serviceCount }, (_, i) => newService(`s${i}`)));

@@ -120,9 +120,11 @@ describe('POST /task-services', () => {
 
 describe('GET / PATCH / DELETE /task-services/<id>', () => {
   it('reads a service back and 404s an unknown one', async () => {
-    const created = (await register({ url: stub.url })).body;
+    const { secret, ...created } = (await register({ url: stub.url })).body;
+    expect(secret).toMatch(/^whsec_/);
     const got = await api.call('GET', `/task-services/${created.item_id}`);
     expect(got.status).toBe(200);
+    // The record as registered, without the signing secret: that is in the registration's answer alone.
     expect(got.body).toEqual(created);
     const missing = await api.call('GET', '/task-services/TS_00000000');
     expect(missing.status).toBe(404);

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { tablesFromEnv } from '../../../functions/adapters/dynamodb/common.js';
 import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
+import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { useLocalTables } from '../../helpers/tables.js';
 
 let repo: DynamoTaskServiceRepository;
@@ -15,16 +16,19 @@ beforeAll(async () => {
 });
 
 const newService = () =>
-  repo.create({
-    name: 'svc',
-    description: '',
-    author: 'a',
-    url: 'http://127.0.0.1:9',
-    enabled: true,
-    healthStatus: 'ok',
-    lastOkStatus: 0,
-    clientId: null,
-  });
+  repo.create(
+    {
+      name: 'svc',
+      description: '',
+      author: 'a',
+      url: 'http://127.0.0.1:9',
+      enabled: true,
+      healthStatus: 'ok',
+      lastOkStatus: 0,
+      clientId: null,
+    },
+    freshCredentials(),
+  );
 
 describe('failed health checks on DynamoDB Local', () => {
   it('are counted atomically under overlapping runs and mark the service down at the threshold', async () => {
