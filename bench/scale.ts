@@ -24,7 +24,6 @@ import { C, counterKey, type Tables } from '../functions/adapters/dynamodb/commo
 import { DynamoEventRepository, eventItem } from '../functions/adapters/dynamodb/events.js';
 import { putAll, setServiceTaskCounts, Tally } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
 import type {
   CoordinatorEvent,
@@ -97,8 +96,8 @@ async function seed(
   from: { services: number; releases: number; events: number },
 ): Promise<number> {
   const table = s.tables.coordinator;
-  const repo = new DynamoReleaseRepository(new SdkDocuments(s.doc), s.tables);
-  const servicesRepo = new DynamoTaskServiceRepository(new SdkDocuments(s.doc), s.tables);
+  const repo = new DynamoReleaseRepository(s.doc, s.tables);
+  const servicesRepo = new DynamoTaskServiceRepository(s.doc, s.tables);
   const tally = new Tally();
   const items: Record<string, unknown>[] = [];
   const services: TaskService[] = [];
@@ -347,8 +346,8 @@ async function main() {
   let meter = meteredDocumentClient(stack.dynamodb);
   const quietWaits: number[] = [];
   const depsOf = (m: typeof meter) => ({
-    events: new DynamoEventRepository(new SdkDocuments(m.doc), tables),
-    releases: new DynamoReleaseRepository(new SdkDocuments(m.doc), tables),
+    events: new DynamoEventRepository(m.doc, tables),
+    releases: new DynamoReleaseRepository(m.doc, tables),
   });
   /**
    * Right after a bulk load of 230,000 items DynamoDB Local stalls now and then for up to about 300 ms (raw GetItem,

@@ -20,7 +20,6 @@ import { join, resolve } from 'node:path';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
 import { reportTask } from '../functions/coordinator/task-callback.js';
 import { ROOT } from '../local/config.js';
@@ -248,7 +247,7 @@ async function callbackWork(doc: ReturnType<typeof benchDocumentClient>): Promis
       }
     }) as typeof doc.send,
   } as typeof doc;
-  const docs = new SdkDocuments(counted);
+  const docs = counted;
   const releases = new DynamoReleaseRepository(docs, tables);
   const services = new DynamoTaskServiceRepository(docs, tables);
   const svcs = [];
