@@ -79,6 +79,9 @@ export class CognitoAuth extends Construct {
 
   constructor(scope: Construct, id: string, props: CognitoAuthProps) {
     super(scope, id);
+    // On the stack itself, so each output's key is its plain name (UserPoolId, not CognitoUserPoolId622CD4B2): the key
+    // operators and docs/deploy.md read with describe-stacks.
+    const outputs = Stack.of(this);
     const retain = props.removalPolicy === RemovalPolicy.RETAIN;
     this.userPool = new UserPool(this, 'UserPool', {
       selfSignUpEnabled: false,
@@ -198,7 +201,7 @@ export class CognitoAuth extends Construct {
         useCognitoProvidedValues: true,
       });
       this.dashboardLogoutUrl = `${domain.baseUrl()}/logout?client_id=${this.dashboardClient.userPoolClientId}&logout_uri=${callback}`;
-      new CfnOutput(this, 'DashboardClientId', { value: this.dashboardClient.userPoolClientId });
+      new CfnOutput(outputs, 'DashboardClientId', { value: this.dashboardClient.userPoolClientId });
     }
 
     this.coordinatorClientSecret = new Secret(this, 'CoordinatorClientSecret', {
@@ -213,18 +216,18 @@ export class CognitoAuth extends Construct {
     );
     acknowledgeCustomResourceProvider(Stack.of(this));
 
-    new CfnOutput(this, 'UserPoolId', { value: this.userPool.userPoolId });
-    new CfnOutput(this, 'Issuer', { value: this.issuer });
-    new CfnOutput(this, 'TokenUrl', { value: this.tokenUrl });
-    new CfnOutput(this, 'CoordinatorClientId', { value: this.coordinatorClient.userPoolClientId });
-    new CfnOutput(this, 'CoordinatorClientSecretArn', { value: this.coordinatorClientSecret.secretArn });
-    new CfnOutput(this, 'TaskServiceClientId', { value: this.taskServiceClient.userPoolClientId });
-    new CfnOutput(this, 'TaskServiceScope', {
+    new CfnOutput(outputs, 'UserPoolId', { value: this.userPool.userPoolId });
+    new CfnOutput(outputs, 'Issuer', { value: this.issuer });
+    new CfnOutput(outputs, 'TokenUrl', { value: this.tokenUrl });
+    new CfnOutput(outputs, 'CoordinatorClientId', { value: this.coordinatorClient.userPoolClientId });
+    new CfnOutput(outputs, 'CoordinatorClientSecretArn', { value: this.coordinatorClientSecret.secretArn });
+    new CfnOutput(outputs, 'TaskServiceClientId', { value: this.taskServiceClient.userPoolClientId });
+    new CfnOutput(outputs, 'TaskServiceScope', {
       value: TASK_SERVICE_SCOPE,
       description: 'Scope of the token the coordinator sends to task services (check it with the client id)',
     });
-    new CfnOutput(this, 'AdminClientId', { value: this.adminClient.userPoolClientId });
-    new CfnOutput(this, 'UserClientId', { value: this.userClient.userPoolClientId });
+    new CfnOutput(outputs, 'AdminClientId', { value: this.adminClient.userPoolClientId });
+    new CfnOutput(outputs, 'UserClientId', { value: this.userClient.userPoolClientId });
   }
 
   /** Issuer of the pool's tokens. (The pool's ProviderURL attribute is the same without the scheme.) */

@@ -1,4 +1,13 @@
-import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
@@ -150,6 +159,30 @@ export function describeOversized(
   return over
     .map((b) => `${b.names.join(', ')}: ${(b.bytes / 1024).toFixed(1)} KB, over the ${max / 1024} KB limit`)
     .join('\n');
+}
+
+/**
+ * Runs `build` into `outputDir`, or copies what an earlier synth built under the same `key`. Only when
+ * CDK_BUNDLE_CACHE_DIR names a directory: test/cdk/cli.test.ts runs the CDK CLI several times on the same sources and
+ * gives every run after the first the first run's bundles (byte for byte what it built, so the asset hashes are the
+ * same). Without it (an operator's synth) every synth builds afresh. The cache is never consulted across source
+ * changes: its directory lives as long as one test file.
+ */
+export function withBundleCache(key: string, outputDir: string, build: () => void): void {
+  const root = process.env.CDK_BUNDLE_CACHE_DIR;
+  if (!root) return build();
+  const cached = join(root, key.replace(/[^A-Za-z0-9._-]/g, '_'));
+  const done = `${cached}.done`;
+  if (existsSync(done)) {
+    cpSync(cached, outputDir, { recursive: true });
+    return;
+  }
+  build();
+  const partial = `${cached}.partial-${process.pid}`;
+  cpSync(outputDir, partial, { recursive: true });
+  rmSync(cached, { recursive: true, force: true });
+  renameSync(partial, cached);
+  writeFileSync(done, '');
 }
 
 /** A path relative to the repository root, for messages. */

@@ -27,6 +27,7 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { Construct } from 'constructs';
+import { withBundleCache } from './bundling.js';
 import { acknowledge, acknowledgeMatching, escapeRegExp } from './nag.js';
 import { removalPolicies, type Settings } from './settings.js';
 
@@ -231,18 +232,20 @@ export class DashboardSiteStack extends Stack {
         image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:22-slim'),
         local: {
           tryBundle(outputDir: string) {
-            execFileSync(
-              process.execPath,
-              [
-                join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
-                'build',
-                '--config',
-                join(UI_DIR, 'vite.config.ts'),
-                '--outDir',
-                outputDir,
-                '--emptyOutDir',
-              ],
-              { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+            withBundleCache('dashboard-ui', outputDir, () =>
+              execFileSync(
+                process.execPath,
+                [
+                  join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+                  'build',
+                  '--config',
+                  join(UI_DIR, 'vite.config.ts'),
+                  '--outDir',
+                  outputDir,
+                  '--emptyOutDir',
+                ],
+                { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+              ),
             );
             return true;
           },

@@ -9,7 +9,7 @@ import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { BUNDLE_HANDLER, bundleFunction } from './bundling.js';
+import { BUNDLE_HANDLER, bundleFunction, withBundleCache } from './bundling.js';
 import { acknowledge } from './nag.js';
 import type { TableKey } from './table-definitions.js';
 import { grantTableAccess } from './tables.js';
@@ -47,7 +47,7 @@ export interface ServiceFunctionProps {
 class EntryBundler implements ILocalBundling {
   constructor(readonly entry: string) {}
   tryBundle(outputDir: string): boolean {
-    bundleFunction(this.entry, outputDir);
+    withBundleCache(this.entry, outputDir, () => bundleFunction(this.entry, outputDir));
     return true;
   }
 }

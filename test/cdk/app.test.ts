@@ -229,6 +229,24 @@ describe.each([
   });
 
   describe('auth', () => {
+    it('prints its outputs under the plain names docs/deploy.md reads (describe-stacks OutputKey)', () => {
+      const keys = Object.keys(base.auth?.toJSON().Outputs ?? {}).filter((k) => !k.startsWith('Exports'));
+      expect(keys.sort()).toEqual(
+        [
+          'AdminClientId',
+          'CoordinatorClientId',
+          'CoordinatorClientSecretArn',
+          'DashboardClientId',
+          'Issuer',
+          'TaskServiceClientId',
+          'TaskServiceScope',
+          'TokenUrl',
+          'UserClientId',
+          'UserPoolId',
+        ].sort(),
+      );
+    });
+
     it('creates a Cognito pool with admin and service groups and admin/service scopes', () => {
       const auth = base.auth!;
       auth.resourceCountIs('AWS::Cognito::UserPool', 1);
