@@ -23,7 +23,8 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { C, counterKey, type Tables } from '../functions/adapters/dynamodb/common.js';
 import { DynamoEventRepository, eventItem } from '../functions/adapters/dynamodb/events.js';
 import { putAll, setServiceTaskCounts, Tally } from '../functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
+import * as releaseItems from '../functions/adapters/dynamodb/releases/items.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
 import type {
   CoordinatorEvent,
@@ -96,7 +97,6 @@ async function seed(
   from: { services: number; releases: number; events: number },
 ): Promise<number> {
   const table = s.tables.coordinator;
-  const repo = new DynamoReleaseRepository(s.doc, s.tables);
   const servicesRepo = new DynamoTaskServiceRepository(s.doc, s.tables);
   const tally = new Tally();
   const items: Record<string, unknown>[] = [];
@@ -151,15 +151,15 @@ async function seed(
     });
     releases.push(release);
     releaseTasks.set(release.id, tasks);
-    items.push(repo.releaseItem(release), repo.releaseViewItem(release.id, tasks));
+    items.push(releaseItems.releaseItem(release), releaseItems.releaseViewItem(release.id, tasks));
     for (const t of tasks) {
-      items.push(repo.taskItem(t));
+      items.push(releaseItems.taskItem(t));
       tally.add(C.tasks);
       tally.add(C.tasksInState(t.state));
       s.serviceTasks.set(t.taskServiceId, (s.serviceTasks.get(t.taskServiceId) ?? 0) + 1);
     }
     for (const studyId of release.studies) {
-      items.push(repo.studyMemberItem(release, studyId));
+      items.push(releaseItems.studyMemberItem(release, studyId));
       tally.add(C.releasesOfStudy(studyId));
     }
     tally.add(C.releases);

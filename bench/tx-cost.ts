@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
 import { reportTask } from '../functions/coordinator/task-callback.js';
 import { ROOT } from '../local/config.js';

@@ -1,11 +1,10 @@
 /**
  * `npm start`: the whole system on one machine, with no AWS account and no Docker.
  *
- *   DynamoDB Local (Java)  ->  the identity provider  ->  s3rver*  ->  Step Functions endpoint*
+ *   DynamoDB Local (Java)  ->  the identity provider  ->  s3rver  ->  Step Functions endpoint
  *   ->  the coordinator API and the files API (local/http-server.ts calling the Lambda handler modules)
  *   ->  the first study sync  ->  ready: GET /health answers 200, URLs and an admin token are printed.
  *   The dashboard (ui/) is built meanwhile if its sources changed, and served on UI_PORT from the start.
- *   (* when local/s3.ts / local/step-functions.ts exist)
  *
  * The stack is a composition of components. A component (local/component.ts) is
  *
@@ -14,7 +13,8 @@
  * Start it, then `use(component)`: its `env` (endpoints, table names, issuer, ...) is merged into process.env, and it
  * is stopped in reverse order on Ctrl-C or SIGTERM. Everything that imports handler modules comes after the
  * components whose env they need, because handlers parse their config once, at module load. Adding a component is a
- * few lines in main(); the optional ones are loaded with importOptional(), so a part not written yet is skipped.
+ * few lines in main(). Every component is imported statically and every scheduled function is loaded by its
+ * manifest entry, so a mistyped path fails the start (or tsc) instead of silently leaving a part out.
  *
  * Every setting is an environment variable with a default (local/config.ts; the README's configuration table).
  */
@@ -26,12 +26,12 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
 import { bundleAll } from '../lib/bundling.js';
 import { FILES_WORKERS, WORKER_FUNCTIONS, type WorkerFunction } from '../lib/orchestration-manifest.js';
-import { type Component, entryExists, importOptional, loadHandler } from '../local/component.js';
+import { type Component, loadHandler } from '../local/component.js';
 import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
 import { bundlesDir } from '../local/handlers.js';
@@ -40,28 +40,16 @@ import { parseClients, startIdp } from '../local/idp.js';
 import { startLocalLambda } from '../local/lambda.js';
 import { meter, metered, meteredEventSink } from '../local/meter.js';
 import { Readiness } from '../local/readiness.js';
+import { startS3 } from '../local/s3.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
+import { startStepFunctions } from '../local/step-functions.js';
 import { ensureUiBuilt } from '../local/ui-build.js';
 import { createUiServer, DASHBOARD_CLIENT_ID, type DashboardConfig } from '../local/ui-server.js';
 
 type WorkerHandler = (event: ScheduledEvent, context: Context) => Promise<unknown>;
 
-/** The hooks other parts provide (see their files). Both return a Component. */
-type Started = Omit<Component, 'name'> & { name?: string };
-interface S3Module {
-  startS3(opts: ComponentOptions & { dir: string; port: number }): Promise<Started>;
-}
-interface StepFunctionsModule {
-  startStepFunctions(
-    opts: ComponentOptions & { dir: string; port: number; keepClosed: number },
-  ): Promise<Started>;
-}
-interface ComponentOptions {
-  host: string;
-  dataDir: string;
-  /** The environment assembled so far (already in process.env too). */
-  env: Record<string, string>;
-}
+/** What a start function of local/ returns: a Component but for its name. */
+type Started = Pick<Component, 'env' | 'urls' | 'stop'>;
 
 const components: Component[] = [];
 const servers: Server[] = [];
@@ -142,11 +130,7 @@ async function migrateStoredData(client: DynamoDBClient, prefix: string): Promis
  */
 async function firstStudySync(config: LocalConfig, readiness: Readiness): Promise<void> {
   const sync = WORKER_FUNCTIONS.find((w) => w.schedule === 'studySync');
-  if (!sync || !entryExists(sync.entry)) {
-    log.warn('no study-sync function yet: skipping the first study sync', { entry: sync?.entry });
-    readiness.done('first study sync');
-    return;
-  }
+  if (!sync) throw new Error('lib/orchestration-manifest.ts names no study-sync function');
   for (let attempt = 1; !stopping; attempt++) {
     try {
       const result = await invokeWorker(sync.entry, 'local-StudySync');
@@ -181,10 +165,6 @@ function startWorkerSchedules(
   };
   const list = WORKER_FUNCTIONS.flatMap((w) => {
     if (!w.schedule || !which.includes(w.schedule)) return [];
-    if (!entryExists(w.entry)) {
-      log.warn('scheduled function not written yet: not scheduled', { name: w.name, entry: w.entry });
-      return [];
-    }
     return [
       {
         name: w.name,
@@ -329,14 +309,9 @@ async function main(): Promise<void> {
   const readiness = new Readiness();
   readiness.waitFor('identity provider');
   readiness.waitFor('first study sync');
-  const options = (env: Record<string, string>): ComponentOptions => ({
-    host: config.HOST,
-    dataDir: config.DATA_DIR,
-    env,
-  });
 
   // Settings every handler shares. Fake credentials: DynamoDB Local takes any, s3rver only S3RVER.
-  const base: Component = use({
+  use({
     name: 'environment',
     env: {
       AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
@@ -408,38 +383,32 @@ async function main(): Promise<void> {
   });
   readiness.done('identity provider');
 
-  // s3rver (the files part provides local/s3.ts).
-  const s3 = await importOptional<S3Module>('local/s3.ts');
-  if (s3) {
-    await assertPortFree(config.S3_PORT, 'S3_PORT');
-    const started = await s3.startS3({
-      ...options({ ...base.env }),
-      dir: join(config.DATA_DIR, 's3'),
-      port: config.S3_PORT,
-    });
-    const endpoint = started.env.AWS_ENDPOINT_URL_S3 ?? '';
-    if (endpoint) started.env.AWS_ENDPOINT_URL_S3 = await metered('s3', endpoint);
-    adopt('s3', started, { 'S3 (s3rver)': endpoint });
-  }
+  // s3rver, persisting under DATA_DIR/s3.
+  await assertPortFree(config.S3_PORT, 'S3_PORT');
+  const s3 = await startS3({ host: config.HOST, dir: join(config.DATA_DIR, 's3'), port: config.S3_PORT });
+  const s3Endpoint = s3.env.AWS_ENDPOINT_URL_S3;
+  adopt(
+    's3',
+    { ...s3, env: { ...s3.env, AWS_ENDPOINT_URL_S3: await metered('s3', s3Endpoint) } },
+    {
+      'S3 (s3rver)': s3Endpoint,
+    },
+  );
   use({ name: 'event sink', env: await meteredEventSink(), stop: async () => {} });
 
   // The Lambda Invoke API for the asynchronously invoked workers (upload verification), run in this process. Only
   // handlers call it, so it takes any free loopback port.
   use(await startLocalLambda({ functions: FILES_WORKERS }));
 
-  // The Step Functions endpoint (the orchestration part provides local/step-functions.ts). It runs worker handlers
-  // in-process, so it comes after every component whose env they need.
-  const sfn = await importOptional<StepFunctionsModule>('local/step-functions.ts');
-  if (sfn) {
-    await assertPortFree(config.SFN_PORT, 'SFN_PORT');
-    const started = await sfn.startStepFunctions({
-      ...options(Object.assign({}, ...components.map((c) => c.env))),
-      dir: join(config.DATA_DIR, 'stepfunctions'),
-      port: config.SFN_PORT,
-      keepClosed: config.SFN_KEEP_CLOSED,
-    });
-    adopt('step functions', started, { 'Step Functions': started.env.AWS_ENDPOINT_URL_SFN ?? '' });
-  }
+  // The Step Functions endpoint (local/step-functions.ts). It runs worker handlers in-process, so it comes after
+  // every component whose env they need.
+  await assertPortFree(config.SFN_PORT, 'SFN_PORT');
+  const sfn = await startStepFunctions({
+    host: config.HOST,
+    port: config.SFN_PORT,
+    keepClosed: config.SFN_KEEP_CLOSED,
+  });
+  adopt('step functions', sfn, { 'Step Functions': sfn.env.AWS_ENDPOINT_URL_SFN });
 
   // The APIs. Handler modules are imported on their first request, with the environment above in place.
   const coordinatorUrl = await listen(

@@ -170,7 +170,10 @@ export function describeOversized(
  */
 export function withBundleCache(key: string, outputDir: string, build: () => void): void {
   const root = process.env.CDK_BUNDLE_CACHE_DIR;
-  if (!root) return build();
+  if (!root) {
+    build();
+    return;
+  }
   const cached = join(root, key.replace(/[^A-Za-z0-9._-]/g, '_'));
   const done = `${cached}.done`;
   if (existsSync(done)) {

@@ -1,8 +1,3 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT } from './config.js';
-
 /**
  * One piece of the local stack (DynamoDB Local, the identity provider, s3rver, the Step Functions endpoint, ...).
  * `start*` functions return this shape; bin/local.ts composes them.
@@ -20,16 +15,5 @@ export interface Component {
   stop(): Promise<void>;
 }
 
-/** A module of the repository, or undefined when its file does not exist yet (parts written by others). */
-export async function importOptional<T>(relativePath: string): Promise<T | undefined> {
-  const file = resolve(ROOT, relativePath);
-  if (!existsSync(file)) return undefined;
-  return (await import(pathToFileURL(file).href)) as T;
-}
-
 /** Handler modules are loaded through the one LOCAL_HANDLERS switch (source or bundled): local/handlers.ts. */
 export { loadHandler } from './handlers.js';
-
-export function entryExists(entry: string): boolean {
-  return existsSync(resolve(ROOT, entry));
-}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { ErrorCode } from '../functions/shared/errors.js';
 import type { ApiFunction } from '../lib/api-manifest.js';
 import { corsHeaders, preflightHeaders } from '../lib/cors.js';
 
@@ -172,7 +173,7 @@ export function createLocalApi(options: LocalApiOptions): Server {
           headers: { 'Content-Type': 'application/json', Connection: 'close' },
           body: JSON.stringify({
             error: {
-              code: 'payload_too_large',
+              code: 'payload_too_large' satisfies ErrorCode,
               message: `Request body is larger than ${MAX_EVENT_BYTES} bytes`,
               fields: { body: [`must be at most ${MAX_EVENT_BYTES} bytes`] },
             },
@@ -203,7 +204,9 @@ export function createLocalApi(options: LocalApiOptions): Server {
           reply({
             statusCode: 404,
             headers: { 'Content-Type': 'application/json', Vary: 'Accept' },
-            body: JSON.stringify({ error: { code: 'not_found', message: 'No such resource' } }),
+            body: JSON.stringify({
+              error: { code: 'not_found' satisfies ErrorCode, message: 'No such resource' },
+            }),
           });
           return;
         }
@@ -222,7 +225,9 @@ export function createLocalApi(options: LocalApiOptions): Server {
         reply({
           statusCode: 500,
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ error: { code: 'internal_error', message: 'Internal server error' } }),
+          body: JSON.stringify({
+            error: { code: 'internal_error' satisfies ErrorCode, message: 'Internal server error' },
+          }),
         });
       }
     });

@@ -22,6 +22,11 @@ import { DescribeTableCommand, DynamoDBClient, GetItemCommand } from '@aws-sdk/c
  * Each record carries the id of the handler invocation that caused it (an AsyncLocalStorage context, passed to the
  * proxies in a request header set when the SDK creates its HTTP request), so costs can be split by function; requests
  * from outside any handler (a browser following a redirect) have none.
+ *
+ * Why it lives in local/ and not in bench/, beside its one reader (bench/cost/measure.ts): it is part of the running
+ * local stack. bin/local.ts starts its proxies as components and local/handlers.ts wraps every handler with it, in
+ * the stack's own process, whichever program started the stack; bench/cost only reads the file it writes (with the
+ * record types and itemSize below). In bench/ it would make the local stack import benchmark code.
  */
 export const METER_HEADER = 'x-local-meter-invocation';
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { ErrorCode } from '../functions/shared/errors.js';
 
 /**
  * What the stack still waits for before GET /health may answer 200 (the identity provider, the first study
@@ -32,7 +33,7 @@ export class Readiness {
       status: 503,
       body: {
         error: {
-          code: 'not_ready',
+          code: 'not_ready' satisfies ErrorCode,
           message: `The local stack is starting; waiting for: ${this.waitingFor.join(', ')}`,
         },
       },

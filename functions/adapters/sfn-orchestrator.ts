@@ -4,20 +4,17 @@ import {
   type SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import type { ReleaseOrchestrator, ReleaseRepository } from '../coordinator/ports.js';
 import {
   type ExecutionInput,
   orchestrationSettings,
   type RunConfig,
   runConfigFrom,
 } from '../orchestration/config.js';
-import { ensureDriven } from '../orchestration/executions.js';
 import type { ExecutionStatus, Executions, TaskTokens } from '../orchestration/ports.js';
-import { WakeLatch } from '../orchestration/wake-latch.js';
-import { log, logKeys } from '../shared/log.js';
-import { documentClient, sfnClient } from './aws.js';
-import { tablesFromEnv } from './dynamodb/common.js';
-import { DynamoReleaseRepository } from './dynamodb/releases.js';
+import { parseEnv } from '../shared/config.js';
+import { logKeys } from '../shared/log.js';
+import * as z from '../shared/zod.js';
+import { sfnClient } from './aws.js';
 
 /**
  * Step Functions behind the orchestration ports. The same code runs against AWS and the local endpoint
@@ -97,59 +94,46 @@ export class SfnExecutions implements Executions {
   }
 }
 
-/** The ReleaseOrchestrator port on Step Functions: start, and wake/drive through the latch (wake-latch.ts). */
-export class SfnReleaseOrchestrator implements ReleaseOrchestrator {
-  constructor(
-    private readonly executions: Executions,
-    private readonly latch: WakeLatch,
-    private readonly releases: Pick<ReleaseRepository, 'raiseExtra'>,
-  ) {}
-
-  /** A new release is generation 0. */
-  async start(releaseId: string): Promise<void> {
-    await this.executions.start(releaseId, 0);
-  }
-
-  async wake(releaseId: string): Promise<void> {
-    await this.latch.wake(releaseId);
-  }
-
-  /**
-   * Wake the release's execution, and if none drives it any more (it died of an infrastructure error, it never
-   * started, or the process that ran it locally was restarted), start one, so the published or canceling release
-   * reaches its end without waiting for the reconciler. Failures are left to the reconciler.
-   */
-  async drive(releaseId: string): Promise<void> {
-    try {
-      const { outcome, extras } = await this.latch.wake(releaseId);
-      if (outcome === 'delivered' || extras === null) return;
-      const driven = await ensureDriven(this.releases, this.executions, releaseId, extras);
-      if (driven.outcome === 'started')
-        log.warn('release had no running execution; started one', { releaseId, ...driven });
-    } catch (err) {
-      log.error('could not drive the release now; the reconciler will', { releaseId, error: String(err) });
-    }
-  }
-}
-
-export interface SfnOrchestration {
-  orchestrator: SfnReleaseOrchestrator;
+/** The Step Functions side of one state machine: its executions and the task tokens its callback states wait on. */
+export interface SfnMachine {
   executions: SfnExecutions;
-  latch: WakeLatch;
+  tokens: SfnTaskTokens;
 }
 
-/** Wiring from the env: RELEASE_STATE_MACHINE_ARN, the table names and the orchestration settings. */
-export function sfnOrchestration(
+/**
+ * The adapters for the state machine `stateMachineArn`, on one SFN client (one per container, aws.ts). The
+ * orchestration's use cases build on them: the wake latch, the reconciler, and the ReleaseOrchestrator the API hands
+ * its use cases (functions/orchestration/release-orchestrator.ts).
+ */
+export function sfnMachine(
   stateMachineArn: string,
-  deps: { sfn?: SFNClient; releases?: ReleaseRepository; config?: RunConfig } = {},
-): SfnOrchestration {
+  deps: { sfn?: SFNClient; config?: RunConfig } = {},
+): SfnMachine {
   const sfn = deps.sfn ?? sfnClient();
-  const releases = deps.releases ?? new DynamoReleaseRepository(documentClient(), tablesFromEnv());
-  const executions = new SfnExecutions(
-    sfn,
-    stateMachineArn,
-    deps.config ?? runConfigFrom(orchestrationSettings()),
-  );
-  const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
-  return { orchestrator: new SfnReleaseOrchestrator(executions, latch, releases), executions, latch };
+  return {
+    executions: new SfnExecutions(
+      sfn,
+      stateMachineArn,
+      deps.config ?? runConfigFrom(orchestrationSettings()),
+    ),
+    tokens: new SfnTaskTokens(sfn),
+  };
+}
+
+const machineEnv = z.object({ RELEASE_STATE_MACHINE_ARN: z.optional(z.string().check(z.minLength(1))) });
+
+/**
+ * The state machine from the env, by configuration, never by "am I local": with RELEASE_STATE_MACHINE_ARN its
+ * adapters (on AWS, and locally on the SFN-compatible endpoint named by AWS_ENDPOINT_URL_SFN); without it null, and
+ * nothing drives releases (the API functions work without one: new releases stay in `initializing`).
+ */
+export function sfnMachineFromEnv(env: NodeJS.ProcessEnv = process.env): SfnMachine | null {
+  const { RELEASE_STATE_MACHINE_ARN } = parseEnv(machineEnv, env);
+  return RELEASE_STATE_MACHINE_ARN ? sfnMachine(RELEASE_STATE_MACHINE_ARN) : null;
+}
+
+/** RELEASE_STATE_MACHINE_ARN for the functions that cannot work without it (the state machine's own tasks). */
+export function stateMachineArnFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return parseEnv(z.object({ RELEASE_STATE_MACHINE_ARN: z.string().check(z.minLength(1)) }), env)
+    .RELEASE_STATE_MACHINE_ARN;
 }

@@ -1,7 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { parseEnv } from '../shared/config.js';
-import { AppError } from '../shared/errors.js';
+import { AppError, type ErrorCause } from '../shared/errors.js';
 import * as z from '../shared/zod.js';
 
 /**
@@ -20,8 +20,15 @@ export interface TokenProvider {
  */
 export class TokenUnavailableError extends AppError {
   override name = 'TokenUnavailableError';
-  constructor(detail: string) {
-    super(503, 'token_unavailable', 'The coordinator could not obtain its access token');
+  constructor(detail: string, options?: ErrorCause) {
+    super(
+      503,
+      'token_unavailable',
+      'The coordinator could not obtain its access token',
+      undefined,
+      undefined,
+      options,
+    );
     this.detail = detail;
   }
   readonly detail: string;
@@ -125,15 +132,17 @@ export function createTokenClient(env: TokenEnv, deps: TokenClientDeps = {}): To
     try {
       res = await doFetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
     } catch (err) {
-      throw new TokenUnavailableError(`token endpoint unreachable: ${(err as Error).message}`);
+      throw new TokenUnavailableError(`token endpoint unreachable: ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     const text = await res.text();
     if (res.status !== 200) throw new TokenUnavailableError(`token endpoint answered ${res.status}`);
     let parsed: z.infer<typeof tokenResponse>;
     try {
       parsed = tokenResponse.parse(JSON.parse(text));
-    } catch {
-      throw new TokenUnavailableError('token endpoint answered without an access_token');
+    } catch (err) {
+      throw new TokenUnavailableError('token endpoint answered without an access_token', { cause: err });
     }
     const now = clock.nowMs();
     const expiries = [

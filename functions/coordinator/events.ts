@@ -7,13 +7,13 @@ import type {
   EventPublisher,
   EventRepository,
   Paged,
-  ReleaseRepository,
+  TaskReads,
   TaskServiceRepository,
 } from './ports.js';
 
 type Deps = {
   events: EventRepository;
-  releases: ReleaseRepository;
+  releases: TaskReads;
   taskServices: Pick<TaskServiceRepository, 'get'>;
   publisher: EventPublisher;
 };

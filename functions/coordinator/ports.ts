@@ -24,12 +24,12 @@ export interface Paged<T> {
   items: T[];
 }
 
-/** Drives a release through the task-service action exchange (Step Functions on AWS and locally). */
 /** Fans stored events out to subscribers (SNS or EventBridge), after the transaction that wrote them. */
 export interface EventPublisher {
   publish(events: readonly CoordinatorEvent[]): Promise<void>;
 }
 
+/** Drives a release through the task-service action exchange (Step Functions on AWS and locally). */
 export interface ReleaseOrchestrator {
   /** Starts driving a freshly created release (a repeat start for the same release is a no-op). */
   start(releaseId: string): Promise<void>;
@@ -143,11 +143,24 @@ export interface ReleaseChange {
   studies?: { studyId: string; lastPubVersion: string; lastPubDate: string }[];
 }
 
-export interface ReleaseRepository {
+/*
+ * The release store: releases with their tasks and notes, one aggregate in one item collection
+ * (functions/adapters/dynamodb/releases/, one file per port below). Its ports are split by action, so each use case
+ * names only what it uses; DynamoReleaseRepository implements them all.
+ */
+
+/** Reading releases: one whole, its state alone, the lists. */
+export interface ReleaseReads {
   /** The release with its tasks and notes: one strongly consistent Query of its item collection. */
   load(id: string): Promise<ReleaseAggregate | null>;
   /** Just the release's state (one strongly consistent GetItem); null when there is no such release. */
   stateOf(id: string): Promise<ReleaseState | null>;
+  list(filters: { state?: ReleaseState; studyId?: string }, page: Page): Promise<Paged<ReleaseAggregate>>;
+  /** Releases currently in one of the states (non-terminal states only read the active index). */
+  listByStates(states: readonly ReleaseState[]): Promise<Release[]>;
+}
+
+export interface ReleaseCreation {
   /**
    * Creates the release, one task per given service (state pending, progress 0, service name copied) and the
    * events built by `events` in one transaction. Throws ChangeConflictError with kind 'registry' when the guard no
@@ -159,21 +172,55 @@ export interface ReleaseRepository {
     guard: RegistryGuard,
     events: (release: Release, tasks: Task[]) => NewEvent[],
   ): Promise<ReleaseAggregate & { events: CoordinatorEvent[] }>;
-  /** Changes descriptive fields; null when the release does not exist. */
+}
+
+export interface ReleaseEdits {
+  /** Changes descriptive fields (never the state: see ReleaseChanges); null when the release does not exist. */
   update(
     id: string,
     patch: Partial<Pick<Release, 'name' | 'description' | 'tags'>>,
   ): Promise<ReleaseAggregate | null>;
-  list(filters: { state?: ReleaseState; studyId?: string }, page: Page): Promise<Paged<ReleaseAggregate>>;
-  /** Releases currently in one of the states (non-terminal states only read the active index). */
-  listByStates(states: readonly ReleaseState[]): Promise<Release[]>;
+}
+
+/** Every change of a release's or its tasks' state. */
+export interface ReleaseChanges {
+  /** Writes a ReleaseChange atomically and returns the events it wrote. */
+  applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]>;
+}
+
+export interface TaskReads {
+  getTask(id: string): Promise<Task | null>;
+  listTasks(
+    filters: { releaseId?: string; taskServiceId?: string; state?: TaskState },
+    page: Page,
+  ): Promise<Paged<Task>>;
+  /** Every task ever given to a service (maintenance only: it grows with history). */
+  tasksOfService(taskServiceId: string): Promise<Task[]>;
+  /**
+   * The service's tasks in releases that are not terminal (optionally only in `states`), from the active-release
+   * index and each release's task view: the health check's and DELETE /task-services' read, bounded by active work.
+   */
+  activeTasksOfService(taskServiceId: string, states?: readonly TaskState[]): Promise<Task[]>;
+}
+
+export interface ReleaseNotes {
+  createNote(input: Omit<ReleaseNote, 'id' | 'createdAt'>): Promise<ReleaseNote>;
+  getNote(id: string): Promise<ReleaseNote | null>;
+  updateNote(
+    id: string,
+    patch: Partial<Pick<ReleaseNote, 'description' | 'author' | 'releaseId' | 'studyId'>>,
+  ): Promise<ReleaseNote | null>;
+  deleteNote(id: string): Promise<boolean>;
+  listNotes(filters: { releaseId?: string; studyId?: string }, page: Page): Promise<Paged<ReleaseNote>>;
+}
+
+/** The orchestration's own bookkeeping on the release item (extras), and the releases it still has to drive. */
+export interface OrchestrationState {
   /**
    * Every release that is not terminal, with its orchestration extras, from a sparse index that holds only those:
    * the reconciler's and health check's reads grow with active work, not with history. Eventually consistent.
    */
   listActive(): Promise<{ release: Release; extras: Record<string, unknown> }[]>;
-  /** Writes a ReleaseChange atomically and returns the events it wrote. */
-  applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]>;
   /**
    * Atomically sets/removes orchestration attributes on the release item and returns their previous values
    * (null when the release does not exist). For latches: "store my token, tell me whether a wake was pending".
@@ -189,30 +236,11 @@ export interface ReleaseRepository {
   raiseExtra(id: string, name: string, to: number): Promise<number | null>;
   /** Removes an orchestration attribute only while it still holds `value` (e.g. a task token nobody replaced). */
   removeExtraIf(id: string, name: string, value: unknown): Promise<void>;
-  /** The highest version ever published (null when none). */
+}
+
+export interface PublishedVersions {
+  /** The highest version ever published (null when none); a publish claims the next one (ReleaseChange). */
   highestPublishedVersion(): Promise<string | null>;
-
-  getTask(id: string): Promise<Task | null>;
-  listTasks(
-    filters: { releaseId?: string; taskServiceId?: string; state?: TaskState },
-    page: Page,
-  ): Promise<Paged<Task>>;
-  /** Every task ever given to a service (maintenance only: it grows with history). */
-  tasksOfService(taskServiceId: string): Promise<Task[]>;
-  /**
-   * The service's tasks in releases that are not terminal (optionally only in `states`), from the active-release
-   * index and each release's task view: the health check's and DELETE /task-services' read, bounded by active work.
-   */
-  activeTasksOfService(taskServiceId: string, states?: readonly TaskState[]): Promise<Task[]>;
-
-  createNote(input: Omit<ReleaseNote, 'id' | 'createdAt'>): Promise<ReleaseNote>;
-  getNote(id: string): Promise<ReleaseNote | null>;
-  updateNote(
-    id: string,
-    patch: Partial<Pick<ReleaseNote, 'description' | 'author' | 'releaseId' | 'studyId'>>,
-  ): Promise<ReleaseNote | null>;
-  deleteNote(id: string): Promise<boolean>;
-  listNotes(filters: { releaseId?: string; studyId?: string }, page: Page): Promise<Paged<ReleaseNote>>;
 }
 
 export interface EventFilters {

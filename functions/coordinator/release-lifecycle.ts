@@ -4,8 +4,9 @@ import { isTerminalRelease, PUBLISH_REQUESTED_AT, type ReleaseAggregate } from '
 import {
   type EventPublisher,
   isChangeConflict,
+  type ReleaseChanges,
   type ReleaseOrchestrator,
-  type ReleaseRepository,
+  type ReleaseReads,
 } from './ports.js';
 
 /**
@@ -15,7 +16,7 @@ import {
  * when none is running.
  */
 export interface LifecycleDeps {
-  releases: ReleaseRepository;
+  releases: ReleaseReads & ReleaseChanges;
   orchestrator: ReleaseOrchestrator;
   publisher: EventPublisher;
 }
@@ -39,7 +40,7 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
     await deps.publisher.publish(written);
   } catch (err) {
     if (isChangeConflict(err))
-      throw new ConflictError(`Release ${id} is no longer staged; it may not be published`);
+      throw new ConflictError(`Release ${id} is no longer staged; it may not be published`, { cause: err });
     throw err;
   }
   await deps.orchestrator.drive(id);
@@ -51,6 +52,7 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
  * answers the release again; a terminal release is a 409.
  */
 export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<ReleaseAggregate> {
+  let lost: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const agg = await deps.releases.load(id);
     if (!agg) throw new NotFoundError(`Release ${id} not found`);
@@ -70,11 +72,12 @@ export async function cancelRelease(deps: LifecycleDeps, id: string): Promise<Re
       });
       await deps.publisher.publish(written);
     } catch (err) {
-      if (isChangeConflict(err)) continue; // the state moved under us: look again
-      throw err;
+      if (!isChangeConflict(err)) throw err;
+      lost = err; // the state moved under us: look again
+      continue;
     }
     await deps.orchestrator.drive(id);
     return { ...agg, release: { ...release, state: 'canceling' } };
   }
-  throw new ConflictError(`Release ${id} is changing concurrently; retry`);
+  throw new ConflictError(`Release ${id} is changing concurrently; retry`, { cause: lost });
 }

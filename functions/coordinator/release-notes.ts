@@ -1,10 +1,10 @@
 import { NotFoundError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import type { ReleaseNote } from './model.js';
-import type { Paged, ReleaseRepository } from './ports.js';
+import type { Paged, ReleaseNotes } from './ports.js';
 
 /** Release notes live with their release; the repository refuses unknown releases/studies in the same write. */
-type Deps = { releases: ReleaseRepository };
+type Deps = { releases: ReleaseNotes };
 
 export function createNote(deps: Deps, input: Omit<ReleaseNote, 'id' | 'createdAt'>): Promise<ReleaseNote> {
   return deps.releases.createNote(input);

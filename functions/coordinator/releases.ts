@@ -8,15 +8,18 @@ import {
   type EventPublisher,
   isChangeConflict,
   type Paged,
+  type PublishedVersions,
+  type ReleaseCreation,
+  type ReleaseEdits,
   type ReleaseOrchestrator,
-  type ReleaseRepository,
+  type ReleaseReads,
   type StudyRepository,
   type TaskServiceRepository,
 } from './ports.js';
 import { provisionalVersion } from './versions.js';
 
 export interface ReleaseDeps {
-  releases: ReleaseRepository;
+  releases: ReleaseReads & ReleaseCreation & ReleaseEdits & PublishedVersions;
   taskServices: TaskServiceRepository;
   studies: StudyRepository;
   orchestrator: ReleaseOrchestrator;
@@ -51,6 +54,7 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
     throw new ValidationError('Invalid studies', { studies: [`unknown study id(s): ${missing.join(', ')}`] });
   const version = provisionalVersion(await deps.releases.highestPublishedVersion());
   let created: (ReleaseAggregate & { events: CoordinatorEvent[] }) | undefined;
+  let lost: unknown;
   for (let attempt = 0; attempt < 5 && !created; attempt++) {
     const { services, guard } = await deps.taskServices.enabledForNewRelease();
     if (services.length > MAX_TASKS_PER_RELEASE)
@@ -67,9 +71,10 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
     } catch (err) {
       // A task service was deleted while we listed them: list again.
       if (!(isChangeConflict(err) && err.failed.some((f) => f.kind === 'registry'))) throw err;
+      lost = err;
     }
   }
-  if (!created) throw new ConflictError('Task services are changing concurrently; retry');
+  if (!created) throw new ConflictError('Task services are changing concurrently; retry', { cause: lost });
   count(METRIC.releasesCreated);
   await deps.publisher.publish(created.events);
   try {
@@ -85,14 +90,14 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
   return created;
 }
 
-export async function getRelease(deps: Pick<ReleaseDeps, 'releases'>, id: string): Promise<ReleaseAggregate> {
+export async function getRelease(deps: { releases: ReleaseReads }, id: string): Promise<ReleaseAggregate> {
   const r = await deps.releases.load(id);
   if (!r) throw new NotFoundError(`Release ${id} not found`);
   return r;
 }
 
 export function listReleases(
-  deps: Pick<ReleaseDeps, 'releases'>,
+  deps: { releases: ReleaseReads },
   filters: { state?: ReleaseState; studyId?: string },
   page: Page,
 ): Promise<Paged<ReleaseAggregate>> {
@@ -100,7 +105,7 @@ export function listReleases(
 }
 
 export async function updateRelease(
-  deps: Pick<ReleaseDeps, 'releases'>,
+  deps: { releases: ReleaseEdits },
   id: string,
   patch: { name?: string; description?: string; tags?: string[] },
 ): Promise<ReleaseAggregate> {

@@ -7,8 +7,10 @@ import type { ReleaseState, Task, TaskState } from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
+  type ReleaseChanges,
   type ReleaseOrchestrator,
-  type ReleaseRepository,
+  type ReleaseReads,
+  type TaskReads,
   type TaskServiceRepository,
 } from './ports.js';
 import { getTask } from './tasks.js';
@@ -56,7 +58,7 @@ export interface TaskReport {
 }
 
 export interface TaskCallbackDeps {
-  releases: ReleaseRepository;
+  releases: ReleaseReads & ReleaseChanges & TaskReads;
   taskServices: Pick<TaskServiceRepository, 'get'>;
   orchestrator: ReleaseOrchestrator;
   publisher: EventPublisher;
@@ -100,6 +102,7 @@ export async function reportTask(
 ): Promise<Task> {
   if (report.state === undefined && report.progress === undefined)
     throw new ValidationError('Nothing to change', { state: ['state or progress is required'] });
+  let lost: unknown;
   for (let attempt = 0; attempt < 8; attempt++) {
     // A report races the orchestration's own writes of the same task (e.g. the reply to start being recorded while
     // a fast service already reports staged): read again after a short, jittered pause rather than answer 409.
@@ -153,12 +156,13 @@ export async function reportTask(
       });
       await deps.publisher.publish(written);
     } catch (err) {
-      if (isChangeConflict(err)) continue; // reported concurrently: judge against the new state
-      throw err;
+      if (!isChangeConflict(err)) throw err;
+      lost = err; // reported concurrently: judge against the new state
+      continue;
     }
     if (changes && WAKING_STATES.includes(to) && (await completesPhase(deps, task.releaseId, to)))
       await deps.orchestrator.wake(task.releaseId);
     return { ...task, state: to, progress };
   }
-  throw new ConflictError(`Task ${id} is changing concurrently; retry`);
+  throw new ConflictError(`Task ${id} is changing concurrently; retry`, { cause: lost });
 }

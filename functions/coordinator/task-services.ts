@@ -1,12 +1,12 @@
 import { ConflictError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import type { TaskService } from './model.js';
-import type { Paged, ReleaseRepository, TaskServiceClient, TaskServiceRepository } from './ports.js';
+import type { Paged, TaskReads, TaskServiceClient, TaskServiceRepository } from './ports.js';
 import { checkServiceUrl, type UrlPolicy } from './url-policy.js';
 
 export interface TaskServiceDeps {
   taskServices: TaskServiceRepository;
-  releases: ReleaseRepository;
+  releases: TaskReads;
   taskServiceClient: TaskServiceClient;
   probeTimeoutMs: number;
   /** Which URLs may be registered (and called): see url-policy.ts. */

@@ -1,5 +1,5 @@
 import type { ErrorFacts } from '../shared/http.js';
-import type { BulkOutcome, DrsContext, Resolved } from './drs.js';
+import type { BulkOutcome, DrsContext, Resolved } from './drs-model.js';
 
 /** The DRS 1.5 JSON shapes (docs/drs.md has the mapping from files and versions). */
 

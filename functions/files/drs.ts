@@ -9,6 +9,7 @@ import { latestAvailable } from './catalog.js';
 import type { FilesConfig } from './config.js';
 import type { Presented } from './downloads.js';
 import type { DrsConfig } from './drs-config.js';
+import type { BulkOutcome, DrsContext, Resolved } from './drs-model.js';
 import { authorizations, type DrsObjectJson, drsObjectJson, HTTPS_ACCESS_ID } from './drs-views.js';
 import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
 import type { DevTokenRepository, FilesDeps } from './ports.js';
@@ -34,25 +35,12 @@ export type DrsDeps = Pick<FilesDeps, 'files' | 'devTokens' | 'store' | 'audit' 
   drs: DrsConfig;
 };
 
-/** How a request reaches this service: the host of `drs://` URIs and the issuer of the bearer tokens it accepts. */
-export interface DrsContext {
-  /** Host (and port, when it is not the scheme's default) of the public base URL, e.g. drs.example.org. */
-  host: string;
-  issuer: string;
-}
-
 /** A bulk request longer than maxBulkRequestLength. */
 export class BulkRequestTooLargeError extends AppError {
   override name = 'BulkRequestTooLargeError';
   constructor(length: number, max: number) {
     super(413, 'request_too_large', `The bulk request names ${length} items; at most ${max} are accepted`);
   }
-}
-
-/** An object: the available version, and its file (for the description). */
-export interface Resolved {
-  version: VersionRecord;
-  file: FileRecord;
 }
 
 /** What an unknown id, an unavailable version and an object of another study all answer: nothing to tell apart. */
@@ -195,13 +183,6 @@ function statusOf(err: unknown): number {
   if (isAppError(err)) return err.status;
   log.error('bulk DRS item failed', { error: err instanceof Error ? (err.stack ?? err.message) : err });
   return 500;
-}
-
-export interface BulkOutcome<T> {
-  summary: { requested: number; resolved: number; unresolved: number };
-  resolved: T[];
-  /** Failed ids grouped by status code, in the order they were requested. */
-  unresolved: { error_code: number; object_ids: string[] }[];
 }
 
 /** Runs one lookup per item; each failure lands in `unresolved` with its status code instead of failing the lot. */

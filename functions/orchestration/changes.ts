@@ -5,25 +5,33 @@ import {
   type ChangeConflictError,
   isChangeConflict,
   type ReleaseChange,
+  type ReleaseChanges,
+  type ReleaseReads,
   type TaskChange,
 } from '../coordinator/ports.js';
-import { hasCode } from '../shared/errors.js';
+import { type ErrorCause, type ErrorCode, hasCode, type OrchestrationErrorName } from '../shared/errors.js';
 import { count, durationMs, METRIC } from '../shared/metrics.js';
-import type { OrchestrationDeps } from './ports.js';
+import type { EventSink } from './ports.js';
 
 /**
  * Writing release and task changes: every state change goes with its event in one TransactWriteItems
- * (ReleaseRepository.applyChange), and the stored events are then published (SNS / EventBridge, best effort).
+ * (ReleaseChanges.applyChange), and the stored events are then published (SNS / EventBridge, best effort).
  */
+
+/** What writing a change needs: the release as stored, its change, and where its events go once written. */
+export interface ChangeDeps {
+  releases: ReleaseReads & ReleaseChanges;
+  publisher: EventSink;
+}
 
 /**
  * A transient condition the state machine retries with backoff. The ASL's Retry matches Lambda errors by `name`,
  * so the name is a literal that minification cannot touch; code classifies it (`isTransient`).
  */
 export class TransientError extends Error {
-  override name = 'Orchestration.Transient';
-  readonly code = 'transient';
-  constructor(message: string, options?: { cause?: unknown }) {
+  override name: OrchestrationErrorName = 'Orchestration.Transient';
+  readonly code: ErrorCode = 'transient';
+  constructor(message: string, options?: ErrorCause) {
     super(message, options);
   }
 }
@@ -107,7 +115,7 @@ function recordMove(m: Moved, nowMs = Date.now()): void {
 }
 
 /**
- * Items a change takes in its transaction (ReleaseRepository.applyChange): a task's update, and per event its put
+ * Items a change takes in its transaction (ReleaseChanges.applyChange): a task's update, and per event its put
  * and its task service's event count (each task names its own service); the release item and the counts the tasks
  * and events of one change share (states moved from and to, all events, the release's events) and its task view
  * item are kept in SHARED_ITEMS whatever the number of tasks.
@@ -124,7 +132,7 @@ const releaseItems = (p: ReleasePart) =>
  * did. A chunk that lost a race leaves earlier chunks written; callers re-plan from a fresh load, which sees them.
  */
 export async function commit(
-  deps: Pick<OrchestrationDeps, 'releases' | 'publisher'>,
+  deps: ChangeDeps,
   releaseId: string,
   tasks: TaskPart[],
   part: ReleasePart,
@@ -234,11 +242,12 @@ export type FailOutcome = 'canceling' | 'terminal' | 'missing' | 'unchanged';
  * callers outside the execution wake it afterwards.
  */
 export async function failTasks(
-  deps: Pick<OrchestrationDeps, 'releases' | 'publisher'>,
+  deps: ChangeDeps,
   releaseId: string,
   failures: readonly TaskFailure[],
   loaded?: ReleaseAggregate,
 ): Promise<FailOutcome> {
+  let lost: unknown;
   for (let attempt = 0; attempt < 6; attempt++) {
     const agg = attempt === 0 && loaded ? loaded : await deps.releases.load(releaseId);
     if (!agg) return 'missing';
@@ -262,7 +271,10 @@ export async function failTasks(
       return 'canceling';
     } catch (err) {
       if (!isConflict(err)) throw err;
+      lost = err;
     }
   }
-  throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`);
+  throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`, {
+    cause: lost,
+  });
 }

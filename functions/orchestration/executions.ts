@@ -1,4 +1,4 @@
-import type { ReleaseRepository } from '../coordinator/ports.js';
+import type { OrchestrationState } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
 import type { Executions } from './ports.js';
 
@@ -24,7 +24,7 @@ export type DriveOutcome = 'running' | 'started' | 'superseded' | 'missing';
  * started when it ended without finishing the release.
  */
 export async function ensureDriven(
-  releases: Pick<ReleaseRepository, 'raiseExtra'>,
+  releases: OrchestrationState,
   executions: Executions,
   releaseId: string,
   extras: Record<string, unknown>,

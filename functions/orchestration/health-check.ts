@@ -3,7 +3,7 @@ import type { ReleaseOrchestrator } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
 import { METRIC, count as metric } from '../shared/metrics.js';
 import { failTasks } from './changes.js';
-import type { OrchestrationDeps } from './ports.js';
+import type { HealthCheckDeps } from './ports.js';
 
 /**
  * The health check (spec: GET /status; issue 3, Health checks), run on a schedule (EventBridge on AWS, a timer
@@ -31,12 +31,12 @@ export interface HealthReport {
  * The service's tasks with work in progress, from the active-release index and each release's task view (one
  * query): the cost follows the releases in flight, not every task ever given to the service.
  */
-function workInProgressOf(deps: OrchestrationDeps, taskServiceId: string) {
+function workInProgressOf(deps: HealthCheckDeps, taskServiceId: string) {
   return deps.releases.activeTasksOfService(taskServiceId, IN_PROGRESS);
 }
 
 export async function runHealthChecks(
-  deps: OrchestrationDeps,
+  deps: HealthCheckDeps,
   orchestrator: Pick<ReleaseOrchestrator, 'drive'>,
   settings: { failures: number; timeoutMs: number },
 ): Promise<HealthReport> {

@@ -1,5 +1,12 @@
 import type { CoordinatorEvent } from '../coordinator/model.js';
-import type { ReleaseRepository, TaskServiceRepository } from '../coordinator/ports.js';
+import type {
+  OrchestrationState,
+  PublishedVersions,
+  ReleaseChanges,
+  ReleaseReads,
+  TaskReads,
+  TaskServiceRepository,
+} from '../coordinator/ports.js';
 import type { Clock } from '../shared/clock.js';
 
 /**
@@ -54,8 +61,9 @@ export interface TaskServiceCalls {
   status(url: string, timeoutMs: number): Promise<CallOutcome>;
 }
 
+/** What the release steps (release-steps.ts) work with. */
 export interface OrchestrationDeps {
-  releases: ReleaseRepository;
+  releases: ReleaseReads & ReleaseChanges & OrchestrationState & PublishedVersions;
   services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth' | 'recordFailedCheck'>;
   calls: TaskServiceCalls;
   /** Where stored events are fanned out (SNS / EventBridge / nowhere). */
@@ -64,3 +72,8 @@ export interface OrchestrationDeps {
   /** How many task services one step calls at once. */
   concurrency: number;
 }
+
+/** What the health check (health-check.ts) works with: the steps' services, with the tasks instead of the latch. */
+export type HealthCheckDeps = Omit<OrchestrationDeps, 'releases'> & {
+  releases: ReleaseReads & ReleaseChanges & TaskReads;
+};

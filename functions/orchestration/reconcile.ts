@@ -1,4 +1,4 @@
-import type { ReleaseRepository } from '../coordinator/ports.js';
+import type { OrchestrationState } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
 import { count, METRIC, seconds } from '../shared/metrics.js';
 import { ensureDriven } from './executions.js';
@@ -21,7 +21,7 @@ import { type WakeLatch, wakeOwed } from './wake-latch.js';
  * DescribeExecution per active release.
  */
 export interface ReconcileDeps {
-  releases: Pick<ReleaseRepository, 'listActive' | 'raiseExtra'>;
+  releases: OrchestrationState;
   executions: Executions;
   latch: Pick<WakeLatch, 'wake'>;
   /** How many releases are looked at at the same time. */

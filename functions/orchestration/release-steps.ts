@@ -2,6 +2,7 @@ import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '
 import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
+import { mapLimit } from '../shared/concurrency.js';
 import { log } from '../shared/log.js';
 import { count, durationMs, METRIC } from '../shared/metrics.js';
 import * as z from '../shared/zod.js';
@@ -113,20 +114,6 @@ interface Reply {
   state?: TaskState;
   progress?: number;
   reason?: string;
-}
-
-/** Runs `fn` over items with at most `limit` in flight. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 function describeCause(cause: unknown): string {
@@ -346,6 +333,7 @@ export class ReleaseSteps {
     first: ReleaseAggregate,
   ): Promise<Outcome> {
     const byTask = new Map(replies.filter((r) => r.ok).map((r) => [r.task.id, r]));
+    let lost: unknown;
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
       if (!agg || agg.release.state !== phase) return this.result(agg);
@@ -394,10 +382,11 @@ export class ReleaseSteps {
         return { next, state };
       } catch (err) {
         if (!isConflict(err)) throw err;
+        lost = err;
         log.info('release changed during a step; planning again', { releaseId, failed: err.failed });
       }
     }
-    throw new TransientError(`release ${releaseId} changed concurrently too often`);
+    throw new TransientError(`release ${releaseId} changed concurrently too often`, { cause: lost });
   }
 
   /**
@@ -445,6 +434,7 @@ export class ReleaseSteps {
         taskId: r.task.id,
         taskServiceId: r.task.taskServiceId,
       }));
+    let lost: unknown;
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
       if (agg?.release.state !== 'canceling') return this.result(agg);
@@ -459,15 +449,19 @@ export class ReleaseSteps {
         return { next: 'done', state: to };
       } catch (err) {
         if (!isConflict(err)) throw err;
+        lost = err;
       }
     }
-    throw new TransientError(`release ${releaseId} changed concurrently too often to finish canceling`);
+    throw new TransientError(`release ${releaseId} changed concurrently too often to finish canceling`, {
+      cause: lost,
+    });
   }
 
   /** The execution hit an error its Retry could not absorb: the release fails (an error event says why). */
   private async abort(releaseId: string, error: { Error?: string; Cause?: unknown }): Promise<Outcome> {
     const reason = `${error.Error ?? 'Error'}: ${describeCause(error.Cause)}`.slice(0, 500);
     log.error('release orchestration failed', { releaseId, reason });
+    let lost: unknown;
     for (let attempt = 0; attempt < 6; attempt++) {
       const agg = await this.deps.releases.load(releaseId);
       if (!agg || isTerminalRelease(agg.release.state)) return this.result(agg);
@@ -485,8 +479,11 @@ export class ReleaseSteps {
         return { next: 'cancel', state: 'canceling' };
       } catch (err) {
         if (!isConflict(err)) throw err;
+        lost = err;
       }
     }
-    throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`);
+    throw new TransientError(`release ${releaseId} changed concurrently too often to record the failure`, {
+      cause: lost,
+    });
   }
 }

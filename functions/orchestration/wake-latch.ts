@@ -1,11 +1,11 @@
-import type { ReleaseRepository } from '../coordinator/ports.js';
+import type { OrchestrationState } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
 import type { TaskTokens } from './ports.js';
 
 /**
  * The wake-up latch between the poll loop and everything that should cut a wait short (a task reporting staged,
  * published or failed; publish; cancel; a health failure). Attributes on the release item, each changed by one
- * atomic UpdateItem that returns the previous values (ReleaseRepository.exchangeExtras):
+ * atomic UpdateItem that returns the previous values (OrchestrationState.exchangeExtras):
  *
  *   waitToken    the task token of the callback state now waiting (PollWait / WaitForPublish), if any
  *   waitKind     which of the two it is: 'poll' or 'staged'
@@ -31,7 +31,7 @@ export type WakeOutcome = 'delivered' | 'latched' | 'failed';
 
 export class WakeLatch {
   constructor(
-    private readonly releases: Pick<ReleaseRepository, 'exchangeExtras' | 'removeExtraIf'>,
+    private readonly releases: OrchestrationState,
     private readonly tokens: TaskTokens,
   ) {}
 

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Access, Method } from './contract.js';
 import {
   BadRequestError,
+  type ErrorCode,
   ForbiddenError,
   isAppError,
   MethodNotAllowedError,
@@ -101,9 +102,9 @@ function parseBody(event: APIGatewayProxyEventV2): unknown {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
+  } catch (err) {
     if (Buffer.byteLength(text) > LIMITS.bodyBytes) throw oversizeBody(text, undefined);
-    throw new BadRequestError('Request body is not valid JSON');
+    throw new BadRequestError('Request body is not valid JSON', { cause: err });
   }
   if (Buffer.byteLength(text) > LIMITS.bodyBytes) throw oversizeBody(text, parsed);
   return parsed;
@@ -135,8 +136,8 @@ function decodeSegment(raw: string): string {
   let decoded: string;
   try {
     decoded = decodeURIComponent(raw);
-  } catch {
-    throw new NotFoundError('No such resource');
+  } catch (err) {
+    throw new NotFoundError('No such resource', { cause: err });
   }
   if (Buffer.byteLength(decoded) > LIMITS.pathSegmentBytes) throw new NotFoundError('No such resource');
   return decoded;
@@ -145,7 +146,7 @@ function decodeSegment(raw: string): string {
 /** What an error body is made of, whatever shape an API renders it in. */
 export interface ErrorFacts {
   status: number;
-  code: string;
+  code: ErrorCode;
   message: string;
   fields?: Record<string, string[]>;
 }
@@ -166,7 +167,7 @@ export function toErrorResponse(
     return { status: err.status, body: renderBody(facts), headers: err.headers };
   }
   log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });
-  const facts = {
+  const facts: ErrorFacts = {
     status: 500,
     code: 'internal_error',
     message: `Internal server error (request ${requestId})`,
@@ -414,5 +415,7 @@ export function parse<S extends z.core.$ZodType>(schema: S, input: unknown, what
       issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message;
     fields[key] = [...(fields[key] ?? []), message];
   }
-  throw new ValidationError(`Invalid ${what}: ${Object.keys(fields).join(', ')}`, fields);
+  throw new ValidationError(`Invalid ${what}: ${Object.keys(fields).join(', ')}`, fields, {
+    cause: result.error,
+  });
 }

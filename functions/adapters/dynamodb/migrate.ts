@@ -21,7 +21,7 @@ import { eventItem } from './events.js';
 import { auditItem } from './files-audit.js';
 import { DynamoFileRepository } from './files-repository.js';
 import { FC } from './files-table.js';
-import { DynamoReleaseRepository } from './releases.js';
+import * as releaseItems from './releases/items.js';
 import { DynamoTaskServiceRepository } from './task-services.js';
 
 /**
@@ -140,7 +140,6 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
   }
   if (await done(doc, tables.coordinator)) return rewritten;
   const table = tables.coordinator;
-  const releasesRepo = new DynamoReleaseRepository(doc, tables);
   const services = new DynamoTaskServiceRepository(doc, tables);
   const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
   const tally = new Tally();
@@ -172,19 +171,19 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
       tally.add(C.releases);
       tally.add(C.releasesInState(release.state));
       for (const studyId of release.studies) {
-        out.push(releasesRepo.studyMemberItem(release, studyId));
+        out.push(releaseItems.studyMemberItem(release, studyId));
         tally.add(C.releasesOfStudy(studyId));
       }
     } else if (pk.startsWith('RE#') && sk.startsWith('TA#')) {
       const t = decode(taskSchema, raw);
-      out.push(releasesRepo.taskItem(t));
+      out.push(releaseItems.taskItem(t));
       tasksOf.set(t.releaseId, [...(tasksOf.get(t.releaseId) ?? []), t]);
       tally.add(C.tasks);
       tally.add(C.tasksInState(t.state));
       perService.set(t.taskServiceId, (perService.get(t.taskServiceId) ?? 0) + 1);
     } else if (pk.startsWith('RE#') && sk.startsWith('RN#')) {
       const n = decode(releaseNoteSchema, raw);
-      out.push({ ...raw, ...releasesRepo.noteItem(n) });
+      out.push({ ...raw, ...releaseItems.noteItem(n) });
       notesOf.set(n.releaseId, [...(notesOf.get(n.releaseId) ?? []), n.id]);
       tally.add(C.notes);
       if (n.studyId) tally.add(C.notesOfStudy(n.studyId));
@@ -203,8 +202,8 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
     // A task view the release item kept in an earlier layout is dropped: the view is an item of its own now.
     const { taskView: _view, ...kept } = raw;
     out.push(
-      { ...kept, ...releasesRepo.releaseItem(release, notesOf.get(release.id) ?? []) },
-      releasesRepo.releaseViewItem(release.id, tasksOf.get(release.id) ?? []),
+      { ...kept, ...releaseItems.releaseItem(release, notesOf.get(release.id) ?? []) },
+      releaseItems.releaseViewItem(release.id, tasksOf.get(release.id) ?? []),
     );
   }
   await putAll(doc, table, [...out, ...tally.items()]);

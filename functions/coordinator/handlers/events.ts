@@ -2,7 +2,7 @@ import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoEventRepository } from '../../adapters/dynamodb/events.js';
 import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
 import { actorOf, empty, httpApp, ok, parse } from '../../shared/http.js';

@@ -1,11 +1,12 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
 import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
-import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
+import { sfnMachineFromEnv } from '../../adapters/sfn-orchestrator.js';
+import { releaseOrchestrator } from '../../orchestration/release-orchestrator.js';
 import { httpApp, ok, parse } from '../../shared/http.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
@@ -25,7 +26,7 @@ const deps = {
   studies: new DynamoStudyRepository(doc, tables),
   publisher: eventPublisher(),
   // Built at cold start: a misconfigured orchestrator fails the function before it serves a request.
-  orchestrator: createReleaseOrchestrator(releases),
+  orchestrator: releaseOrchestrator(releases, sfnMachineFromEnv()),
 };
 
 export const handler = httpApp({

@@ -1,7 +1,7 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { createTaskServiceClient, urlPolicyFromEnv } from '../../adapters/task-service-client.js';
 import { tokenClient } from '../../adapters/token-client.js';

@@ -1,9 +1,10 @@
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
-import { createReleaseOrchestrator } from '../../adapters/orchestrator.js';
+import { sfnMachineFromEnv } from '../../adapters/sfn-orchestrator.js';
+import { releaseOrchestrator } from '../../orchestration/release-orchestrator.js';
 import { actorOf, httpApp, ok, parse } from '../../shared/http.js';
 import { envelope } from '../../shared/list.js';
 import { httpRuntime } from '../../shared/runtime.js';
@@ -21,7 +22,7 @@ const deps = {
   releases,
   taskServices: new DynamoTaskServiceRepository(doc, tables),
   publisher: eventPublisher(),
-  orchestrator: createReleaseOrchestrator(releases),
+  orchestrator: releaseOrchestrator(releases, sfnMachineFromEnv()),
 };
 
 export const handler = httpApp({

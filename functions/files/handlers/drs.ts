@@ -17,7 +17,6 @@ import {
   bulkAccessUrls,
   bulkAuthorizations,
   bulkObjects,
-  type DrsContext,
   type DrsDeps,
   getAccessUrl,
   getObject,
@@ -25,6 +24,7 @@ import {
   serviceInfo,
 } from '../drs.js';
 import { drsConfigFromEnv } from '../drs-config.js';
+import type { DrsContext } from '../drs-model.js';
 import { authorizations, bulkJson, drsErrorBody } from '../drs-views.js';
 import { presented, requestInfo } from '../http.js';
 import { tokenKind } from '../tokens.js';

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { documentClient, sfnClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
 import { SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
 import { hasCode } from '../../shared/errors.js';
 import { inInvocation } from '../../shared/log.js';

@@ -1,11 +1,9 @@
 import type { Context } from 'aws-lambda';
-import { documentClient, sfnClient } from '../../adapters/aws.js';
+import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
-import { stateMachineArnFromEnv } from '../../adapters/orchestrator.js';
-import { SfnExecutions, SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
+import { sfnMachine, stateMachineArnFromEnv } from '../../adapters/sfn-orchestrator.js';
 import { inInvocation } from '../../shared/log.js';
-import { orchestrationSettings, runConfigFrom } from '../config.js';
 import { type ReconcileReport, reconcile } from '../reconcile.js';
 import { WakeLatch } from '../wake-latch.js';
 
@@ -14,10 +12,9 @@ import { WakeLatch } from '../wake-latch.js';
  * RECONCILE_SECONDS and once at start-up): every release that is not terminal gets an execution if none runs, and
  * a wake that was not delivered is delivered again. It wires only what it uses.
  */
-const sfn = sfnClient();
 const releases = new DynamoReleaseRepository(documentClient(), tablesFromEnv());
-const executions = new SfnExecutions(sfn, stateMachineArnFromEnv(), runConfigFrom(orchestrationSettings()));
-const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
+const { executions, tokens } = sfnMachine(stateMachineArnFromEnv());
+const latch = new WakeLatch(releases, tokens);
 
 export function handler(_event?: unknown, context?: Context): Promise<ReconcileReport> {
   return inInvocation(context, {}, () => reconcile({ releases, executions, latch, concurrency: 8 }));

@@ -1,11 +1,10 @@
 import type { Context } from 'aws-lambda';
 import { documentClient } from '../../adapters/aws.js';
 import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
 import { eventPublisher } from '../../adapters/event-publisher.js';
-import { stateMachineArnFromEnv } from '../../adapters/orchestrator.js';
-import { sfnOrchestration } from '../../adapters/sfn-orchestrator.js';
+import { sfnMachine, stateMachineArnFromEnv } from '../../adapters/sfn-orchestrator.js';
 import { createTaskServiceClient, taskServiceCalls } from '../../adapters/task-service-client.js';
 import { tokenClient } from '../../adapters/token-client.js';
 import { systemClock } from '../../shared/clock.js';
@@ -14,6 +13,7 @@ import { inInvocation, log } from '../../shared/log.js';
 import { isTransient, TransientError } from '../changes.js';
 import { orchestrationSettings } from '../config.js';
 import { ReleaseSteps, type StepInput, type StepResult } from '../release-steps.js';
+import { WakeLatch } from '../wake-latch.js';
 
 /**
  * The state machine's ReleaseStep task (statemachines/release.asl.json): one call does one step for ALL tasks of a
@@ -24,7 +24,8 @@ const settings = orchestrationSettings();
 const doc = documentClient();
 const tables = tablesFromEnv();
 const releases = new DynamoReleaseRepository(doc, tables);
-const { latch, executions } = sfnOrchestration(stateMachineArnFromEnv(), { releases });
+const { executions, tokens } = sfnMachine(stateMachineArnFromEnv());
+const latch = new WakeLatch(releases, tokens);
 const steps = new ReleaseSteps(
   {
     releases,

@@ -2,7 +2,7 @@ import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-s
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Documents } from '../../../functions/adapters/dynamodb/documents.js';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { localClient } from '../../../local/dynamodb-local.js';

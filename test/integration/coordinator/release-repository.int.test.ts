@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
@@ -68,7 +68,7 @@ async function newRelease(serviceCount = 2) {
   );
 }
 
-describe('ReleaseRepository.applyChange', () => {
+describe('ReleaseChanges.applyChange', () => {
   it('moves release and tasks and writes the events in one transaction', async () => {
     const { release, tasks } = await newRelease();
     const written = await releases.applyChange({
@@ -234,7 +234,7 @@ describe('ReleaseRepository.applyChange', () => {
   });
 });
 
-describe('ReleaseRepository.create', () => {
+describe('ReleaseCreation.create', () => {
   it(`creates a release with ${MAX_TASKS_PER_RELEASE} tasks in one transaction`, async () => {
     const agg = await newRelease(MAX_TASKS_PER_RELEASE);
     expect(agg.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
 import type { ReleaseState, TaskState } from '../../../functions/coordinator/model.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';

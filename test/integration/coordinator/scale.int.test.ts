@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventItem } from '../../../functions/adapters/dynamodb/events.js';
 import { migrateCoordinator } from '../../../functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
 import { encodeCursor, MAX_OFFSET } from '../../../functions/shared/list.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';

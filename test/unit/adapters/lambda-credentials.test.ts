@@ -81,10 +81,11 @@ describe('the function credential chain', () => {
     expect(FUNCTION_BUNDLE_OPTIONS.alias['@aws-sdk/credential-provider-node']).toBe(
       './functions/adapters/lambda-credentials.ts',
     );
-    const out = join(process.env.TMPDIR ?? '/tmp', `creds-bundle-${process.pid}`);
+    const out = mkdtempSync(join(tmpdir(), 'creds-bundle-'));
     const { metafile } = bundleFunction('functions/coordinator/handlers/study-sync.ts', out, {
       metafile: true,
     });
+    rmSync(out, { recursive: true, force: true });
     const inputs = Object.keys(metafile?.inputs ?? {});
     expect(inputs).toContain('functions/adapters/lambda-credentials.ts');
     expect(inputs.filter((p) => /credential-provider-(node|ini|sso|process|web-identity)\//.test(p))).toEqual(

@@ -3,12 +3,12 @@ import type { Caller } from '../../../functions/files/access.js';
 import {
   authenticate,
   bulkObjects,
-  type DrsContext,
   isObjectIdShape,
   localObjectId,
   resolveObject,
 } from '../../../functions/files/drs.js';
 import { drsConfigFromEnv } from '../../../functions/files/drs-config.js';
+import type { DrsContext } from '../../../functions/files/drs-model.js';
 import { drsErrorBody } from '../../../functions/files/drs-views.js';
 import type { FileRecord, VersionRecord } from '../../../functions/files/model.js';
 import type { FileRepository } from '../../../functions/files/ports.js';

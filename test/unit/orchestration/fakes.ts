@@ -10,12 +10,17 @@ import type {
 import { isTerminalRelease } from '../../../functions/coordinator/model.js';
 import {
   ChangeConflictError,
+  type OrchestrationState,
+  type PublishedVersions,
   type ReleaseChange,
-  type ReleaseRepository,
+  type ReleaseChanges,
+  type ReleaseReads,
+  type TaskReads,
 } from '../../../functions/coordinator/ports.js';
 import { compareVersions } from '../../../functions/coordinator/versions.js';
 import type {
   CallOutcome,
+  HealthCheckDeps,
   OrchestrationDeps,
   TaskServiceCalls,
 } from '../../../functions/orchestration/ports.js';
@@ -31,19 +36,11 @@ const as = <T>(v: T | readonly T[] | undefined): readonly T[] | undefined =>
 
 export class MemoryReleases
   implements
-    Pick<
-      ReleaseRepository,
-      | 'load'
-      | 'applyChange'
-      | 'exchangeExtras'
-      | 'highestPublishedVersion'
-      | 'listByStates'
-      | 'listActive'
-      | 'raiseExtra'
-      | 'removeExtraIf'
-      | 'tasksOfService'
-      | 'activeTasksOfService'
-    >
+    Pick<ReleaseReads, 'load' | 'listByStates'>,
+    ReleaseChanges,
+    OrchestrationState,
+    PublishedVersions,
+    Pick<TaskReads, 'tasksOfService' | 'activeTasksOfService'>
 {
   releases = new Map<string, { release: Release; tasks: Task[]; extras: Record<string, unknown> }>();
   events: CoordinatorEvent[] = [];
@@ -242,14 +239,16 @@ export function memoryDeps(
   releases: MemoryReleases,
   calls: TaskServiceCalls,
   svc: TaskService[],
-): OrchestrationDeps & {
-  published: CoordinatorEvent[];
-  health: Map<string, { healthStatus: string; lastOkStatus: number }>;
-} {
+): OrchestrationDeps &
+  HealthCheckDeps & {
+    published: CoordinatorEvent[];
+    health: Map<string, { healthStatus: string; lastOkStatus: number }>;
+  } {
   const published: CoordinatorEvent[] = [];
   const health = new Map<string, { healthStatus: string; lastOkStatus: number }>();
   return {
-    releases: releases as unknown as ReleaseRepository,
+    // The steps and the health check read no single task and list nothing: those reads are not faked.
+    releases: releases as unknown as OrchestrationDeps['releases'] & HealthCheckDeps['releases'],
     services: {
       all: async () => svc.map((s) => ({ ...s, ...health.get(s.id) })),
       get: async (id) => svc.find((s) => s.id === id) ?? null,

@@ -9,11 +9,8 @@ import {
 } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import {
-  SfnExecutions,
-  SfnReleaseOrchestrator,
-  SfnTaskTokens,
-} from '../../../functions/adapters/sfn-orchestrator.js';
+import { SfnExecutions, SfnTaskTokens } from '../../../functions/adapters/sfn-orchestrator.js';
+import { LatchedReleaseOrchestrator } from '../../../functions/orchestration/release-orchestrator.js';
 import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
 import { MemoryReleases } from './fakes.js';
 
@@ -29,7 +26,7 @@ function setup() {
   releases.add({ id: 'RE_1', state: 'canceling' });
   const executions = new SfnExecutions(sfn, ARN, CONFIG);
   const latch = new WakeLatch(releases, new SfnTaskTokens(sfn));
-  return { releases, executions, orchestrator: new SfnReleaseOrchestrator(executions, latch, releases) };
+  return { releases, executions, orchestrator: new LatchedReleaseOrchestrator(executions, latch, releases) };
 }
 const startedNames = () => sfnMock.commandCalls(StartExecutionCommand).map((c) => c.args[0].input.name);
 

@@ -9,7 +9,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { transact } from '../../../functions/adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases.js';
+import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
 import { isTransient } from '../../../functions/orchestration/changes.js';
 import { createTokenVerifier } from '../../../functions/shared/auth.js';
 import { authEnv, parseEnv } from '../../../functions/shared/config.js';

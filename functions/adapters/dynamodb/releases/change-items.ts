@@ -1,0 +1,229 @@
+import {
+  type CoordinatorEvent,
+  isTerminalRelease,
+  type ReleaseState,
+  type TaskState,
+} from '../../../coordinator/model.js';
+import type { ReleaseChange, TaskChange } from '../../../coordinator/ports.js';
+import { C, CounterDeltas, K, type LabelledItem } from '../common.js';
+import type { TransactWriteCommandInput } from '../documents.js';
+import { eventCounts, eventPut } from '../events.js';
+import type { ReleaseTable } from './table.js';
+import { versionClaimItems } from './versions.js';
+
+/**
+ * The items of one ReleaseChange's transaction (changes.ts runs it): the release item, each task, the task view,
+ * the events, the version claim, the studies and the counters. Every condition says why it is there; a condition
+ * that fails cancels the whole transaction and is reported by its item's label (`kind`, `id`).
+ */
+
+type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** The one state named, or undefined when none or several are. */
+export const single = <S extends string>(s: S | readonly S[] | undefined): S | undefined =>
+  s === undefined ? undefined : typeof s === 'string' ? (s as S) : s.length === 1 ? s[0] : undefined;
+
+export function states<S extends string>(s: S | readonly S[] | undefined): readonly S[] | undefined {
+  return s === undefined ? undefined : typeof s === 'string' ? [s as S] : (s as readonly S[]);
+}
+
+/** Task view entries a change moves (state and/or progress). */
+type ViewEntry = { taskId: string; state?: TaskState; progress?: number };
+
+export function changeItems(
+  t: ReleaseTable,
+  change: ReleaseChange,
+  events: CoordinatorEvent[],
+): LabelledItem[] {
+  const items: LabelledItem[] = [];
+  const counts = new CounterDeltas();
+  const views: ViewEntry[] = [];
+  for (const task of change.tasks ?? []) {
+    const { item, view } = taskItem(t, change.releaseId, task, counts);
+    if (view) views.push(view);
+    items.push({ kind: 'task', id: task.taskId, item });
+  }
+  const rel = releaseUpdate(t, change, counts);
+  if (rel) items.unshift({ kind: 'release', id: change.releaseId, item: rel });
+  const view = viewUpdate(t, change.releaseId, views);
+  if (view) items.push({ kind: 'release', id: change.releaseId, item: view });
+  for (const e of events) {
+    items.push(eventPut(t.table, e));
+    eventCounts(counts, e, 1);
+  }
+  if (change.claimVersion !== undefined)
+    items.push(...versionClaimItems(t, change.claimVersion, change.releaseId));
+  for (const s of change.studies ?? []) {
+    items.push({
+      kind: 'study',
+      id: s.studyId,
+      item: {
+        Update: {
+          TableName: t.tables.studies,
+          Key: K.study(s.studyId),
+          UpdateExpression: 'SET lastPubVersion = :v, lastPubDate = :d',
+          // Only studies the study sync created: UpdateItem would otherwise make a bare study item that the sync
+          // never wrote. A missing study fails the publish (as `study`) instead.
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':v': s.lastPubVersion, ':d': s.lastPubDate },
+        },
+      },
+    });
+  }
+  items.push(...counts.items(t.table));
+  return items;
+}
+
+/**
+ * One task's part: an Update when it moves (state, with its state index key and counts, and/or progress), a
+ * ConditionCheck when the change only depends on its state. Also the task view entry to move with it.
+ */
+function taskItem(
+  t: ReleaseTable,
+  releaseId: string,
+  task: TaskChange,
+  counts: CounterDeltas,
+): { item: TxItem; view: ViewEntry | null } {
+  const names: Record<string, string> = { '#state': 'state' };
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  if (task.toState !== undefined) {
+    sets.push('#state = :to', 'gsi3pk = :st');
+    values[':to'] = task.toState;
+    values[':st'] = K.tasksInState(task.toState);
+    const from = single(task.expectState) as TaskState;
+    counts.add(C.tasksInState(from), -1).add(C.tasksInState(task.toState), 1);
+  }
+  if (task.progress !== undefined) {
+    sets.push('progress = :progress');
+    values[':progress'] = task.progress;
+  }
+  // The task must exist, and in this release (its key is under the release): UpdateItem would otherwise create a
+  // stray task item for an id the caller got wrong.
+  const cond = ['attribute_exists(pk)'];
+  const expected = states<TaskState>(task.expectState);
+  if (expected) {
+    // The task moves only from the state the caller decided on. A concurrent writer (a callback, another round, a
+    // health check failing it) that moved it first makes this change fail and plan again, instead of overwriting a
+    // newer state. When the task moves this names exactly one state (withKnownStates), the one its state count is
+    // taken from, so the counts stay exact.
+    cond.push(`#state IN (${expected.map((_, i) => `:e${i}`).join(', ')})`);
+    expected.forEach((s, i) => {
+      values[`:e${i}`] = s;
+    });
+  }
+  const common = {
+    TableName: t.table,
+    Key: K.task(releaseId, task.taskId),
+    ConditionExpression: cond.join(' AND '),
+    ExpressionAttributeNames: expected || task.toState !== undefined ? names : undefined,
+    ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+  };
+  if (!sets.length) return { item: { ConditionCheck: common }, view: null };
+  return {
+    item: { Update: { ...common, UpdateExpression: `SET ${sets.join(', ')}` } },
+    view: { taskId: task.taskId, state: task.toState, progress: task.progress },
+  };
+}
+
+/**
+ * The release item's part of a change: its state (with the state index key and counts), version and extras. A
+ * change that only moves tasks leaves the release item out; a state expectation alone is a ConditionCheck.
+ */
+function releaseUpdate(t: ReleaseTable, change: ReleaseChange, counts: CounterDeltas): TxItem | null {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  const removes: string[] = [];
+  if (change.toState !== undefined) {
+    names['#state'] = 'state';
+    values[':to'] = change.toState;
+    values[':rst'] = K.releasesInState(change.toState);
+    sets.push('#state = :to', 'gsi3pk = :rst');
+    // A release leaves the active index with the change that ends it (and never comes back: terminal is final).
+    if (isTerminalRelease(change.toState)) removes.push('gsi2pk', 'gsi2sk');
+    const from = single(change.expectState);
+    if (from === undefined) throw new Error('a release state change names exactly one expected state');
+    counts.add(C.releasesInState(from), -1).add(C.releasesInState(change.toState), 1);
+  }
+  if (change.version !== undefined) {
+    values[':version'] = change.version;
+    sets.push('version = :version');
+  }
+  Object.entries(change.setExtras ?? {}).forEach(([k, v], i) => {
+    names[`#x${i}`] = k;
+    values[`:x${i}`] = v;
+    sets.push(`#x${i} = :x${i}`);
+  });
+  (change.removeExtras ?? []).forEach((k, i) => {
+    names[`#y${i}`] = k;
+    removes.push(`#y${i}`);
+  });
+  // The release must exist: UpdateItem would otherwise create a stray release item from the change's attributes.
+  const cond = ['attribute_exists(pk)'];
+  const expected = states<ReleaseState>(change.expectState);
+  if (expected) {
+    // The release moves only from the state the caller decided on (publish only from staged, cancel only from a
+    // state that allows it, a round only from the state it planned in): a concurrent change that moved it first
+    // makes this one fail, and its writer read and plan again. A state change names exactly one state here, the
+    // one its state count is taken from.
+    names['#state'] = 'state';
+    cond.push(`#state IN (${expected.map((_, i) => `:e${i}`).join(', ')})`);
+    expected.forEach((s, i) => {
+      values[`:e${i}`] = s;
+    });
+  }
+  const hasUpdate = sets.length > 0 || removes.length > 0;
+  if (!hasUpdate && !expected) return null;
+  const common = {
+    TableName: t.table,
+    Key: K.release(change.releaseId),
+    ConditionExpression: cond.join(' AND '),
+    ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+    ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+  };
+  if (!hasUpdate) return { ConditionCheck: common };
+  const expr = [
+    sets.length ? `SET ${sets.join(', ')}` : '',
+    removes.length ? `REMOVE ${removes.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { Update: { ...common, UpdateExpression: expr } };
+}
+
+/**
+ * The task view entries of the tasks a change moves, in the same transaction as the task items (so the view never
+ * lags them).
+ */
+function viewUpdate(t: ReleaseTable, releaseId: string, views: ViewEntry[]): TxItem | null {
+  const names: Record<string, string> = { '#tv': 'taskView' };
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  views.forEach((v, i) => {
+    names[`#v${i}`] = v.taskId;
+    if (v.state !== undefined) {
+      values[`:vs${i}`] = v.state;
+      sets.push(`#tv.#v${i}.s = :vs${i}`);
+    }
+    if (v.progress !== undefined) {
+      values[`:vp${i}`] = v.progress;
+      sets.push(`#tv.#v${i}.p = :vp${i}`);
+    }
+  });
+  if (!sets.length) return null;
+  return {
+    Update: {
+      TableName: t.table,
+      Key: K.releaseView(releaseId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      // Existence only, on purpose: the task items carry the state conditions, and concurrent callbacks of one
+      // release each SET only their own entry, so a condition on the view's content would make them fail one
+      // another. Existence keeps the write from creating a view that holds only the moved tasks (a release from
+      // before views existed has none) and reports it as the release's conflict.
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import { K } from '../common.js';
+import { GetCommand, UpdateCommand } from '../documents.js';
+import { MAX_EXTRA_BYTES, valueBytes } from '../item-size.js';
+import { extrasOf, RESERVED } from './items.js';
+import type { ReleaseTable } from './table.js';
+
+/**
+ * Orchestration extras: attributes of the release item that are not Release fields (the wake latch's token and
+ * flag, the execution generation, ...). Only the orchestration gives them meaning; here each is one atomic write.
+ */
+
+export function checkExtraNames(names: string[]): void {
+  for (const n of names) {
+    if (RESERVED.has(n)) throw new Error(`"${n}" is a Release field or key, not an orchestration extra`);
+  }
+}
+
+/** Orchestration attributes share the room kept free on the release item (item-size.ts); each stays small. */
+export function checkExtraSizes(extras: Record<string, unknown> | undefined): void {
+  for (const [k, v] of Object.entries(extras ?? {})) {
+    if (valueBytes(v) > MAX_EXTRA_BYTES)
+      throw new Error(`orchestration attribute "${k}" is larger than ${MAX_EXTRA_BYTES} bytes`);
+  }
+}
+
+/** Sets and removes extras in one UpdateItem and returns what they were before (ALL_OLD); null: no such release. */
+export async function exchangeExtras(
+  t: ReleaseTable,
+  id: string,
+  change: { set?: Record<string, unknown>; remove?: string[] },
+): Promise<Record<string, unknown> | null> {
+  const set = Object.entries(change.set ?? {});
+  const remove = change.remove ?? [];
+  checkExtraNames([...set.map(([k]) => k), ...remove]);
+  checkExtraSizes(change.set);
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = set.map(([k, v], i) => {
+    names[`#s${i}`] = k;
+    values[`:s${i}`] = v;
+    return `#s${i} = :s${i}`;
+  });
+  const removes = remove.map((k, i) => {
+    names[`#r${i}`] = k;
+    return `#r${i}`;
+  });
+  const expr = [
+    sets.length ? `SET ${sets.join(', ')}` : '',
+    removes.length ? `REMOVE ${removes.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  if (!expr) {
+    const got = await t.doc.send(
+      new GetCommand({ TableName: t.table, Key: K.release(id), ConsistentRead: true }),
+    );
+    return got.Item ? extrasOf(got.Item) : null;
+  }
+  try {
+    const out = await t.doc.send(
+      new UpdateCommand({
+        TableName: t.table,
+        Key: K.release(id),
+        UpdateExpression: expr,
+        // An update creates a missing item: without this, a latch write for a deleted or mistyped release would
+        // leave a stray item holding only extras.
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    return extrasOf(out.Attributes ?? {});
+  } catch (err) {
+    if ((err as Error).name === 'ConditionalCheckFailedException') return null;
+    throw err;
+  }
+}
+
+/** Raises a numeric extra to `to` unless it already is at least that; the value it holds afterwards (null: none). */
+export async function raiseExtra(
+  t: ReleaseTable,
+  id: string,
+  name: string,
+  to: number,
+): Promise<number | null> {
+  checkExtraNames([name]);
+  try {
+    await t.doc.send(
+      new UpdateCommand({
+        TableName: t.table,
+        Key: K.release(id),
+        UpdateExpression: 'SET #n = :to',
+        // Only up, never down (the execution generation: whoever raises it first owns that generation), and never
+        // on a release that does not exist (the update would create a stray item).
+        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#n) OR #n < :to)',
+        ExpressionAttributeNames: { '#n': name },
+        ExpressionAttributeValues: { ':to': to },
+      }),
+    );
+    return to;
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+  }
+  // Missing, or already at least `to`: say which.
+  const got = await t.doc.send(
+    new GetCommand({ TableName: t.table, Key: K.release(id), ConsistentRead: true }),
+  );
+  if (!got.Item) return null;
+  const value = got.Item[name];
+  return typeof value === 'number' ? value : 0;
+}
+
+/** Removes an extra only while it still holds `value`. */
+export async function removeExtraIf(
+  t: ReleaseTable,
+  id: string,
+  name: string,
+  value: unknown,
+): Promise<void> {
+  checkExtraNames([name]);
+  try {
+    await t.doc.send(
+      new UpdateCommand({
+        TableName: t.table,
+        Key: K.release(id),
+        UpdateExpression: 'REMOVE #n',
+        // A newer writer may have replaced the value (a fresh wait token): then it is theirs, and stays.
+        ConditionExpression: '#n = :v',
+        ExpressionAttributeNames: { '#n': name },
+        ExpressionAttributeValues: { ':v': value },
+      }),
+    );
+  } catch (err) {
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+  }
+}

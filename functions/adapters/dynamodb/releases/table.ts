@@ -1,0 +1,78 @@
+import type { Clock } from '../../../shared/clock.js';
+import type * as z from '../../../shared/zod.js';
+import { decode, K, queryAll, type Tables } from '../common.js';
+import { BatchGetCommand, type Documents, GetCommand, QueryCommand } from '../documents.js';
+
+/**
+ * What every action of the release store works with: the client, the tables and the clock that stamps new records.
+ * The actions (reads.ts, creation.ts, changes.ts, ...) are functions of this, so each file holds one concern and
+ * DynamoReleaseRepository (index.ts) only lists them.
+ */
+export interface ReleaseTable {
+  readonly doc: Documents;
+  readonly tables: Tables;
+  readonly clock: Clock;
+  /** The coordinator table, where releases, tasks and notes live. */
+  readonly table: string;
+}
+
+/** Items by key, in strongly consistent BatchGetItems of at most 100 keys, unprocessed keys asked again. */
+export async function batchGet(
+  t: ReleaseTable,
+  keys: Record<string, string>[],
+): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
+    while (pending?.length) {
+      const got = await t.doc.send(
+        new BatchGetCommand({ RequestItems: { [t.table]: { Keys: pending, ConsistentRead: true } } }),
+      );
+      out.push(...((got.Responses?.[t.table] ?? []) as Record<string, unknown>[]));
+      pending = got.UnprocessedKeys?.[t.table]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return out;
+}
+
+/** The items of one release collection whose sort key starts with `prefix` (TA#: its tasks, RN#: its notes). */
+export function collection(t: ReleaseTable, releaseId: string, prefix: string) {
+  return queryAll(t.doc, {
+    TableName: t.table,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': K.releasePk(releaseId), ':prefix': prefix },
+    ConsistentRead: true,
+  });
+}
+
+/** The index entry of a task (TA) or note (RN) by its own id (gsi2), or null. */
+export async function findById(
+  t: ReleaseTable,
+  id: string,
+  type: 'TA' | 'RN',
+): Promise<Record<string, unknown> | null> {
+  const out = await t.doc.send(
+    new QueryCommand({
+      TableName: t.table,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :id AND gsi2sk = :t',
+      ExpressionAttributeValues: { ':id': id, ':t': type },
+    }),
+  );
+  return (out.Items?.[0] as Record<string, unknown> | undefined) ?? null;
+}
+
+/** Finds an item through the id index, then reads the item itself: the index is only eventually consistent. */
+export async function getById<S extends z.core.$ZodType>(
+  t: ReleaseTable,
+  id: string,
+  type: 'TA' | 'RN',
+  schema: S,
+): Promise<z.output<S> | null> {
+  const found = await findById(t, id, type);
+  if (!found) return null;
+  const got = await t.doc.send(
+    new GetCommand({ TableName: t.table, Key: { pk: found.pk, sk: found.sk }, ConsistentRead: true }),
+  );
+  return got.Item ? decode(schema, got.Item) : null;
+}
