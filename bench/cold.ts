@@ -9,7 +9,8 @@
  *
  * With BENCH_COLD_BASELINE=<directory> (a checkout of an earlier version, with its own node_modules, e.g. the main
  * branch's), that version's bundles are built by its own lib/bundling.ts and measured in the same run, in the same
- * round robin, so the two columns compare.
+ * round robin, so the two columns compare; BENCH_COLD_BASELINE_LABEL names it in the report (default: its directory
+ * and git commit).
  *
  * A benchmark, not a test: it prints a markdown table and writes it into docs/benchmarks.md (section bench:cold).
  * Targets: every median <= 150 ms, every bundle <= 1 MB (a sanity cap, MAX_BUNDLE_BYTES). Settings: BENCH_RUNS,
@@ -114,7 +115,10 @@ async function buildBaseline(root: string, out: string): Promise<{ built: Built[
       return 'unknown commit';
     }
   })();
-  return { built: mod.bundleAll(out), label: `${root} at ${commit}` };
+  return {
+    built: mod.bundleAll(out),
+    label: process.env.BENCH_COLD_BASELINE_LABEL ?? `${root} at ${commit}`,
+  };
 }
 
 type Sample = { wall: number; cpu: number };
