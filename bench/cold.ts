@@ -196,8 +196,8 @@ start-up is not included. The CPU column is the CPU time the process spent on th
 does not grow when other processes compete for the 2 cores, so it shows the cost of the bundle itself on a busy
 machine.${
       baseline
-        ? ` "Before" is ${baseline.label} (hand-built signed requests for S3, Lambda, SNS, EventBridge and FilesGraphql's
-DynamoDB, two bundle stubs, middy), built by its own \`lib/bundling.ts\` and measured in this same run, interleaved with
+        ? ` "Before" is ${baseline.label}: hand-built signed requests for S3, Lambda, SNS, EventBridge and FilesGraphql's
+DynamoDB, two bundle stubs, middy; built by its own \`lib/bundling.ts\` and measured in this same run, interleaved with
 "after" (this version: the AWS SDK clients).`
         : ''
     } Targets: every median <= ${MAX_MS} ms (${slowOk ? 'met' : '**not met**'}; slowest ${slowest.functions},
