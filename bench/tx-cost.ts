@@ -20,7 +20,6 @@ import { join, resolve } from 'node:path';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
 import { freshCredentials } from '../functions/coordinator/service-credentials.js';
 import { reportTask } from '../functions/coordinator/task-callback.js';
@@ -249,7 +248,7 @@ async function callbackWork(doc: ReturnType<typeof benchDocumentClient>): Promis
       }
     }) as typeof doc.send,
   } as typeof doc;
-  const docs = new SdkDocuments(counted);
+  const docs = counted;
   const releases = new DynamoReleaseRepository(docs, tables);
   const services = new DynamoTaskServiceRepository(docs, tables);
   const svcs = [];

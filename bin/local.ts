@@ -27,7 +27,6 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
 import { bundleAll } from '../lib/bundling.js';
@@ -117,7 +116,7 @@ async function migrateStoredData(client: DynamoDBClient, prefix: string): Promis
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const tables = tableEnv(prefix);
   const coordinator = { coordinator: tables.COORDINATOR_TABLE, studies: tables.STUDIES_TABLE };
-  const releases = new DynamoReleaseRepository(new SdkDocuments(doc), coordinator);
+  const releases = new DynamoReleaseRepository(doc, coordinator);
   const added = await releases.indexActiveReleases();
   if (added.length) log.info('releases added to the active index', { releases: added });
   const rewritten =

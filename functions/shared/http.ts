@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import { type Clock, systemClock } from './clock.js';
@@ -229,7 +228,8 @@ export interface RouteInfo {
 /**
  * One Lambda entry point serving a group of routes. The chain is the same everywhere: route match (404/405 with
  * Allow), body parsing, authentication, authorization, the route's handler, and the error mapper last. The
- * returned handler carries its `routeTable`, so tests can enumerate every route of every manifest entry.
+ * returned handler carries its `routeTable`, so tests can enumerate every route of every manifest entry. It is a
+ * plain async Lambda handler, with no middleware engine around it (docs/architecture.md, "Why no middy").
  */
 export function httpApp(options: HttpAppOptions) {
   const base = httpBase(options);
@@ -238,9 +238,7 @@ export function httpApp(options: HttpAppOptions) {
     path,
     access,
   }));
-  return Object.assign(middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base), {
-    routeTable,
-  });
+  return Object.assign(base, { routeTable });
 }
 
 /**

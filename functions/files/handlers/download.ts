@@ -1,5 +1,4 @@
-import { documentClient } from '../../adapters/aws.js';
-import { s3Http } from '../../adapters/aws-signed.js';
+import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import {
@@ -73,7 +72,7 @@ export function createHandler(clock: Clock = systemClock) {
     signedTokens: new DynamoSignedTokenRepository(doc, config.FILES_TABLE),
     files: new DynamoFileRepository(doc, config.FILES_TABLE),
     audit: new DynamoAuditLog(doc, config.FILES_TABLE),
-    store: new S3ObjectStore(s3Http(), config.FILES_BUCKET),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
   } satisfies Partial<FilesDeps>;
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });

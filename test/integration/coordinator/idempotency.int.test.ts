@@ -3,7 +3,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { FakeClock } from '../../../functions/shared/clock.js';
 import { IDEMPOTENCY_TTL_MS, idempotent } from '../../../functions/shared/idempotency.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
@@ -239,7 +238,7 @@ describe('POST /events and POST /release-notes with Idempotency-Key', () => {
 
 describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', () => {
   it('answers are replayed for 24 hours, then the key is free again', async () => {
-    const store = new DynamoIdempotencyStore(new SdkDocuments(api.doc), api.tables.COORDINATOR_TABLE);
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
     const clock = new FakeClock();
     let runs = 0;
     const req = {
@@ -262,7 +261,7 @@ describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', 
   });
 
   it('an in-progress claim whose request can no longer be running is taken over', async () => {
-    const store = new DynamoIdempotencyStore(new SdkDocuments(api.doc), api.tables.COORDINATOR_TABLE);
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
     const clock = new FakeClock();
     const req = { key: randomUUID(), identity: 'c', method: 'POST', path: '/x', body: {}, remainingMs: 1000 };
     let release: () => void = () => {};
@@ -318,7 +317,7 @@ describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', 
   }
 
   it('a late complete is matched to its own claim: it cannot answer for the request that took the key over', async () => {
-    const store = new DynamoIdempotencyStore(new SdkDocuments(api.doc), api.tables.COORDINATOR_TABLE);
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
     const clock = new FakeClock();
     const req = {
       key: randomUUID(),
@@ -346,7 +345,7 @@ describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', 
   });
 
   it('a late failure releases only its own claim, never the claim that took the key over', async () => {
-    const store = new DynamoIdempotencyStore(new SdkDocuments(api.doc), api.tables.COORDINATOR_TABLE);
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
     const clock = new FakeClock();
     const req = { key: randomUUID(), identity: 'c', method: 'POST', path: '/y', body: {}, remainingMs: 1000 };
     const first = await hanging(store, req, clock);

@@ -2,7 +2,6 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
@@ -25,11 +24,10 @@ beforeAll(async () => {
     marshallOptions: { removeUndefinedValues: true },
   });
   const tables = { coordinator: env.COORDINATOR_TABLE, studies: env.STUDIES_TABLE };
-  const documents = new SdkDocuments(doc);
-  releases = new DynamoReleaseRepository(documents, tables);
-  services = new DynamoTaskServiceRepository(documents, tables);
-  events = new DynamoEventRepository(documents, tables);
-  studies = new DynamoStudyRepository(documents, tables);
+  releases = new DynamoReleaseRepository(doc, tables);
+  services = new DynamoTaskServiceRepository(doc, tables);
+  events = new DynamoEventRepository(doc, tables);
+  studies = new DynamoStudyRepository(doc, tables);
   await studies.upsertMirrored({
     id: 'SD_00000001',
     name: 's',

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { COORDINATOR_API } from '../../../lib/api-manifest.js';
@@ -59,7 +58,7 @@ beforeAll(async () => {
   const study = 'SD_FZ000001';
   await seedStudies(api, [study]);
   // A registered service (written directly: its URL would not pass the probe), a release with its task, a note, an event.
-  const services = new DynamoTaskServiceRepository(new SdkDocuments(api.doc), {
+  const services = new DynamoTaskServiceRepository(api.doc, {
     coordinator: api.tables.COORDINATOR_TABLE,
     studies: api.tables.STUDIES_TABLE,
   });

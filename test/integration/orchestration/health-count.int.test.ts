@@ -2,7 +2,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tablesFromEnv } from '../../../functions/adapters/dynamodb/common.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { useLocalTables } from '../../helpers/tables.js';
@@ -12,7 +11,7 @@ let repo: DynamoTaskServiceRepository;
 beforeAll(async () => {
   await useLocalTables();
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-  repo = new DynamoTaskServiceRepository(new SdkDocuments(doc), tablesFromEnv());
+  repo = new DynamoTaskServiceRepository(doc, tablesFromEnv());
 });
 
 const newService = () =>

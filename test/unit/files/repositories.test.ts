@@ -15,14 +15,11 @@ import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
 } from '../../../functions/adapters/dynamodb/files-tokens.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import type { AuditRecord } from '../../../functions/files/model.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
-const doc = new SdkDocuments(
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-  ),
+const doc = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
 );
 afterEach(() => ddb.reset());
 
