@@ -141,7 +141,7 @@ export interface paths {
         put?: never;
         /**
          * Register a task service
-         * @description Registering (and a change of `url`) first calls `GET {url}/status` with the coordinator's own token; only a 200 whose body is a JSON object with a string `name` passes, anything else is a 400 naming `url`.
+         * @description Registering (and a change of `url`) first calls `GET {url}/status` with the coordinator's own token; only a 200 whose body is a JSON object with a string `name` passes, anything else is a 400 naming `url`. Without `author`, the author is the caller (its token's subject).
          *
          *     Requires the `admin` role.
          */
@@ -592,7 +592,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -822,7 +822,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -949,7 +949,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1009,7 +1009,6 @@ export interface operations {
                     name: string;
                     /** @default  */
                     description?: string;
-                    /** @default  */
                     author?: string;
                     url: string;
                     /** @default true */
@@ -1152,7 +1151,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1364,7 +1363,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1529,7 +1528,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
