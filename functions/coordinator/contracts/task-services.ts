@@ -23,7 +23,8 @@ export const taskServiceRoutes = {
     body: z.strictObject({
       name: text(LIMITS.name).check(z.minLength(1)),
       description: z._default(text(LIMITS.description), ''),
-      author: z._default(text(LIMITS.author), ''),
+      /** Absent: the caller's token subject (as for releases and release notes). */
+      author: z.optional(text(LIMITS.author)),
       url: text(LIMITS.url).check(z.minLength(1)),
       enabled: z._default(z.boolean(), true),
       /** The OAuth client (or subject) whose tokens act for this service. */
@@ -70,7 +71,7 @@ export function taskServiceDocs(
       },
       createTaskService: {
         summary: 'Register a task service',
-        description: probe,
+        description: `${probe} Without \`author\`, the author is the caller (its token's subject).`,
         answers: { 200: s.TaskService },
         errors: { 503: "The coordinator could not get its own token to call the service's /status" },
       },

@@ -60,8 +60,16 @@ export const handler = httpApp({
     {
       ...taskServiceRoutes.createTaskService,
       handle: async (req) => {
-        const { client_id, ...b } = parse(taskServiceRoutes.createTaskService.body, req.body);
-        return ok(taskServiceJson(await registerTaskService(deps, { ...b, clientId: client_id ?? null })));
+        const { client_id, author, ...b } = parse(taskServiceRoutes.createTaskService.body, req.body);
+        return ok(
+          taskServiceJson(
+            await registerTaskService(deps, {
+              ...b,
+              author: author ?? req.principal.sub ?? '',
+              clientId: client_id ?? null,
+            }),
+          ),
+        );
       },
     },
     {
