@@ -251,13 +251,16 @@ describe('drc services, releases and events', () => {
 
   it('services add | ls | disable | enable', async () => {
     const added = await json(['services', 'add', 'cli stager', service.url, '--client-id', 'task-service']);
-    // No --author: the service's author is the signed-in user (the token's subject).
+    // No --author: the author is whoever is signed in, the token's subject (here the `admin` client's login above).
     expect(added).toMatchObject({
       name: 'cli stager',
       enabled: true,
       client_id: 'task-service',
-      author: 'cli-operator',
+      author: 'admin',
     });
+    const named = await json(['services', 'add', 'named', service.url, '--author', 'someone else']);
+    expect(named.author).toBe('someone else');
+    await json(['services', 'rm', named.kf_id]);
     serviceId = added.kf_id;
     expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).toContain(serviceId);
     expect(await json(['services', 'disable', serviceId])).toMatchObject({ enabled: false });
