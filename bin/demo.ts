@@ -181,9 +181,11 @@ async function main() {
   await drc('services', 'ls');
   await drc('studies', 'ls', '--limit', '3');
 
-  const studies = (await drcJson('studies', 'ls', '--limit', '2')).results.map(
-    (s: { kf_id: string }) => s.kf_id,
-  );
+  // Two visible studies (the newest sample study is a hidden one, which the portal would not show).
+  const studies = (await drcJson('studies', 'ls', '--limit', '10')).results
+    .filter((s: { visible: boolean }) => s.visible)
+    .slice(0, 2)
+    .map((s: { kf_id: string }) => s.kf_id);
   const studyArgs = studies.flatMap((id: string) => ['--study', id]);
   await drc(
     'releases',

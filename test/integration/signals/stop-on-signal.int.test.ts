@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { delimiter, resolve } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../../local/dynamodb-local.js';
 import { cleanEnv } from '../../helpers/npm-start.js';
@@ -130,12 +130,22 @@ describe('the reference task service, started as the README starts it', () => {
 });
 
 describe('npm run demo', () => {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  // Stopped while drc registers the task services, and while it watches the release (over visible studies).
+  for (const [signal, at] of [
+    ['SIGINT', /\$ drc services add/],
+    ['SIGTERM', /\$ drc releases create .*--study (SD_\w+) --study (SD_\w+) --watch/],
+  ] as const)
     it(`exits 0 on ${signal} to its own process mid-run, having stopped its stack and task services`, async () => {
       const s = run('npm', ['run', 'demo'], {});
       const [, coordinator] = await until(s, /local stack ready: coordinator (http:\/\/\S+),/, 120_000);
-      // Mid-run: the task services are registered by drc commands, one of which is running.
-      await until(s, /\$ drc services add/, 60_000);
+      const reached = await until(s, at, 120_000);
+      if (reached.length > 1) {
+        const sample = JSON.parse(readFileSync(join(ROOT, 'local/studies.sample.json'), 'utf8'));
+        const visible = (sample.results ?? sample)
+          .filter((x: { visible: boolean }) => x.visible)
+          .map((x: { kf_id: string }) => x.kf_id);
+        expect(visible).toEqual(expect.arrayContaining(reached.slice(1)));
+      }
       await stopWith(s, signal);
       expect(s.output()).toContain(`${signal}: stopping the demo`);
       expect(s.output()).not.toContain('demo failed');
