@@ -35,6 +35,8 @@ export function commonEnvironment({
     FILES_BUCKET: filesBucket.bucketName,
     POLL_SECONDS: String(settings.pollSeconds),
     ACTION_TIMEOUT_SECONDS: String(settings.actionTimeoutSeconds),
+    ACTION_CONCURRENCY: String(settings.actionConcurrency),
+    MAX_PHASE_SECONDS: String(settings.maxPhaseSeconds),
     HEALTH_FAILURES: String(settings.healthFailures),
     STUDIES_SOURCE: settings.studiesSource,
     METRICS_NAMESPACE: settings.metricsNamespace,

@@ -246,6 +246,8 @@ export async function failTasks(
   releaseId: string,
   failures: readonly TaskFailure[],
   loaded?: ReleaseAggregate,
+  /** Events about the release itself, written with the change (e.g. why its phase ended). */
+  releaseEvents: NewEvent[] = [],
 ): Promise<FailOutcome> {
   let lost: unknown;
   for (let attempt = 0; attempt < 6; attempt++) {
@@ -264,8 +266,8 @@ export async function failTasks(
     if (parts.length === 0 && failures.length > 0 && failures.every((f) => f.onlyFrom)) return 'unchanged';
     const release =
       agg.release.state === 'canceling'
-        ? { expectState: 'canceling' as const }
-        : releaseMove(agg, 'canceling');
+        ? { expectState: 'canceling' as const, events: releaseEvents }
+        : releaseMove(agg, 'canceling', { events: releaseEvents });
     try {
       await commit(deps, releaseId, parts, release);
       return 'canceling';

@@ -942,6 +942,44 @@ describe('release state machine', () => {
     expect(placeholders(readReleaseAsl())).toEqual(substituted.map((w) => w.substitution).sort());
   });
 
+  it('gives a release step the time of its worst round at the maximum settings: the Lambda timeout, and more in the ASL', () => {
+    const lambdaTimeout = (s: Synth) =>
+      s.coordinator.toJSON().Resources[logicalId(s.built.coordinator.functions.ReleaseStep.fn)].Properties;
+    // The largest action timeout (240 s) at the lowest concurrency that still fits: 90 tasks, 30 at a time, so 3
+    // waves, each action up to 240 s plus a token fetch, plus the step's own reads and writes.
+    const max = synth({ actionTimeoutSeconds: 240, actionConcurrency: 30 });
+    const props = lambdaTimeout(max);
+    expect(props.Timeout).toBe(3 * (240 + 10) + 60);
+    expect(props.Timeout).toBeGreaterThan(3 * 240);
+    expect(props.Timeout).toBeLessThanOrEqual(900);
+    expect(props.Environment.Variables).toMatchObject({
+      ACTION_TIMEOUT_SECONDS: '240',
+      ACTION_CONCURRENCY: '30',
+    });
+    // Every ReleaseStep state of the machine waits longer than the Lambda may run, so a slow round is never cut.
+    const asl = JSON.parse(readReleaseAsl()) as { States: Record<string, any> };
+    const stepStates = Object.values(asl.States).filter((st) =>
+      String(st.Resource).includes('ReleaseStepFunctionArn'),
+    );
+    expect(stepStates).toHaveLength(8);
+    for (const st of stepStates) expect(st.TimeoutSeconds).toBeGreaterThan(900);
+    // The defaults: 90 tasks, 64 at a time (2 waves) of 15 s actions.
+    expect(lambdaTimeout(base).Timeout).toBe(2 * (15 + 10) + 60);
+    expect(lambdaTimeout(base).Environment.Variables).toMatchObject({
+      ACTION_CONCURRENCY: '64',
+      MAX_PHASE_SECONDS: '172800',
+    });
+  });
+
+  it('refuses settings whose worst round would not fit in a Lambda, and env overrides of the settings it follows', () => {
+    expect(() =>
+      buildApp(newApp({ ...NO_BUNDLING, actionTimeoutSeconds: 240, actionConcurrency: 29 })),
+    ).toThrow(/actionTimeoutSeconds: a release step could take 1060 s \(4 wave\(s\)/);
+    expect(() => buildApp(newApp({ ...NO_BUNDLING, functionEnv: { ACTION_CONCURRENCY: '1' } }))).toThrow(
+      /functionEnv.ACTION_CONCURRENCY: is a setting of its own/,
+    );
+  });
+
   it('asl-validator accepts the definition once the template’s substitutions are applied', () => {
     const machine = base.built.coordinator.stateMachine;
     const p = base.coordinator.toJSON().Resources[logicalId(machine.stateMachine)].Properties;
