@@ -150,11 +150,13 @@ export interface ErrorFacts {
   code: ErrorCode;
   message: string;
   fields?: Record<string, string[]>;
+  /** Structured facts of the error (AppError.details), beside the message. */
+  details?: Record<string, unknown>;
 }
 
-/** The project's error body: `{"error": {"code", "message", "fields"?}}`. */
+/** The project's error body: `{"error": {"code", "message", "fields"?, ...details}}`. */
 export const standardErrorBody = (e: ErrorFacts) => ({
-  error: { code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) },
+  error: { ...e.details, code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) },
 });
 
 /** Maps anything thrown to an HTTP response. Only AppErrors (4xx) expose their message. */
@@ -164,7 +166,13 @@ export function toErrorResponse(
   renderBody: (e: ErrorFacts) => unknown = standardErrorBody,
 ): Response {
   if (isAppError(err)) {
-    const facts = { status: err.status, code: err.code, message: err.message, fields: err.fields };
+    const facts = {
+      status: err.status,
+      code: err.code,
+      message: err.message,
+      fields: err.fields,
+      details: err.details,
+    };
     return { status: err.status, body: renderBody(facts), headers: err.headers };
   }
   log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });
