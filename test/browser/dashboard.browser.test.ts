@@ -476,6 +476,7 @@ describe('the dashboard, end to end', () => {
         'release (staged)',
         'publish confirmation',
         'release (published)',
+        'cancel confirmation (publishing)',
         'releases',
         'release (reader)',
         'task services (reader)',
