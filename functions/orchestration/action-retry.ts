@@ -60,11 +60,13 @@ export async function sendWithRetry(
   timeoutMs: number,
   clock: Clock,
   sleep: (ms: number) => Promise<void> = realSleep,
+  /** The service's signing secrets; the HTTP client signs each attempt afresh, so a retry has its own timestamp. */
+  secrets?: readonly string[],
 ): Promise<RetriedOutcome> {
   const started = clock.nowMs();
   const deadline = started + timeoutMs;
   for (let attempt = 1; ; attempt++) {
-    const out = await calls.action(url, body, Math.max(1, Math.round(deadline - clock.nowMs())));
+    const out = await calls.action(url, body, Math.max(1, Math.round(deadline - clock.nowMs())), secrets);
     if (out.ok) return { ...out, attempts: attempt };
     const wait = retryDelayMs(out, attempt, clock.nowMs());
     const left = deadline - clock.nowMs();

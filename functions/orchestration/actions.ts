@@ -1,4 +1,5 @@
 import type { ReleaseAggregate, Task, TaskState } from '../coordinator/model.js';
+import { activeSecrets } from '../coordinator/service-credentials.js';
 import { mapLimit } from '../shared/concurrency.js';
 import { count, durationMs, METRIC } from '../shared/metrics.js';
 import { sendWithRetry } from './action-retry.js';
@@ -23,7 +24,7 @@ export const serviceOf = (task: Task) => `task service "${task.serviceName}" (${
 
 /**
  * Sends one action to each of the tasks at once (ACTION_CONCURRENCY at a time), with the release's correlation id
- * as X-Request-Id; each action is retried as action-retry.ts says, within the action timeout.
+ * as X-Request-Id and signed for the task's service with its active secrets; each action is retried as action-retry.ts says, within the action timeout.
  */
 export async function sendActions(
   deps: OrchestrationDeps,
@@ -46,6 +47,8 @@ export async function sendActions(
           kind: 'unreachable',
           reason: `${action} could not be sent: ${who} is no longer registered`,
         };
+      // Read for every action (one small item by key): a rotation takes effect at the next action.
+      const secrets = activeSecrets(await deps.services.credentials(service.id), deps.clock.nowMs());
       const started = performance.now();
       const out = await sendWithRetry(
         deps.calls,
@@ -54,6 +57,7 @@ export async function sendActions(
         timeoutMs,
         deps.clock,
         deps.sleep,
+        secrets,
       );
       const dimensions = { TaskService: service.name, Action: action };
       durationMs(METRIC.actionLatency, performance.now() - started, dimensions);

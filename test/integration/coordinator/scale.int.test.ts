@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventItem } from '../../../functions/adapters/dynamodb/events.js';
 import { migrateCoordinator } from '../../../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { encodeCursor, MAX_OFFSET } from '../../../functions/shared/list.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
@@ -313,7 +312,7 @@ describe('stored data in the earlier layout', () => {
     expect((await stored('RE'))?.taskView).toBeUndefined();
     expect((await stored('RE#V'))?.taskView).toMatchObject({ TA_02D0000A: { s: 'running', p: 10 } });
     // A task change now writes the view item, and both the release and the list show it.
-    await new DynamoReleaseRepository(new SdkDocuments(api.doc), t).applyChange({
+    await new DynamoReleaseRepository(api.doc, t).applyChange({
       releaseId: 'RE_02D0000A',
       tasks: [{ taskId: 'TA_02D0000A', expectState: 'running', toState: 'staged', progress: 100 }],
     });

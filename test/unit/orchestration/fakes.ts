@@ -17,6 +17,7 @@ import {
   type ReleaseReads,
   type TaskReads,
 } from '../../../functions/coordinator/ports.js';
+import type { ServiceCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { compareVersions } from '../../../functions/coordinator/versions.js';
 import type { RunConfig } from '../../../functions/orchestration/config.js';
 import type {
@@ -208,15 +209,23 @@ export class ScriptedCalls implements TaskServiceCalls {
   requestIds: (string | undefined)[] = [];
   /** The time limit given to each call (ms). */
   timeouts: number[] = [];
+  /** The signing secrets each action was given, in call order. */
+  signed: { url: string; secrets?: readonly string[] }[] = [];
   statusCalls: string[] = [];
   constructor(
     public script: Script,
     public statusScript: (url: string) => CallOutcome = () => ({ ok: true, body: { name: 'x' } }),
   ) {}
-  async action(url: string, body: any, timeoutMs: number): Promise<CallOutcome> {
+  async action(
+    url: string,
+    body: any,
+    timeoutMs: number,
+    secrets?: readonly string[],
+  ): Promise<CallOutcome> {
     this.calls.push({ url, action: body.action, taskId: body.task_id });
     this.requestIds.push(logKeys().correlation_id);
     this.timeouts.push(timeoutMs);
+    this.signed.push({ url, secrets });
     return this.script(url, body);
   }
   async status(url: string): Promise<CallOutcome> {
@@ -254,9 +263,12 @@ export function memoryDeps(
     published: CoordinatorEvent[];
     health: Map<string, { healthStatus: string; lastOkStatus: number }>;
     clock: FakeClock;
+    /** Each service's signing credentials, by id (none unless a test sets them). */
+    credentials: Map<string, ServiceCredentials>;
   } {
   const published: CoordinatorEvent[] = [];
   const clock = new FakeClock(Date.UTC(2026, 5, 1));
+  const credentials = new Map<string, ServiceCredentials>();
   const health = new Map<string, { healthStatus: string; lastOkStatus: number }>();
   return {
     // The steps and the health check read no single task and list nothing: those reads are not faked.
@@ -264,6 +276,7 @@ export function memoryDeps(
     services: {
       all: async () => svc.map((s) => ({ ...s, ...health.get(s.id) })),
       get: async (id) => svc.find((s) => s.id === id) ?? null,
+      credentials: async (id) => credentials.get(id) ?? null,
       updateHealth: async (id, h) => {
         health.set(id, h);
         const s = svc.find((x) => x.id === id);
@@ -287,6 +300,7 @@ export function memoryDeps(
     concurrency: 8,
     published,
     health,
+    credentials,
   };
 }
 
