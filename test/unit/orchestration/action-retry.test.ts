@@ -146,6 +146,26 @@ describe('the release steps retry within the action timeout', () => {
     expect(releases.tasks(REL)).toEqual(['staged']);
   });
 
+  it('every attempt is signed for the task\u2019s service: a retry is a fresh request, with its own timestamp', async () => {
+    let n = 0;
+    const { deps, calls, run } = stepsSetup(
+      () => (n++ < 2 ? refused : reply('staged')),
+      1,
+      { state: 'running' },
+      [{ state: 'running' }],
+      { ...STEPS_CONFIG, actionTimeoutSeconds: 5 },
+    );
+    deps.credentials.set('TS_00000000', {
+      signingSecret: 'whsec_a',
+      previousSigningSecret: null,
+      previousUntil: null,
+      createdClientId: null,
+      rotatedAt: null,
+    });
+    await run('poll');
+    expect(calls.signed).toEqual(Array(3).fill({ url: 'http://svc0', secrets: ['whsec_a'] }));
+  });
+
   it('a 503 with Retry-After to publish is retried; a 503 without it fails the task', async () => {
     const answers = [busy('0'), reply('publishing')];
     const retried = stepsSetup(() => answers.shift() ?? reply('publishing'), 1, { state: 'publishing' }, [

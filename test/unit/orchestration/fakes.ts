@@ -216,12 +216,7 @@ export class ScriptedCalls implements TaskServiceCalls {
     public script: Script,
     public statusScript: (url: string) => CallOutcome = () => ({ ok: true, body: { name: 'x' } }),
   ) {}
-  async action(
-    url: string,
-    body: any,
-    timeoutMs: number,
-    secrets?: readonly string[],
-  ): Promise<CallOutcome> {
+  async action(url: string, body: any, timeoutMs: number, secrets?: readonly string[]): Promise<CallOutcome> {
     this.calls.push({ url, action: body.action, taskId: body.task_id });
     this.requestIds.push(logKeys().correlation_id);
     this.timeouts.push(timeoutMs);
