@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { cancelRelease } from '../../../functions/orchestration/cancel-step.js';
 import { runHealthChecks } from '../../../functions/orchestration/health-check.js';
-import { MemoryReleases, memoryDeps, reply, ScriptedCalls, services } from './fakes.js';
+import { MemoryReleases, memoryDeps, reply, STEPS_CONFIG, ScriptedCalls, services } from './fakes.js';
 
 describe('health check bookkeeping', () => {
   function setup(status: (url: string) => any) {
@@ -36,5 +37,31 @@ describe('health check bookkeeping', () => {
     ok = true;
     await check();
     expect(deps.health.get('TS_00000000')).toEqual({ healthStatus: 'ok', lastOkStatus: 0 });
+  });
+
+  it('a service that goes down while publishing fails its task; one that published stays published, and is told', async () => {
+    const releases = new MemoryReleases();
+    releases.add({ id: 'RE_1', state: 'publishing' }, [{ state: 'published' }, { state: 'publishing' }]);
+    const calls = new ScriptedCalls(
+      () => reply('canceled'),
+      () => down,
+    );
+    const deps = memoryDeps(releases, calls, services(2));
+    for (let i = 0; i < 3; i++)
+      await runHealthChecks(deps, { drive: async () => {} }, { failures: 3, timeoutMs: 100 });
+    // Only work in progress fails: the published task is not rewritten, though its service is down too.
+    expect(releases.tasks('RE_1')).toEqual(['published', 'failed']);
+    expect(releases.state('RE_1')).toBe('canceling');
+    await cancelRelease(deps, 'RE_1', STEPS_CONFIG);
+    expect(calls.calls.map((c) => `${c.action} ${c.taskId}`)).toEqual([
+      'cancel TA_00000000',
+      'cancel TA_00000001',
+    ]);
+    expect(releases.tasks('RE_1')).toEqual(['published', 'failed']);
+    expect(releases.state('RE_1')).toBe('failed');
+    expect(deps.published.find((e) => e.taskId === 'TA_00000000')?.message).toBe(
+      'task TA_00000000 had already published; cancel was sent to task service "svc0" (TS_00000000) to discard ' +
+        'its publication, and it answered canceled; the task stays published',
+    );
   });
 });
