@@ -14,7 +14,7 @@ describe('health check bookkeeping', () => {
       runHealthChecks(deps, { drive: async (id) => void woken.push(id) }, { failures: 3, timeoutMs: 100 });
     return { releases, deps, check, woken };
   }
-  const down = { ok: false, kind: 'status', reason: 'answered status 503' };
+  const down = { ok: false as const, kind: 'status' as const, reason: 'answered status 503' };
 
   it('counts consecutive failures in last_ok_status and goes down at the third, failing work in progress only', async () => {
     const { releases, deps, check, woken } = setup(() => down);
