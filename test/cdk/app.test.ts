@@ -407,6 +407,10 @@ describe.each([
           if (entry.bearerOnly)
             expected.set(`OPTIONS ${path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
         }
+      // The task-service callbacks have a route of their own method (see the authorizer test below).
+      for (const entry of COORDINATOR_API)
+        for (const r of entry.serviceClientRoutes ?? [])
+          expected.set(`${r.method} ${r.path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
       expect(routes).toEqual(expected);
       expect(routes.has('$default')).toBe(false);
     });
@@ -485,6 +489,41 @@ describe.each([
         'FilesSignedUrl',
         'Health',
       ]);
+    });
+
+    it('leaves only PATCH /tasks/{id} and POST /events open for a task service’s own client; the paths’ other methods keep the authorizer', () => {
+      const authorizer = jwtAuthorizer(base.coordinator);
+      const routes = authOf(base.coordinator);
+      const open = { type: 'NONE', authorizer: undefined };
+      expect(routes.get('PATCH /tasks/{id}')).toEqual(open);
+      expect(routes.get('POST /events')).toEqual(open);
+      // GET /tasks/{id}, GET /events, DELETE /events/{id}...: API Gateway prefers a method's own route to ANY, and
+      // only these two methods have one.
+      for (const key of ['ANY /tasks/{id}', 'ANY /tasks', 'ANY /events', 'ANY /events/{id}'])
+        expect(routes.get(key), key).toEqual({ type: 'JWT', authorizer: authorizer.id });
+      const methodRoutes = [...routes.keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k));
+      expect(methodRoutes.sort()).toEqual(['PATCH /tasks/{id}', 'POST /events']);
+      expect([...authOf(base.files).keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k))).toEqual([]);
+      // Their functions verify such a token by the scope the coordinator gives the clients it makes.
+      for (const name of ['Tasks', 'Events', 'TaskServices']) {
+        const fn = base.built.coordinator.functions[name].fn;
+        const env = base.coordinator.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables;
+        expect(env.TASK_SERVICE_CLIENTS_SCOPE, name).toBe('coordinator/service');
+      }
+      base.auth!.hasResourceProperties('AWS::Cognito::UserPoolResourceServer', {
+        Identifier: 'coordinator',
+        Scopes: Match.arrayWith([Match.objectLike({ ScopeName: 'service' })]),
+      });
+      // With an external issuer the coordinator makes no clients: no token is taken that way.
+      const oidc = synth({
+        oidcIssuer: 'https://idp.example.org/realms/kf',
+        oidcAudience: 'coordinator-api',
+      });
+      const fn = oidc.built.coordinator.functions.Tasks.fn;
+      expect(
+        oidc.coordinator.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables
+          .TASK_SERVICE_CLIENTS_SCOPE,
+      ).toBe('');
     });
 
     it('checks the same issuer and audiences at the gateway as in the functions (Cognito)', () => {
