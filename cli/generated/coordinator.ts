@@ -800,7 +800,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    confirm_published?: boolean;
+                };
+            };
+        };
         responses: {
             /** @description Cancel a release */
             200: {

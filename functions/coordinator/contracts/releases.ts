@@ -54,6 +54,8 @@ export const releaseRoutes = {
     access: 'admin',
     /** A release that is publishing is canceled only when this says so (docs/api.md, Releases). */
     query: z.object({ confirm_published: z.optional(boolQuery) }),
+    /** The same confirmation, for clients that send DELETE with a JSON body; either place counts. */
+    body: z.strictObject({ confirm_published: z.optional(z.boolean()) }),
   },
   publishRelease: { method: 'POST', path: '/releases/{id}/publish', access: 'admin' },
 } as const satisfies Contracts;

@@ -76,7 +76,9 @@ export const handler = httpApp({
       ...releaseRoutes.cancelRelease,
       handle: async (req) => {
         const q = parse(releaseRoutes.cancelRelease.query, req.query, 'query');
-        const canceled = await cancelRelease(deps, req.params.id, { confirmPublished: q.confirm_published });
+        const b = parse(releaseRoutes.cancelRelease.body, req.body);
+        const confirmPublished = q.confirm_published === true || b.confirm_published === true;
+        const canceled = await cancelRelease(deps, req.params.id, { confirmPublished });
         return ok(releaseJson(canceled, req.baseUrl));
       },
     },

@@ -283,6 +283,18 @@ describe('DELETE /releases/<id> and POST /releases/<id>/publish', () => {
     const confirmed = await api.call('DELETE', `/releases/${r.item_id}?confirm_published=True`);
     expect(confirmed.status).toBe(200);
     expect(confirmed.body.state).toBe('canceling');
+    // The confirmation may also come as a JSON body, for clients that send DELETE with one.
+    const byBody = (await create()).body;
+    await force(byBody.item_id, 'publishing', 'published');
+    const notConfirmed = await api.call('DELETE', `/releases/${byBody.item_id}`, {
+      body: { confirm_published: false },
+    });
+    expect(notConfirmed.status).toBe(409);
+    const bodyConfirmed = await api.call('DELETE', `/releases/${byBody.item_id}`, {
+      body: { confirm_published: true },
+    });
+    expect(bodyConfirmed.status).toBe(200);
+    expect(bodyConfirmed.body.state).toBe('canceling');
     // In any other state the flag changes nothing.
     const other = (await create()).body;
     expect((await api.call('DELETE', `/releases/${other.item_id}?confirm_published=true`)).status).toBe(200);
