@@ -25,9 +25,12 @@ describe('the task-service package', () => {
         cwd: DIR,
       },
     );
-    for (const entry of Object.values(pkg.exports) as { types: string; default: string }[])
+    for (const entry of Object.values(pkg.exports) as { types: string; default: string; source: string }[]) {
       for (const file of [entry.types, entry.default])
         expect(existsSync(join(out, file.replace(/^\.\/dist\//, ''))), file).toBe(true);
+      // The `source` condition (a clone's install, run with tsx --conditions=source) names the TypeScript itself.
+      expect(existsSync(join(DIR, entry.source)), entry.source).toBe(true);
+    }
     const built = await import(join(out, 'index.js'));
     expect(typeof built.runTaskService).toBe('function');
     expect(built.TASK_ACTIONS).toEqual(['initialize', 'start', 'get_status', 'publish', 'cancel']);
