@@ -71,23 +71,27 @@ function bearer(header: string | undefined): string {
 export function tokenChecker(auth: AuthOptions, fetchImpl: typeof fetch = fetch): CheckToken {
   if (auth.mode === 'none') return async () => undefined;
   if (auth.mode === 'verify') {
-    const url = `${auth.authUrl.replace(/\/+$/, '')}/oauth/token/verify`;
+    const base = `${auth.authUrl.replace(/\/+$/, '')}/oauth/token/verify`;
+    const audiences = auth.audience?.length ? auth.audience : [TASK_SERVICE_AUDIENCE];
     return async (header) => {
       const token = bearer(header);
-      const res = await fetchImpl(url, {
-        headers: { Authorization: `Bearer ${token}` },
-        signal: AbortSignal.timeout(5000),
-      }).catch(() => null);
-      if (res?.status !== 200) {
-        await res?.arrayBuffer();
-        throw new KitError('unauthorized', 'the token did not verify');
+      // The audience is named, so that the provider judges the token for it; its claims are then checked here too.
+      for (const audience of audiences) {
+        const res = await fetchImpl(`${base}?audience=${encodeURIComponent(audience)}`, {
+          headers: { Authorization: `Bearer ${token}` },
+          signal: AbortSignal.timeout(5000),
+        }).catch(() => null);
+        if (res?.status !== 200) {
+          await res?.arrayBuffer();
+          continue;
+        }
+        const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+        const claims = (body?.claims ?? body) as Record<string, unknown> | null;
+        if (!claims || typeof claims !== 'object') break;
+        checkClaims(claims, auth);
+        return claims;
       }
-      const body = (await res.json().catch(() => null)) as Record<string, unknown> | null;
-      const claims = (body?.claims ?? body) as Record<string, unknown> | null;
-      if (!claims || typeof claims !== 'object')
-        throw new KitError('unauthorized', 'the token did not verify');
-      checkClaims(claims, auth);
-      return claims;
+      throw new KitError('unauthorized', 'the token did not verify');
     };
   }
   const verifier = JwtVerifier.create(

@@ -79,7 +79,10 @@ describe('tokenChecker (verify)', () => {
     }) as typeof fetch);
     await expect(verify('Bearer a')).resolves.toEqual({ aud: 'task-services' });
     await expect(verify('Bearer b')).rejects.toMatchObject({ status: 401 });
-    expect(asked).toEqual(['https://idp.test/oauth/token/verify', 'https://idp.test/oauth/token/verify']);
+    expect(asked).toEqual([
+      'https://idp.test/oauth/token/verify?audience=task-services',
+      'https://idp.test/oauth/token/verify?audience=task-services',
+    ]);
   });
 
   it('refuses a token the endpoint does not verify, or when it cannot be reached', async () => {
