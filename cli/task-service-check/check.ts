@@ -2,6 +2,7 @@ import { Contract } from './contract.js';
 import { FakeCoordinator, randomSecret, TASK_SERVICE_AUDIENCE } from './coordinator.js';
 import {
   type CheckTaskRef,
+  expectOk,
   expectReply,
   newTask,
   pollUntil,
@@ -51,19 +52,20 @@ export interface CheckReport {
   rules: RuleResult[];
 }
 
+/** The service's client for callbacks and the token's audience, as the check issues them by default. */
+export const checkClient = (opts: Pick<CheckOptions, 'clientId' | 'clientSecret' | 'audience'> = {}) => ({
+  clientId: opts.clientId ?? 'task-service-check',
+  clientSecret: opts.clientSecret ?? 'task-service-check-secret',
+  audience: opts.audience ?? TASK_SERVICE_AUDIENCE,
+});
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const contract = new Contract();
   const secret = opts.secret ?? randomSecret();
   const coordinator = new FakeCoordinator(
-    {
-      host: opts.host ?? '127.0.0.1',
-      port: opts.port ?? 0,
-      clientId: opts.clientId ?? 'task-service-check',
-      clientSecret: opts.clientSecret ?? 'task-service-check-secret',
-      audience: opts.audience ?? TASK_SERVICE_AUDIENCE,
-    },
+    { host: opts.host ?? '127.0.0.1', port: opts.port ?? 0, ...checkClient(opts) },
     contract,
   );
   await coordinator.start();
@@ -149,8 +151,15 @@ async function runRules(ctx: RuleContext, onRule?: (r: RuleResult) => void): Pro
   });
 
   await run('publishing', async (client) => {
-    const task = shared.task;
-    if (!task || !shared.staged) throw new RuleFailure('no staged task to publish (the staging rule failed)');
+    let task = shared.task;
+    if (!task || !shared.staged) {
+      // The staging rule failed on its own subject; a task staged without its strictness lets this rule judge
+      // publishing alone.
+      task = newTask(ctx);
+      expectOk('initialize', await client.action('initialize', task), task);
+      expectOk('start', await client.action('start', task), task);
+      await pollUntil(ctx, client, task, 'staged', ['pending', 'running']);
+    }
     expectReply('publish', await client.action('publish', task), task, ['publishing', 'published']);
     await pollUntil(ctx, client, task, 'published', ['publishing']);
     shared.published = true;
@@ -159,8 +168,8 @@ async function runRules(ctx: RuleContext, onRule?: (r: RuleResult) => void): Pro
 
   await run('cancel', async (client) => {
     const task = newTask(ctx);
-    expectReply('initialize', await client.action('initialize', task), task, ['pending']);
-    const started = expectReply('start', await client.action('start', task), task, ['running', 'staged']);
+    expectOk('initialize', await client.action('initialize', task), task);
+    const started = expectOk('start', await client.action('start', task), task);
     expectReply('cancel', await client.action('cancel', task), task, ['canceled']);
     task.state = 'canceled';
     task.canceledAt = Date.now();
@@ -188,13 +197,13 @@ async function runRules(ctx: RuleContext, onRule?: (r: RuleResult) => void): Pro
 
   await run('repeats', async (client) => {
     const task = newTask(ctx);
-    expectReply('initialize', await client.action('initialize', task), task, ['pending']);
+    expectOk('initialize', await client.action('initialize', task), task);
     expectReply('initialize again', await client.action('initialize', task), task, ['pending']);
-    expectReply('start', await client.action('start', task), task, ['running', 'staged']);
+    expectOk('start', await client.action('start', task), task);
     expectReply('start again', await client.action('start', task), task, ['running', 'staged']);
     await pollUntil(ctx, client, task, 'staged', ['running']);
     expectReply('get_status again', await client.action('get_status', task), task, ['staged']);
-    expectReply('publish', await client.action('publish', task), task, ['publishing', 'published']);
+    expectOk('publish', await client.action('publish', task), task);
     expectReply('publish again', await client.action('publish', task), task, ['publishing', 'published']);
     await pollUntil(ctx, client, task, 'published', ['publishing']);
     expectReply('publish of a published task', await client.action('publish', task), task, ['published']);
@@ -202,7 +211,7 @@ async function runRules(ctx: RuleContext, onRule?: (r: RuleResult) => void): Pro
       'published',
     ]);
     const other = newTask(ctx);
-    expectReply('initialize', await client.action('initialize', other), other, ['pending']);
+    expectOk('initialize', await client.action('initialize', other), other);
     expectReply('cancel', await client.action('cancel', other), other, ['canceled']);
     other.canceledAt = Date.now();
     expectReply('cancel again', await client.action('cancel', other), other, ['canceled']);

@@ -48,6 +48,24 @@ export interface CheckTask {
   probed?: string;
 }
 
+/** What a service checked from `url` must be configured with, by the names the kit and the reference service read. */
+export function serviceConfig(
+  url: string,
+  opts: Pick<CoordinatorOptions, 'clientId' | 'clientSecret' | 'audience'>,
+  secret: string,
+): Record<string, string> {
+  return {
+    COORDINATOR_URL: url,
+    AUTH_ISSUER: url,
+    AUTH_JWKS_URI: `${url}/.well-known/jwks.json`,
+    AUTH_AUDIENCE: opts.audience,
+    TOKEN_URL: `${url}/oauth/token`,
+    CLIENT_ID: opts.clientId,
+    CLIENT_SECRET: opts.clientSecret,
+    WEBHOOK_SECRET: secret,
+  };
+}
+
 /** The callback token's audience: the coordinator's APIs, never the task services'. */
 export const API_AUDIENCE = 'release-coordinator';
 
@@ -101,18 +119,9 @@ export class FakeCoordinator {
     }
   }
 
-  /** What the service must be configured with, by the names the kit and the reference service read. */
+  /** What the service must be configured with. */
   config(secret: string): Record<string, string> {
-    return {
-      COORDINATOR_URL: this.url,
-      AUTH_ISSUER: this.issuer,
-      AUTH_JWKS_URI: `${this.url}/.well-known/jwks.json`,
-      AUTH_AUDIENCE: this.opts.audience,
-      TOKEN_URL: `${this.url}/oauth/token`,
-      CLIENT_ID: this.opts.clientId,
-      CLIENT_SECRET: this.opts.clientSecret,
-      WEBHOOK_SECRET: secret,
-    };
+    return serviceConfig(this.url, this.opts, secret);
   }
 
   async start(): Promise<void> {

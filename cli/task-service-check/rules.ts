@@ -186,6 +186,17 @@ export function expectReply(what: string, out: Exchange, task: CheckTask, states
   return state;
 }
 
+/**
+ * A 200 for this task, whatever its state: how rules treat the steps that only prepare what they judge (the cancel
+ * rule's start, the repeats rule's first sends), so that each rule fails for its own subject alone.
+ */
+export function expectOk(what: string, out: Exchange, task: CheckTask) {
+  if (out.status !== 200) fail(`${what} answered ${out.status}${message(out)}, expected 200`);
+  const state = stateOf(out) as TaskState;
+  if (state) advance(task, state);
+  return state;
+}
+
 function message(out: Exchange): string {
   const m = (out.body as { message?: unknown; error?: { message?: unknown } } | undefined)?.message;
   return typeof m === 'string' ? ` (${m})` : '';
