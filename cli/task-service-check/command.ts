@@ -76,7 +76,7 @@ export function addTaskServiceCommands(
         return;
       }
       const line = (r: RuleResult) =>
-        `${r.ok ? 'pass' : 'FAIL'}  ${r.rule.padEnd(14)} ${r.title}: ${r.reason}`;
+        `${r.ok ? 'pass' : 'FAIL'}  ${r.rule.padEnd(15)} ${r.title}: ${r.reason}`;
       let printOnly = false;
       const report = await runCheck({
         url,
