@@ -127,7 +127,7 @@ describe('drc task-service check', () => {
     }
   });
 
-  it('as a command: one line per rule, and exit 1 when a rule fails', async () => {
+  it('as a command: exit 1, and the failing rule named, when a rule fails', async () => {
     const { port, secret, config } = await fixedSettings();
     const service = await startServiceWith('tokens', config);
     try {
