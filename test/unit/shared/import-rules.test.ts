@@ -13,7 +13,16 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 function cruiseFixture(): { status: number | null; out: string } {
   const run = spawnSync(
     process.execPath,
-    ['--import', 'tsx', 'bin/lint-deps.ts', '--base', 'test/fixtures/layering', 'functions', 'lib', 'packages'],
+    [
+      '--import',
+      'tsx',
+      'bin/lint-deps.ts',
+      '--base',
+      'test/fixtures/layering',
+      'functions',
+      'lib',
+      'packages',
+    ],
     { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
   );
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
