@@ -74,3 +74,41 @@ describe('functionUrlHandler', () => {
     expect(status.statusCode).toBe(200);
   });
 });
+
+describe('the kit bundled for Lambda', () => {
+  it('bundles with esbuild into one file whose handler answers a function URL event', async () => {
+    const { build } = await import('esbuild');
+    const { mkdtempSync, statSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const entry = new URL('../../../packages/task-service/src/index.ts', import.meta.url).pathname;
+    const out = join(mkdtempSync(join(tmpdir(), 'kit-lambda-')), 'handler.mjs');
+    await build({
+      stdin: {
+        contents:
+          `import { lambdaFromEnv } from ${JSON.stringify(entry)};\n` +
+          "export const handler = lambdaFromEnv({ start: async () => {}, publish: async () => {} }, { AUTH_MODE: 'none', SERVICE_NAME: 'bundled' });",
+        resolveDir: process.cwd(),
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      outfile: out,
+      minify: true,
+      // CommonJS dependencies inside an ES module bundle need a require of their own.
+      banner: {
+        js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+      },
+      logLevel: 'silent',
+    });
+    expect(statSync(out).size).toBeLessThan(1024 * 1024);
+    const { handler } = (await import(out)) as { handler: ReturnType<typeof functionUrlHandler> };
+    const res = await handler(
+      sample({ rawPath: '/status', body: undefined, requestContext: { http: { method: 'GET' } } }),
+    );
+    expect(res.statusCode).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ name: 'bundled' });
+  }, 60_000);
+});
