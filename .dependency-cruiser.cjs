@@ -79,6 +79,15 @@ module.exports = {
       to: { path: '^(lib|local|test|bench|cli|bin|ui|examples)/' },
     },
     {
+      name: 'packages-import-only-themselves',
+      severity: 'error',
+      comment:
+        'A package under packages/ is published on its own: it imports its own files and its dependencies, nothing ' +
+        'else of the repository (the coordinator, the CLI and the examples import it, never the other way).',
+      from: { path: '^packages/([^/]+)/' },
+      to: { path: '^(functions|lib|local|test|bench|cli|bin|ui|examples)/' },
+    },
+    {
       name: 'one-composition-root-per-handler',
       severity: 'error',
       comment:

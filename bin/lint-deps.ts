@@ -29,7 +29,18 @@ registerHooks({
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Every tree of the project that holds code (ui/ and the CLI included). */
-const PROJECT = ['functions', 'lib', 'local', 'cli', 'bin', 'bench', 'ui/src', 'test', 'examples'];
+const PROJECT = [
+  'functions',
+  'lib',
+  'local',
+  'cli',
+  'bin',
+  'bench',
+  'ui/src',
+  'test',
+  'examples',
+  'packages',
+];
 
 const args = process.argv.slice(2);
 const baseAt = args.indexOf('--base');

@@ -1,6 +1,7 @@
 /**
  * `npm run openapi`: writes openapi/coordinator.json and openapi/files.json from the route contracts
- * (lib/openapi/generate.ts) and the TypeScript types of both (cli/generated/*.ts, openapi-typescript). The files are
+ * (lib/openapi/generate.ts) and the TypeScript types of both (cli/generated/*.ts, openapi-typescript), and
+ * openapi/task-service.json from the task-service kit's contract (lib/openapi/task-service.ts). The files are
  * committed; test/unit/openapi/documents.test.ts fails when they are stale, so run this after changing a contract.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { API_DESCRIPTIONS } from '../lib/openapi/apis.js';
 import { documentText, generateDocument, packageVersion } from '../lib/openapi/generate.js';
+import { generateTaskServiceDocument } from '../lib/openapi/task-service.js';
 import { typesOf } from '../lib/openapi/types.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,3 +24,10 @@ for (const api of API_DESCRIPTIONS) {
   const kb = (Buffer.byteLength(documentText(doc)) / 1024).toFixed(0);
   process.stdout.write(`openapi/${api.name}.json (${kb} KB), cli/generated/${api.name}.ts\n`);
 }
+
+// The API task services implement: no client types (the coordinator's client and the kit use the zod contract).
+const taskService = documentText(generateTaskServiceDocument(packageVersion()));
+writeFileSync(join(ROOT, 'openapi', 'task-service.json'), taskService);
+process.stdout.write(
+  `openapi/task-service.json (${(Buffer.byteLength(taskService) / 1024).toFixed(0)} KB)\n`,
+);

@@ -5,6 +5,7 @@ import { type CliConfig, CliError, loadConfig } from './config.js';
 import { download } from './download.js';
 import { creating, describeFetchError, listPages, must } from './http.js';
 import { type Column, makeOutput, mib, type Output, record, show, showList, table } from './output.js';
+import { addTaskServiceCommands } from './task-service-check/command.js';
 import { upload } from './upload.js';
 import { tailEvents, watchRelease } from './watch.js';
 
@@ -631,6 +632,8 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
       );
       show(s.o, { deleted: name }, () => `revoked developer token ${name}`);
     });
+
+  addTaskServiceCommands(program, (cmd) => S(cmd).o, setExit);
 
   return program;
 }

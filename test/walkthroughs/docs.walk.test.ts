@@ -14,14 +14,17 @@ import { Terminals } from './terminals.js';
  * whose output holds a warning (npm's, Node's) fails: a reader would meet it with no word of explanation. At the end
  * of each document every terminal still running a server gets Ctrl-C, and the server must exit with status 0.
  *
- * The blocks read their base URLs from variables that default to the standard local ones (C, FILES, IDP, TS_PORT),
+ * The blocks read their base URLs from variables that default to the standard local ones (C, FILES, IDP, TS_PORT,
+ * KIT_PORT, KIT_CHECK_PORT, CHECK_PORT),
  * so a reader gets the defaults and this run gets its own ports.
  *
  * WALKTHROUGH_STACK=running runs them against a stack you started yourself (the URLs from C, FILES, IDP or the
  * defaults) instead of starting one; WALKTHROUGH_VERBOSE=1 prints what every block printed.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const DOCUMENTS = ['README.md', 'docs/files.md', 'docs/drs.md'];
+const ALL_DOCUMENTS = ['README.md', 'docs/files.md', 'docs/drs.md', 'docs/task-service-authors.md'];
+/** WALKTHROUGH_DOCS=docs/a.md,docs/b.md runs only those (while writing one); the default is every document. */
+const DOCUMENTS = process.env.WALKTHROUGH_DOCS ? process.env.WALKTHROUGH_DOCS.split(',') : ALL_DOCUMENTS;
 const useRunning = process.env.WALKTHROUGH_STACK === 'running';
 /** WALKTHROUGH_VERBOSE=1 prints every block with its output, to read what a reader would see. */
 const verbose = process.env.WALKTHROUGH_VERBOSE === '1';
@@ -29,7 +32,7 @@ const verbose = process.env.WALKTHROUGH_VERBOSE === '1';
 let stack: NpmStart | undefined;
 /** The sessions' TMPDIR (the blocks' mktemp -d lands here) and block files; made when the run starts. */
 let scratch = '';
-const urls = { C: '', FILES: '', IDP: '', TS_PORT: '' };
+const urls = { C: '', FILES: '', IDP: '', TS_PORT: '', KIT_PORT: '', KIT_CHECK_PORT: '', CHECK_PORT: '' };
 
 /**
  * A reader's new terminal: no node_modules/.bin on PATH (only npm scripts and npx put it there), so `npx` runs on
@@ -90,6 +93,8 @@ beforeAll(async () => {
     urls.IDP = stack.urls.idp;
   }
   urls.TS_PORT = String(process.env.TS_PORT ?? (await freePort()));
+  for (const name of ['KIT_PORT', 'KIT_CHECK_PORT', 'CHECK_PORT'] as const)
+    urls[name] = String(process.env[name] ?? (await freePort()));
 }, 180_000);
 
 afterAll(async () => {

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 /**
- * `redocly lint` (the pinned @redocly/cli, rules in redocly.yaml) finds no error in either committed document.
+ * `redocly lint` (the pinned @redocly/cli, rules in redocly.yaml) finds no error in any committed document.
  * Warnings are allowed; the test lists them so a new one is seen.
  */
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -17,7 +17,7 @@ interface Problem {
 }
 
 describe('redocly lint', () => {
-  it.each(['coordinator', 'files'])(
+  it.each(['coordinator', 'files', 'task-service'])(
     'reports no error in openapi/%s.json',
     async (name) => {
       const out = await promisify(execFile)(

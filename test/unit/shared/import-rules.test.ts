@@ -13,7 +13,16 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 function cruiseFixture(): { status: number | null; out: string } {
   const run = spawnSync(
     process.execPath,
-    ['--import', 'tsx', 'bin/lint-deps.ts', '--base', 'test/fixtures/layering', 'functions', 'lib'],
+    [
+      '--import',
+      'tsx',
+      'bin/lint-deps.ts',
+      '--base',
+      'test/fixtures/layering',
+      'functions',
+      'lib',
+      'packages',
+    ],
     { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
   );
   return { status: run.status, out: `${run.stdout}${run.stderr}` };
@@ -42,6 +51,7 @@ describe('the import rules (dependency-cruiser)', () => {
     ['functions-import-only-functions', 'functions/files/index.ts → lib/stack.ts'],
     ['one-composition-root-per-handler', 'functions/files/index.ts →'],
     ['no-circular', 'functions/files/a.ts →'],
+    ['packages-import-only-themselves', 'packages/kit/src/index.ts → lib/stack.ts'],
   ])('report %s', (rule, edge) => {
     expect(violations.some((l) => l.includes(`error ${rule}: ${edge}`))).toBe(true);
   });

@@ -1,0 +1,112 @@
+import {
+  CALLBACK_RETRY_STATUSES,
+  CallbackAnswer,
+  CoordinatorError,
+  REQUEST_ID_HEADER,
+  type TaskCallback,
+} from './contract.js';
+import type { TokenSource } from './token.js';
+
+/**
+ * The callbacks: PATCH {coordinator}/tasks/<id> with a new state or progress, as soon as something changes (the
+ * coordinator polls with get_status too, so a lost callback only costs time). A 409, 429 or 503, or a connection
+ * error, is retried after the answer's Retry-After (else 1, 2, 4 … s), at most `attempts` times and never waiting
+ * more than `maxWaitSeconds` at once. The answer says whether the work should go on:
+ *
+ * - `recorded`: the coordinator has it;
+ * - `ended`: the task or its release has ended (a 200 naming the task canceled or failed when that is not what was
+ *   reported, or a 409 saying the task may not change from an end state, or its release is being canceled or is over): stop
+ *   the work;
+ * - `lost`: not recorded after the retries (or refused for good, e.g. 400 or 403); the polls will tell.
+ */
+export type CallbackOutcome = 'recorded' | 'ended' | 'lost';
+
+export interface ReporterOptions {
+  coordinatorUrl: string;
+  token?: TokenSource;
+  attempts?: number;
+  maxWaitSeconds?: number;
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+export type Report = (taskId: string, body: TaskCallback, requestId?: string) => Promise<CallbackOutcome>;
+
+/** A 409 that will not change on a retry: the task has ended, or its release is over. */
+const FINAL_CONFLICT =
+  /release is over|from (published|canceled|failed)\b|while its release is (canceling|published|canceled|failed|missing)/i;
+
+/** Retry-After in seconds: a number of seconds or an HTTP date; undefined when absent or unreadable. */
+export function retryAfterSeconds(value: string | null, now: number): number | undefined {
+  if (!value) return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value);
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
+}
+
+export function reporter(opts: ReporterOptions): Report {
+  const fetchImpl = opts.fetch ?? fetch;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const now = opts.now ?? Date.now;
+  const attempts = opts.attempts ?? 5;
+  const maxWait = opts.maxWaitSeconds ?? 30;
+  const log = opts.log ?? (() => {});
+  const base = opts.coordinatorUrl.replace(/\/+$/, '');
+  return async (taskId, body, requestId) => {
+    let refreshed = false;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      let wait: number | undefined;
+      let status = 0;
+      try {
+        const token = await opts.token?.();
+        const res = await fetchImpl(`${base}/tasks/${encodeURIComponent(taskId)}`, {
+          method: 'PATCH',
+          headers: {
+            'Content-Type': 'application/json',
+            ...(token ? { Authorization: `Bearer ${token}` } : {}),
+            ...(requestId ? { [REQUEST_ID_HEADER]: requestId } : {}),
+          },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(10_000),
+        });
+        status = res.status;
+        const text = await res.text();
+        const answer = safeJson(text);
+        log(`PATCH /tasks/${taskId} ${JSON.stringify(body)} -> ${status}`);
+        if (status === 200) {
+          const task = CallbackAnswer.safeParse(answer);
+          const ended = task.success && (task.data.state === 'canceled' || task.data.state === 'failed');
+          return ended && task.data.state !== body.state ? 'ended' : 'recorded';
+        }
+        if (status === 409) {
+          const error = CoordinatorError.safeParse(answer);
+          if (error.success && FINAL_CONFLICT.test(error.data.error.message)) return 'ended';
+        }
+        if (status === 401 && opts.token?.invalidate && !refreshed) {
+          // A token the coordinator no longer takes: fetch a new one, once.
+          refreshed = true;
+          opts.token.invalidate();
+          attempt--;
+          continue;
+        }
+        if (!(CALLBACK_RETRY_STATUSES as readonly number[]).includes(status)) return 'lost';
+        wait = retryAfterSeconds(res.headers.get('retry-after'), now());
+      } catch (err) {
+        log(`PATCH /tasks/${taskId} failed: ${(err as Error).message}`);
+      }
+      if (attempt === attempts) break;
+      await sleep(Math.min(maxWait, wait ?? 2 ** (attempt - 1)) * 1000);
+    }
+    return 'lost';
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,111 @@
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TaskState } from './contract.js';
+import type { StoredTask, TaskChange, TaskStore } from './store.js';
+
+/**
+ * Tasks in a DynamoDB table (the document client), for a service with several instances or on Lambda. The table
+ * has a string partition key `pk` and nothing else: tasks are `task#<id>`, signature ids `message#<id>` with an
+ * `expires_at` (seconds) to use as the table's TTL attribute. Changes are conditional writes, so two instances
+ * never both move a task.
+ */
+export interface DynamoDbStoreOptions {
+  table: string;
+  client?: DynamoDBDocumentClient;
+  now?: () => number;
+}
+
+const isConditionFailure = (err: unknown) =>
+  err instanceof ConditionalCheckFailedException ||
+  (err as { name?: string })?.name === 'ConditionalCheckFailedException';
+
+export function dynamoDbStore(opts: DynamoDbStoreOptions): TaskStore {
+  const db = opts.client ?? DynamoDBDocumentClient.from(new DynamoDBClient({}));
+  const now = opts.now ?? Date.now;
+  const key = (taskId: string) => ({ pk: `task#${taskId}` });
+  const strip = (item: Record<string, unknown> | undefined): StoredTask | undefined => {
+    if (!item) return undefined;
+    const { pk: _pk, ...task } = item;
+    return task as unknown as StoredTask;
+  };
+  return {
+    async get(taskId) {
+      const out = await db.send(
+        new GetCommand({ TableName: opts.table, Key: key(taskId), ConsistentRead: true }),
+      );
+      return strip(out.Item);
+    },
+    async create(task) {
+      try {
+        await db.send(
+          new PutCommand({
+            TableName: opts.table,
+            Item: { ...key(task.task_id), ...task },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+        return task;
+      } catch (err) {
+        if (!isConditionFailure(err)) throw err;
+        return (await this.get(task.task_id)) ?? task;
+      }
+    },
+    async update(taskId: string, change: TaskChange, onlyFrom?: readonly TaskState[]) {
+      const names: Record<string, string> = {};
+      const values: Record<string, unknown> = {};
+      const sets: string[] = [];
+      for (const [field, value] of Object.entries(change)) {
+        if (value === undefined) continue;
+        names[`#${field}`] = field;
+        values[`:${field}`] = value;
+        sets.push(`#${field} = :${field}`);
+      }
+      const conditions = ['attribute_exists(pk)'];
+      if (onlyFrom) {
+        names['#state'] = 'state';
+        onlyFrom.forEach((s, i) => {
+          values[`:from${i}`] = s;
+        });
+        conditions.push(`#state IN (${onlyFrom.map((_, i) => `:from${i}`).join(', ')})`);
+      }
+      if (sets.length === 0) {
+        const task = await this.get(taskId);
+        return task && (!onlyFrom || onlyFrom.includes(task.state)) ? task : undefined;
+      }
+      try {
+        const out = await db.send(
+          new UpdateCommand({
+            TableName: opts.table,
+            Key: key(taskId),
+            UpdateExpression: `SET ${sets.join(', ')}`,
+            ConditionExpression: conditions.join(' AND '),
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        return strip(out.Attributes);
+      } catch (err) {
+        if (isConditionFailure(err)) return undefined;
+        throw err;
+      }
+    },
+    async claimMessage(id, expiresAtMs) {
+      try {
+        await db.send(
+          new PutCommand({
+            TableName: opts.table,
+            Item: { pk: `message#${id}`, expires_at: Math.ceil(expiresAtMs / 1000) },
+            // An expired record the TTL has not removed yet does not count.
+            ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
+            ExpressionAttributeValues: { ':now': Math.floor(now() / 1000) },
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (isConditionFailure(err)) return false;
+        throw err;
+      }
+    },
+  };
+}

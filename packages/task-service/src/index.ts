@@ -1,0 +1,29 @@
+/**
+ * @release-coordinator/task-service: write a task service for the data release coordinator as its work alone.
+ *
+ *   import { runTaskService } from '@release-coordinator/task-service';
+ *   await runTaskService({ start: async (task) => { ... }, publish: async (task) => { ... } });
+ *
+ * docs/task-service-authors.md has the quickstart; openapi/task-service.json the contract this serves.
+ */
+export { type AuthOptions, checkClaims, type TokenRules, tokenChecker } from './auth.js';
+export { type CallbackOutcome, type Report, reporter, retryAfterSeconds } from './callbacks.js';
+export * from './contract.js';
+export { type DynamoDbStoreOptions, dynamoDbStore } from './dynamodb-store.js';
+export { ENV, type EnvSettings, lambdaFromEnv, runTaskService, settingsFromEnv } from './env.js';
+export { type ErrorCode, KitError, TaskEndedError } from './errors.js';
+export { fileStore } from './file-store.js';
+export { type FunctionUrlEvent, type FunctionUrlResult, functionUrlHandler } from './lambda.js';
+export { MAX_BODY_BYTES, type RunningServer, serve } from './node.js';
+export {
+  createTaskService,
+  type KitRequest,
+  type KitResponse,
+  type TaskContext,
+  type TaskService,
+  type TaskServiceOptions,
+  type TaskWork,
+} from './service.js';
+export { type Secrets, secretFile, signatureChecker } from './signature.js';
+export { applyChange, type MemoryTaskStore, memoryStore, type StoredTask, type TaskStore } from './store.js';
+export { type ClientCredentialsOptions, clientCredentials, type TokenSource } from './token.js';

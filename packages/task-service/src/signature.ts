@@ -1,0 +1,82 @@
+import { readFileSync, statSync } from 'node:fs';
+import { Webhook } from 'standardwebhooks';
+import { SIGNATURE_HEADERS, SIGNATURE_TOLERANCE_SECONDS } from './contract.js';
+import { KitError } from './errors.js';
+
+/**
+ * The check of an action's Standard Webhooks signature (the `standardwebhooks` package: HMAC-SHA256 of
+ * `<webhook-id>.<webhook-timestamp>.<raw body>`, timestamp within 5 minutes either way). The secret is this
+ * service's alone, so a request signed for another service does not verify. A webhook-id claimed before is a replay:
+ * the claim is kept for twice the tolerance (past it the timestamp check refuses the request anyway), in the task
+ * store, so that a restart or a second instance does not forget it.
+ */
+export type Secrets = () => string[];
+
+export interface SignatureCheckOptions {
+  secrets: Secrets;
+  /** Records a webhook-id; false when it was recorded before. */
+  claim: (id: string, expiresAtMs: number) => Promise<boolean>;
+  /** The clock of the replay records (the signature's timestamp is judged by the package, on the system clock). */
+  now?: () => number;
+}
+
+export function signatureChecker(opts: SignatureCheckOptions) {
+  const now = opts.now ?? Date.now;
+  return async (raw: string, headers: Record<string, string | undefined>): Promise<void> => {
+    const current = opts.secrets();
+    if (current.length === 0)
+      throw new KitError('unauthorized', 'no signing secret configured yet: actions are refused');
+    const signed = Object.fromEntries(SIGNATURE_HEADERS.map((h) => [h, headers[h] ?? ''])) as Record<
+      (typeof SIGNATURE_HEADERS)[number],
+      string
+    >;
+    const missing = SIGNATURE_HEADERS.filter((h) => !signed[h]);
+    if (missing.length)
+      throw new KitError('unauthorized', `the request is not signed (no ${missing.join(', ')})`);
+    let why = '';
+    const verified = current.some((secret) => {
+      try {
+        new Webhook(secret).verify(raw, signed);
+        return true;
+      } catch (err) {
+        why = (err as Error).message;
+        return false;
+      }
+    });
+    if (!verified) throw new KitError('unauthorized', `the signature does not verify: ${why}`);
+    const fresh = await opts.claim(signed['webhook-id'], now() + 2 * SIGNATURE_TOLERANCE_SECONDS * 1000);
+    if (!fresh) throw new KitError('unauthorized', 'the signature does not verify: replayed webhook-id');
+  };
+}
+
+/**
+ * The signing secret from a file, read again whenever the file changes, so that the secret the coordinator answers
+ * at registration (or rotation) takes effect without a restart. The file holds the `whsec_…` value (or several,
+ * separated by white space), or the JSON answer of `POST /task-services` / `rotate-secret` (its `secret` field). A
+ * missing or empty file gives no secret: every action is refused until there is one.
+ */
+export function secretFile(path: string): Secrets {
+  let cache: { mtimeMs: number; size: number; secrets: string[] } | undefined;
+  return () => {
+    let stat: { mtimeMs: number; size: number };
+    try {
+      stat = statSync(path);
+    } catch {
+      cache = undefined;
+      return [];
+    }
+    if (cache && cache.mtimeMs === stat.mtimeMs && cache.size === stat.size) return cache.secrets;
+    const text = readFileSync(path, 'utf8').trim();
+    let secrets: string[] = [];
+    if (text.startsWith('{')) {
+      try {
+        const secret = (JSON.parse(text) as { secret?: unknown }).secret;
+        if (typeof secret === 'string') secrets = [secret];
+      } catch {
+        secrets = [];
+      }
+    } else secrets = text.split(/\s+/).filter(Boolean);
+    cache = { mtimeMs: stat.mtimeMs, size: stat.size, secrets };
+    return secrets;
+  };
+}
