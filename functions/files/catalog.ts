@@ -11,7 +11,7 @@ import {
   requireVisible,
 } from './access.js';
 import { newAudit } from './audit.js';
-import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
+import { type FileRecord, type RequestInfo, stagingKey, type VersionRecord } from './model.js';
 import type { FilesDeps, Listing } from './ports.js';
 
 /** Files of one study, newest first. Membership is checked before the study is even looked up. */
@@ -94,7 +94,8 @@ export async function abortQuietly(deps: Pick<FilesDeps, 'store'>, v: VersionRec
 
 async function removeObjects(deps: Pick<FilesDeps, 'store'>, versions: VersionRecord[]): Promise<void> {
   for (const v of versions) await abortQuietly(deps, v);
-  await deps.store.delete(versions.map((v) => v.key));
+  // A single PUT's staging object too, if it was never confirmed (or a PUT came after the confirmation).
+  await deps.store.delete(versions.flatMap((v) => [v.key, stagingKey(v.key)]));
 }
 
 /**

@@ -113,11 +113,34 @@ export interface UploadedObject {
   size: number;
   /** Base64 SHA-256 of the whole object when the store reports one (S3 does for single PUTs with a checksum). */
   sha256Base64: string | null;
+  /** The store's tag of these very bytes (S3's ETag), for a copy conditioned on them; null when not reported. */
+  etag?: string | null;
 }
 
+/** A presigned PUT and the headers the uploader must send with it (they are part of its signature). */
+export interface PresignedPut {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * What a conditional copy did: `copied`; `exists` (the destination was already written: it is never replaced);
+ * `source_changed` (the source is no longer the object checked, or a concurrent write got in the way: look again);
+ * `source_missing`.
+ */
+export type CopyOutcome = 'copied' | 'exists' | 'source_changed' | 'source_missing';
+
 export interface ObjectStore {
-  /** A presigned PUT; with the checksum signed in, S3 itself refuses a body that does not match. */
-  presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<string>;
+  /**
+   * A presigned PUT whose signature covers the declared SHA-256 as a header (`x-amz-checksum-sha256`), so that S3
+   * itself refuses a body that does not match it.
+   */
+  presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<PresignedPut>;
+  /**
+   * Copies `from` to `to` inside the store: only if `from` is still the object whose tag is `sourceEtag`, and only if
+   * `to` does not exist yet, keeping a SHA-256 of the copy (which stat then reports).
+   */
+  copy(from: string, to: string, opts: { sourceEtag: string | null }): Promise<CopyOutcome>;
   /** A multipart upload with S3's full-object CRC64NVME checksum, so S3 itself checks the bytes it assembles. */
   startMultipart(key: string, contentType: string): Promise<string>;
   presignPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string>;

@@ -49,10 +49,16 @@ describe('uploading a file', () => {
       download_url: null,
     });
     expect(upload.type).toBe('single');
-    // The declared checksum is signed into the URL, so S3 itself refuses other bytes.
-    expect(new URL(upload.url).searchParams.get('x-amz-checksum-sha256')).toBe(
-      Buffer.from(sha256(bytes), 'hex').toString('base64'),
-    );
+    // The declared checksum is a header the URL's signature covers (not a query parameter, which S3 is not known
+    // to enforce), so S3 itself refuses other bytes; the answer says which headers to send.
+    const url = new URL(upload.url);
+    expect(url.searchParams.get('x-amz-checksum-sha256')).toBeNull();
+    expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('host;x-amz-checksum-sha256');
+    expect(upload.headers).toEqual({
+      'x-amz-checksum-sha256': Buffer.from(sha256(bytes), 'hex').toString('base64'),
+    });
+    // It names the staging key, never the version's own.
+    expect(url.pathname).toMatch(new RegExp(`/staging/studies/${api.studyA}/files/${file.kf_id}/versions/`));
     expect(confirm_url).toBe(`${api.baseUrl}/files/${file.kf_id}/versions/${version.kf_id}/confirm`);
 
     const early = await api.call('GET', `/download/study/${api.studyA}/file/${file.kf_id}`, {
@@ -60,7 +66,7 @@ describe('uploading a file', () => {
     });
     expect(early.status).toBe(404);
 
-    expect((await fetch(upload.url, { method: 'PUT', body: bytes })).status).toBe(200);
+    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(200);
     const confirmed = await api.call('POST', confirm_url, { token: api.memberA, body: {} });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body.state).toBe('available');
@@ -143,7 +149,7 @@ describe('uploading a file', () => {
       });
       const { file, version, upload } = created.body;
       // s3rver does not check the signed checksum (real S3 would refuse the PUT); the confirmation catches it.
-      expect((await fetch(upload.url, { method: 'PUT', body: bytes })).status).toBe(200);
+      expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(200);
       const res = await api.call('POST', `/files/${file.kf_id}/versions/${version.kf_id}/confirm`, {
         body: {},
       });
@@ -273,7 +279,11 @@ describe('uploading a file', () => {
       body: declare(bytes, { content_type: 'text/plain; charset="utf-8"' }),
     });
     expect(created.status).toBe(201);
-    const put = await fetch(created.body.upload.url, { method: 'PUT', body: bytes });
+    const put = await fetch(created.body.upload.url, {
+      method: 'PUT',
+      body: bytes,
+      headers: created.body.upload.headers,
+    });
     expect(put.status).toBe(200);
     const confirmed = await api.call('POST', created.body.confirm_url, {
       token: api.memberA,
