@@ -39,6 +39,7 @@ import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
 import { startLocalLambda } from '../local/lambda.js';
 import { meter, metered, meteredEventSink } from '../local/meter.js';
+import { routeMetricLines } from '../local/metrics-file.js';
 import { Readiness } from '../local/readiness.js';
 import { startS3 } from '../local/s3.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
@@ -277,6 +278,8 @@ async function main(): Promise<void> {
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
+  // The functions' metric lines go to a file, not into this log (on AWS they stay on stdout, for CloudWatch).
+  use(routeMetricLines({ file: config.LOCAL_METRICS_FILE, echo: process.env.LOG_LEVEL === 'debug' }));
   // LOCAL_METER_FILE (npm run cost:measure): its proxies stop last, after everything that calls through them.
   const costMeter = meter();
   if (costMeter) use({ name: 'meter', env: {}, stop: () => costMeter.stop() });
@@ -502,6 +505,7 @@ function banner(config: LocalConfig, apis: Record<string, string>, token: string
     token,
     '',
     `Open ${apis.Dashboard} and sign in (roles "admin" to steer releases).`,
+    `Metrics (CloudWatch EMF lines) are written to ${shown(config.LOCAL_METRICS_FILE)}.`,
     `Try: curl -H "Authorization: Bearer $(cat ${shown(tokenFile)})" ${apis['Coordinator API']}/studies`,
     '',
   ];

@@ -231,7 +231,7 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
     .command('add <name> <url>')
     .description('register a task service')
     .option('--description <text>', 'what it does', '')
-    .option('--author <name>', 'who registers it')
+    .option('--author <name>', 'who registers it (default: your token subject)')
     .option('--client-id <id>', 'the OAuth client whose tokens may report for it')
     .option(
       '--create-client',
@@ -379,8 +379,9 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
     }
     if (s.o.json) s.o.out(JSON.stringify({ type: 'created', release: r }));
     else s.o.out(`created release ${r.kf_id} (${r.tasks.length} task(s))`);
+    // A release created just now: every one of its events happens during this watch.
     setExit(
-      await watchRelease(api, r.kf_id, { intervalMs: opts.interval * 1000 }, s.o, (stop) =>
+      await watchRelease(api, r.kf_id, { intervalMs: opts.interval * 1000, fromStart: true }, s.o, (stop) =>
         hooks.onInterrupt?.(stop),
       ),
     );
@@ -388,13 +389,20 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
   watchInterval(
     releases
       .command('watch <id>')
-      .description('live progress of a release until it is staged, published, failed or canceled'),
+      .description(
+        'live progress of a release until it is staged, published, failed or canceled: its state, its tasks and the events that happen from now on',
+      )
+      .option('--from-start', "show the release's earlier events first"),
   ).action(async (id: string, opts, cmd: Command) => {
     const s = S(cmd);
     const api = await s.coordinator();
     setExit(
-      await watchRelease(api, id, { intervalMs: opts.interval * 1000 }, s.o, (stop) =>
-        hooks.onInterrupt?.(stop),
+      await watchRelease(
+        api,
+        id,
+        { intervalMs: opts.interval * 1000, fromStart: Boolean(opts.fromStart) },
+        s.o,
+        (stop) => hooks.onInterrupt?.(stop),
       ),
     );
   });

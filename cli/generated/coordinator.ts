@@ -141,7 +141,7 @@ export interface paths {
         put?: never;
         /**
          * Register a task service
-         * @description Registering (and a change of `url`) first calls `GET {url}/status` with the coordinator's own token; only a 200 whose body is a JSON object with a string `name` passes, anything else is a 400 naming `url`.
+         * @description Registering (and a change of `url`) first calls `GET {url}/status` with the coordinator's own token; only a 200 whose body is a JSON object with a string `name` passes, anything else is a 400 naming `url`. Without `author`, the author is the caller (its token's subject).
          *
          *     The answer carries the service's signing secret (`secret`, `whsec_…`), shown this once: every action the coordinator sends the service is signed with it (Standard Webhooks; docs/task-service-api.md). With `create_client: true` the coordinator also makes a client-credentials client for the service at the identity provider (role `service`), binds the service to it (`client_id`) and answers its `client_secret`, also once.
          *
@@ -648,7 +648,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -878,7 +878,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1005,7 +1005,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1065,7 +1065,6 @@ export interface operations {
                     name: string;
                     /** @default  */
                     description?: string;
-                    /** @default  */
                     author?: string;
                     url: string;
                     /** @default true */
@@ -1245,7 +1244,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1457,7 +1456,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1622,7 +1621,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;

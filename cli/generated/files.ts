@@ -1214,7 +1214,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1381,7 +1381,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -2674,7 +2674,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -2783,7 +2783,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;

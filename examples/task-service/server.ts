@@ -8,8 +8,8 @@ import {
 } from './service.js';
 
 /**
- * Runs the reference task service: `npx tsx examples/task-service/server.ts`. Every setting is an environment
- * variable (see examples/task-service/README.md); the defaults fit the local stack (`npm start`).
+ * Runs the reference task service: `npm run task-service`. Every setting is an environment variable (see
+ * examples/task-service/README.md); the defaults fit the local stack (`npm start`).
  */
 const list = z
   .string()
@@ -105,8 +105,17 @@ if (!env.WEBHOOK_SECRET && !env.WEBHOOK_SECRET_FILE)
     `[${env.SERVICE_NAME}] signatures are not checked: set WEBHOOK_SECRET or WEBHOOK_SECRET_FILE to the secret the registration answered\n`,
   );
 
-const shutdown = () => {
-  void service.stop().then(() => process.exit(0));
+// SIGINT or SIGTERM, to this process alone (a supervisor, a script) or to its whole group (Ctrl-C, which also reaches
+// npm, which passes it on again): stop once, free the port, exit 0.
+let stopping = false;
+const shutdown = (signal: NodeJS.Signals) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`[${env.SERVICE_NAME}] ${signal}: stopping\n`);
+  service.stop().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 };
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);

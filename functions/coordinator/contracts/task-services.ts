@@ -24,7 +24,8 @@ export const taskServiceRoutes = {
     body: z.strictObject({
       name: text(LIMITS.name).check(z.minLength(1)),
       description: z._default(text(LIMITS.description), ''),
-      author: z._default(text(LIMITS.author), ''),
+      /** Absent: the caller's token subject (as for releases and release notes). */
+      author: z.optional(text(LIMITS.author)),
       url: text(LIMITS.url).check(z.minLength(1)),
       enabled: z._default(z.boolean(), true),
       /** The OAuth client (or subject) whose tokens act for this service. */
@@ -86,7 +87,7 @@ export function taskServiceDocs(
       createTaskService: {
         summary: 'Register a task service',
         description:
-          `${probe}\n\nThe answer carries the service's signing secret (\`secret\`, \`whsec_…\`), shown this once: ` +
+          `${probe} Without \`author\`, the author is the caller (its token's subject).\n\nThe answer carries the service's signing secret (\`secret\`, \`whsec_…\`), shown this once: ` +
           'every action the coordinator sends the service is signed with it (Standard Webhooks; ' +
           'docs/task-service-api.md). With `create_client: true` the coordinator also makes a client-credentials ' +
           'client for the service at the identity provider (role `service`), binds the service to it (`client_id`) ' +

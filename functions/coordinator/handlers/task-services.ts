@@ -63,9 +63,13 @@ export const handler = httpApp({
     {
       ...taskServiceRoutes.createTaskService,
       handle: async (req) => {
-        const { client_id, create_client, ...b } = parse(taskServiceRoutes.createTaskService.body, req.body);
+        const { client_id, create_client, author, ...b } = parse(
+          taskServiceRoutes.createTaskService.body,
+          req.body,
+        );
         const registered = await registerTaskService(deps, {
           ...b,
+          author: author ?? req.principal.sub ?? '',
           clientId: client_id ?? null,
           createClient: create_client,
         });

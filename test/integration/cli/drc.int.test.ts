@@ -254,9 +254,18 @@ describe('drc services, releases and events', () => {
 
   it('services add | ls | disable | enable', async () => {
     const added = await json(['services', 'add', 'cli stager', service.url, '--client-id', 'task-service']);
-    expect(added).toMatchObject({ name: 'cli stager', enabled: true, client_id: 'task-service' });
+    // No --author: the author is whoever is signed in, the token's subject (here the `admin` client's login above).
+    expect(added).toMatchObject({
+      name: 'cli stager',
+      enabled: true,
+      client_id: 'task-service',
+      author: 'admin',
+    });
     expect(added.secret).toMatch(/^whsec_/);
     serviceSecrets.push(added.secret);
+    const named = await json(['services', 'add', 'named', service.url, '--author', 'someone else']);
+    expect(named.author).toBe('someone else');
+    await json(['services', 'rm', named.kf_id]);
     serviceId = added.kf_id;
     expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).toContain(serviceId);
     expect(await json(['services', 'disable', serviceId])).toMatchObject({ enabled: false });
@@ -292,6 +301,14 @@ describe('drc services, releases and events', () => {
     expect(summary).toMatchObject({ type: 'summary', release: id, state: 'staged' });
 
     expect((await json(['releases', 'show', id])).state).toBe('staged');
+    // A watch started now sees no event of the past; --from-start replays them.
+    const late = lines((await drc(['releases', 'watch', id, '--interval', '0.3'])).stdout);
+    expect(late.filter((l) => l.type === 'event')).toEqual([]);
+    expect(late.at(-1)).toMatchObject({ type: 'summary', state: 'staged', events: 0 });
+    const replay = lines((await drc(['releases', 'watch', id, '--from-start', '--interval', '0.3'])).stdout);
+    expect(replay.filter((l) => l.type === 'event').map((l) => l.message)).toContain(
+      `release ${id}, version 0.0.1 changed from running to staged`,
+    );
     expect((await json(['releases', 'ls', '--state', 'staged'])).results.map((x: any) => x.kf_id)).toContain(
       id,
     );

@@ -42,6 +42,13 @@ describe('POST /task-services', () => {
     expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
+  it("makes the caller (its token's subject) the author when the body names none", async () => {
+    stub.status = { kind: 'ok' };
+    const res = await api.call('POST', '/task-services', { body: { name: 'snapshot', url: stub.url } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ author: 'admin-user', description: '' });
+  });
+
   it('probes GET {url}/status with the coordinator bearer token from client credentials', async () => {
     stub.requests.length = 0;
     await register({ url: stub.url });
