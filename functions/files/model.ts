@@ -88,6 +88,8 @@ export const multipartState = z.object({
  * objects nobody confirmed (lib/files-bucket.ts).
  */
 export const STAGING_PREFIX = 'staging/';
+/** Days after which the bucket's lifecycle rule deletes a staging object (an upload nobody confirmed). */
+export const UPLOAD_STAGING_DAYS = 7;
 export const stagingKey = (key: string) => `${STAGING_PREFIX}${key}`;
 
 export const versionRecord = z.object({

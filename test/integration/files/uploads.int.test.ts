@@ -80,6 +80,38 @@ describe('uploading a file', () => {
     expect(again.body.state).toBe('available');
   });
 
+  it('keeps the confirmed bytes when the upload URL is used again after the confirmation', async () => {
+    const bytes = bytesOf(2000, 21);
+    const created = await api.call('POST', `/studies/${api.studyA}/files`, {
+      token: api.memberA,
+      body: declare(bytes, { file_name: 'kept.bin' }),
+    });
+    const { file, version, upload, confirm_url } = created.body;
+    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(200);
+    expect((await api.call('POST', confirm_url, { token: api.memberA, body: {} })).body.state).toBe('available');
+
+    // The URL is still within its lifetime: whoever holds it PUTs other bytes of the same size. s3rver checks no
+    // checksum (S3 would refuse this body against the signed header); what matters is that it lands elsewhere.
+    const other = bytesOf(2000, 99);
+    expect((await fetch(upload.url, { method: 'PUT', body: other, headers: upload.headers })).status).toBe(200);
+
+    const path = `/download/study/${api.studyA}/file/${file.kf_id}/version/${version.kf_id}`;
+    const pinned = await api.call('GET', path, { token: api.memberA, redirect: 'follow' });
+    expect(pinned.status).toBe(200);
+    expect(sha256(pinned.bytes)).toBe(sha256(bytes));
+    const latest = await api.call('GET', `/download/study/${api.studyA}/file/${file.kf_id}`, {
+      token: api.memberA,
+      redirect: 'follow',
+    });
+    expect(sha256(latest.bytes)).toBe(sha256(bytes));
+    // Confirming again re-checks the version's own object, not the replaced staging one, and changes nothing.
+    const again = await api.call('POST', confirm_url, { token: api.memberA, body: {} });
+    expect(again.status).toBe(200);
+    expect(again.body.state).toBe('available');
+    const key = `studies/${api.studyA}/files/${file.kf_id}/versions/${version.kf_id}`;
+    expect(sha256(await storedBytes(key))).toBe(sha256(bytes));
+  });
+
   it('uses a multipart upload above the threshold and stores the bytes unchanged', async () => {
     const bytes = bytesOf(13 * MiB, 11);
     const created = await api.call('POST', `/studies/${api.studyA}/files`, { body: declare(bytes) });
