@@ -13,20 +13,36 @@ export interface Listing<T> {
   items: T[];
 }
 
-export type CreateFileOutcome = 'created' | 'id_collision';
-export type AddVersionOutcome = 'created' | 'id_collision' | 'file_missing';
+/** `too_many_pending`: the study already has its cap of files with nothing confirmed (FilesConfig). */
+export type CreateFileOutcome = 'created' | 'id_collision' | 'too_many_pending';
+/** `too_many_pending`: the file already has its cap of pending versions (FilesConfig). */
+export type AddVersionOutcome = 'created' | 'id_collision' | 'file_missing' | 'too_many_pending';
 
 /** Files and their versions: one aggregate (a file's versions live in its item collection). */
 export interface FileRepository {
-  /** Creates a file with its first (pending) version and the audit record, atomically. */
-  createFile(file: FileRecord, version: VersionRecord, audit: AuditRecord): Promise<CreateFileOutcome>;
-  /** Adds a pending version to an existing file that is not being deleted. */
-  addVersion(version: VersionRecord, audit: AuditRecord): Promise<AddVersionOutcome>;
+  /**
+   * Creates a file with its first (pending) version and the audit record, atomically, unless its study already has
+   * `maxPendingFiles` files none of whose versions was confirmed.
+   */
+  createFile(
+    file: FileRecord,
+    version: VersionRecord,
+    audit: AuditRecord,
+    limits: { maxPendingFiles: number },
+  ): Promise<CreateFileOutcome>;
+  /** Adds a pending version to an existing file that is not being deleted and has fewer than the cap pending. */
+  addVersion(
+    version: VersionRecord,
+    audit: AuditRecord,
+    limits: { maxPendingVersions: number },
+  ): Promise<AddVersionOutcome>;
   getFile(fileId: string): Promise<FileRecord | null>;
   /** Many files by id, in the order asked (null for an unknown id): one batched read per 100 ids. */
   getFiles(fileIds: readonly string[]): Promise<(FileRecord | null)[]>;
-  /** The file and all its versions in one read. */
-  getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null>;
+  /** The file and its newest available version (null when none is), by key: a read that no version count grows. */
+  getFileWithLatest(fileId: string): Promise<{ file: FileRecord; latest: VersionRecord | null } | null>;
+  /** Up to `limit` of a file's versions, in no particular order (a deletion takes them a batch at a time). */
+  someVersions(fileId: string, limit: number): Promise<VersionRecord[]>;
   getVersion(fileId: string, versionId: string): Promise<VersionRecord | null>;
   /** Many versions by key, in the order asked (null for an unknown one): one batched read per 100 keys. */
   getVersions(keys: readonly { fileId: string; versionId: string }[]): Promise<(VersionRecord | null)[]>;
@@ -57,7 +73,10 @@ export interface FileRepository {
   deleteVersion(version: VersionRecord, audit: AuditRecord): Promise<void>;
   /** Marks a file as being deleted so it takes no new versions; false when it does not exist. */
   beginDelete(fileId: string): Promise<boolean>;
-  deleteFile(file: FileRecord, versions: VersionRecord[], audit: AuditRecord): Promise<void>;
+  /** Deletes these versions of a file; false when one of them changed since it was read (read again). */
+  deleteVersions(fileId: string, versions: VersionRecord[]): Promise<boolean>;
+  /** Deletes the file itself, once its versions are gone, with its audit record. */
+  deleteFile(file: FileRecord, audit: AuditRecord): Promise<void>;
 }
 
 export interface SignedTokenRepository {

@@ -173,9 +173,16 @@ export async function createFile(
       },
       info,
     );
-    const outcome = await deps.files.createFile(file, version, audit);
+    const outcome = await deps.files.createFile(file, version, audit, {
+      maxPendingFiles: deps.config.MAX_PENDING_FILES_PER_STUDY,
+    });
     if (outcome === 'created') return { file, version, upload: await instructions(deps, version) };
     await abortQuietly(deps, version);
+    if (outcome === 'too_many_pending')
+      throw new ConflictError(
+        `Study ${studyId} already has ${deps.config.MAX_PENDING_FILES_PER_STUDY} files whose upload was never ` +
+          'confirmed: confirm or delete some of them first',
+      );
   }
   throw new Error('Could not find a free file id');
 }
@@ -214,10 +221,17 @@ export async function createVersion(
       },
       info,
     );
-    const outcome = await deps.files.addVersion(version, audit);
+    const outcome = await deps.files.addVersion(version, audit, {
+      maxPendingVersions: deps.config.MAX_PENDING_VERSIONS_PER_FILE,
+    });
     if (outcome === 'created') return { file, version, upload: await instructions(deps, version) };
     await abortQuietly(deps, version);
     if (outcome === 'file_missing') throw new NotFoundError(`No file ${fileId}`);
+    if (outcome === 'too_many_pending')
+      throw new ConflictError(
+        `File ${fileId} already has ${deps.config.MAX_PENDING_VERSIONS_PER_FILE} pending versions: confirm or ` +
+          'delete one of them first',
+      );
   }
   throw new Error('Could not find a free version id');
 }
@@ -341,19 +355,31 @@ const COPY_ATTEMPTS = 3;
  * and hashed). A version's key found already written (an earlier confirmation that stopped before it recorded its
  * outcome, or a version uploaded before staging keys) is checked the same way, never replaced.
  */
-async function confirmSingle(deps: ConfirmDeps, v: VersionRecord, audit: AuditRecord): Promise<VersionRecord> {
+async function confirmSingle(
+  deps: ConfirmDeps,
+  v: VersionRecord,
+  audit: AuditRecord,
+): Promise<VersionRecord> {
   const staged = stagingKey(v.key);
   let copied = false;
   for (let attempt = 0; !copied; attempt++) {
     if (attempt === COPY_ATTEMPTS)
-      throw new ConflictError(`The upload of version ${v.id} kept changing while it was confirmed; confirm again`);
+      throw new ConflictError(
+        `The upload of version ${v.id} kept changing while it was confirmed; confirm again`,
+      );
     const object = await deps.store.stat(staged);
     if (!object) {
       if (await deps.store.stat(v.key)) break;
       throw new ConflictError(`Nothing has been uploaded for version ${v.id} yet`);
     }
     if (object.size !== v.size)
-      return refuse(deps, v, `size is ${object.size} bytes, ${v.size} were declared`, nowIso(deps.clock), audit);
+      return refuse(
+        deps,
+        v,
+        `size is ${object.size} bytes, ${v.size} were declared`,
+        nowIso(deps.clock),
+        audit,
+      );
     const outcome = await deps.store.copy(staged, v.key, { sourceEtag: object.etag ?? null });
     copied = outcome === 'copied' || outcome === 'exists';
   }

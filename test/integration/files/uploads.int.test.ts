@@ -66,7 +66,9 @@ describe('uploading a file', () => {
     });
     expect(early.status).toBe(404);
 
-    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(200);
+    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(
+      200,
+    );
     const confirmed = await api.call('POST', confirm_url, { token: api.memberA, body: {} });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body.state).toBe('available');
@@ -87,13 +89,19 @@ describe('uploading a file', () => {
       body: declare(bytes, { file_name: 'kept.bin' }),
     });
     const { file, version, upload, confirm_url } = created.body;
-    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(200);
-    expect((await api.call('POST', confirm_url, { token: api.memberA, body: {} })).body.state).toBe('available');
+    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(
+      200,
+    );
+    expect((await api.call('POST', confirm_url, { token: api.memberA, body: {} })).body.state).toBe(
+      'available',
+    );
 
     // The URL is still within its lifetime: whoever holds it PUTs other bytes of the same size. s3rver checks no
     // checksum (S3 would refuse this body against the signed header); what matters is that it lands elsewhere.
     const other = bytesOf(2000, 99);
-    expect((await fetch(upload.url, { method: 'PUT', body: other, headers: upload.headers })).status).toBe(200);
+    expect((await fetch(upload.url, { method: 'PUT', body: other, headers: upload.headers })).status).toBe(
+      200,
+    );
 
     const path = `/download/study/${api.studyA}/file/${file.kf_id}/version/${version.kf_id}`;
     const pinned = await api.call('GET', path, { token: api.memberA, redirect: 'follow' });
@@ -181,7 +189,9 @@ describe('uploading a file', () => {
       });
       const { file, version, upload } = created.body;
       // s3rver does not check the signed checksum (real S3 would refuse the PUT); the confirmation catches it.
-      expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(200);
+      expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(
+        200,
+      );
       const res = await api.call('POST', `/files/${file.kf_id}/versions/${version.kf_id}/confirm`, {
         body: {},
       });
