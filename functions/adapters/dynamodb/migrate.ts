@@ -17,7 +17,7 @@ import {
 } from '../../coordinator/model.js';
 import { auditRecord, fileRecord, versionRecord } from '../../files/model.js';
 import { C, type Counter, counterKey, decode, K, type Tables } from './common.js';
-import { eventItem } from './events.js';
+import { eventCounters, eventItem, eventKeyItem } from './events.js';
 import { auditItem } from './files-audit.js';
 import { DynamoFileRepository } from './files-repository.js';
 import { FC } from './files-table.js';
@@ -191,12 +191,22 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
     } else if (pk.startsWith('EV#') && sk === 'EV') {
       const e = decode(eventSchema, raw);
       const taskRelease = e.taskId && !e.releaseId ? releaseOfTask.get(e.taskId) : undefined;
-      const { gsi2pk: _a, gsi2sk: _b, gsi3pk: _c, gsi3sk: _d, gsi4pk: _e, gsi4sk: _f, ...rest } = raw;
+      const {
+        gsi2pk: _a,
+        gsi2sk: _b,
+        gsi3pk: _c,
+        gsi3sk: _d,
+        gsi4pk: _e,
+        gsi4sk: _f,
+        gsi5pk: _g,
+        gsi5sk: _h,
+        ...rest
+      } = raw;
       out.push({ ...rest, ...eventItem(e, taskRelease) });
-      tally.add(C.events);
-      if (e.releaseId) tally.add(C.eventsOfRelease(e.releaseId));
-      if (e.taskServiceId) tally.add(C.eventsOfService(e.taskServiceId));
-      if (e.studyId) tally.add(C.eventsOfStudy(e.studyId));
+      // Schema 4: the key item of an event naming a release and a study.
+      const key = eventKeyItem(e);
+      if (key) out.push(key);
+      for (const c of eventCounters(e)) tally.add(c);
     }
   }
   for (const { raw, release } of releases.values()) {

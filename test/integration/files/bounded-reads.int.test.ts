@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
@@ -45,7 +46,7 @@ describe("a file's latest version", () => {
       created_by: 'u',
     };
     const audit = (n: number): AuditRecord => ({
-      id: newId('AU'),
+      id: randomUUID(),
       at: at(n),
       action: 'upload.create',
       method: 'bearer',
