@@ -11,7 +11,6 @@ import type { Page } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
 import {
   CounterDeltas,
-  counterKey,
   decode,
   type LabelledItem,
   pageOf,
@@ -22,7 +21,15 @@ import {
 } from './common.js';
 import { BatchGetCommand, type Documents, GetCommand, QueryCommand, UpdateCommand } from './documents.js';
 import { auditWrites } from './files-audit.js';
-import { FC, FK, TOTALS_SHARDS } from './files-table.js';
+import {
+  availableDeletes,
+  leavesPending,
+  pendingFilesChange,
+  totalsChange,
+  versionCountChange,
+  versionDelete,
+} from './files-items.js';
+import { FC, FK } from './files-table.js';
 
 const idClaim = z.object({ file_id: FileId });
 const totalsShard = z.object({ versions: z._default(z.number(), 0), bytes: z._default(z.number(), 0) });
@@ -105,74 +112,6 @@ export class DynamoFileRepository implements FileRepository {
     return { ...FK.available(version.file_id, version.created_at, version.id), ...version };
   }
 
-  /** An available version's key item goes with it. */
-  private availableDeletes(versions: VersionRecord[]): LabelledItem[] {
-    return versions
-      .filter((v) => v.state === 'available')
-      .map((v) => ({
-        kind: 'available',
-        id: v.id,
-        item: { Delete: { TableName: this.table, Key: FK.available(v.file_id, v.created_at, v.id) } },
-      }));
-  }
-
-  /** Deletes a version only if it is still in the state it was read in, so the totals move with what is deleted. */
-  private versionDelete(version: VersionRecord): LabelledItem {
-    return {
-      kind: 'version',
-      id: version.id,
-      item: {
-        Delete: {
-          TableName: this.table,
-          Key: FK.version(version.file_id, version.id),
-          ConditionExpression: '#state = :state',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':state': version.state },
-        },
-      },
-    };
-  }
-
-  /** Adds to (or, with sign -1, takes off) the totals the available ones among `versions`; nothing if none is. */
-  private totalsChange(versions: VersionRecord[], sign: 1 | -1): LabelledItem[] {
-    const available = versions.filter((v) => v.state === 'available');
-    if (available.length === 0) return [];
-    const bytes = available.reduce((sum, v) => sum + v.size, 0);
-    return [
-      {
-        kind: 'totals',
-        id: 'available',
-        item: {
-          Update: {
-            TableName: this.table,
-            Key: FK.totalsShard(Math.floor(Math.random() * TOTALS_SHARDS)),
-            UpdateExpression: 'ADD versions :n, #bytes :b',
-            ExpressionAttributeNames: { '#bytes': 'bytes' },
-            ExpressionAttributeValues: { ':n': sign * available.length, ':b': sign * bytes },
-          },
-        },
-      },
-    ];
-  }
-
-  /** A file's versions move its counts: one Update of the file item in the same transaction. */
-  private versionCountChange(fileId: string, removed: VersionRecord[]): LabelledItem {
-    const pending = removed.filter((v) => v.state === 'pending').length;
-    return {
-      kind: 'file_count',
-      id: fileId,
-      item: {
-        Update: {
-          TableName: this.table,
-          Key: FK.file(fileId),
-          UpdateExpression: 'ADD versionCount :d, pendingVersions :p',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':d': -removed.length, ':p': -pending },
-        },
-      },
-    };
-  }
-
   async createFile(
     file: FileRecord,
     version: VersionRecord,
@@ -183,38 +122,13 @@ export class DynamoFileRepository implements FileRepository {
       putNew(this.table, 'file', file.id, this.fileItem(file)),
       ...this.versionPuts(version),
       ...new CounterDeltas().add(FC.filesOfStudy(file.study_id), 1).items(this.table),
-      this.pendingFilesChange(file.study_id, 1, limits.maxPendingFiles),
+      pendingFilesChange(this.table, file.study_id, 1, limits.maxPendingFiles),
       ...auditWrites(this.table, audit),
     ]);
     if (out.ok) return 'created';
     if (out.conditionFailed.some((c) => c.kind === 'pending_files')) return 'too_many_pending';
     if (out.conditionFailed.length) return 'id_collision';
     throw new Error('Creating a file kept conflicting with concurrent writers');
-  }
-
-  /**
-   * The study's count of files with nothing confirmed yet; going up, it is the per-study cap (a condition on the
-   * counter's one shard, so concurrent creations cannot both pass it).
-   */
-  private pendingFilesChange(studyId: string, delta: 1 | -1, cap?: number): LabelledItem {
-    const counter = FC.pendingFilesOfStudy(studyId);
-    return {
-      kind: 'pending_files',
-      id: studyId,
-      item: {
-        Update: {
-          TableName: this.table,
-          Key: counterKey(counter.name, 0),
-          UpdateExpression: 'ADD n :d',
-          ...(cap === undefined
-            ? { ExpressionAttributeValues: { ':d': delta } }
-            : {
-                ConditionExpression: 'attribute_not_exists(n) OR n < :cap',
-                ExpressionAttributeValues: { ':d': delta, ':cap': cap },
-              }),
-        },
-      },
-    };
   }
 
   async addVersion(
@@ -439,7 +353,7 @@ export class DynamoFileRepository implements FileRepository {
             },
           },
         },
-        ...(flags ? this.leavesPending(version.file_id, flags) : []),
+        ...(flags ? leavesPending(this.table, version.file_id, flags) : []),
         // Only the move into `available` counts: from pending (single PUT) or from verifying (the worker).
         ...(outcome.state === 'available'
           ? [
@@ -448,7 +362,7 @@ export class DynamoFileRepository implements FileRepository {
                 id: version.id,
                 item: { Put: { TableName: this.table, Item: this.availableItem(moved) } },
               },
-              ...this.totalsChange([moved], 1),
+              ...totalsChange(this.table, [moved], 1),
             ]
           : []),
         ...(audit ? auditWrites(this.table, audit) : []),
@@ -459,29 +373,6 @@ export class DynamoFileRepository implements FileRepository {
         throw new Error('Confirming an upload kept conflicting with concurrent writers');
     }
     throw new Error("A file's pending state kept changing while an upload was confirmed");
-  }
-
-  /** A version leaves `pending`: the file's count, and the file's first confirmation takes it off the study's. */
-  private leavesPending(fileId: string, flags: z.infer<typeof fileFlags>): LabelledItem[] {
-    const first = flags.unconfirmed === true;
-    return [
-      {
-        kind: 'file_pending',
-        id: fileId,
-        item: {
-          Update: {
-            TableName: this.table,
-            Key: FK.file(fileId),
-            UpdateExpression: first ? 'ADD pendingVersions :m REMOVE unconfirmed' : 'ADD pendingVersions :m',
-            ConditionExpression: first
-              ? 'attribute_exists(pk) AND attribute_exists(unconfirmed)'
-              : 'attribute_exists(pk) AND attribute_not_exists(unconfirmed)',
-            ExpressionAttributeValues: { ':m': -1 },
-          },
-        },
-      },
-      ...(first ? [this.pendingFilesChange(flags.study_id, -1)] : []),
-    ];
   }
 
   async beginDelete(fileId: string): Promise<boolean> {
@@ -506,10 +397,10 @@ export class DynamoFileRepository implements FileRepository {
     let current: VersionRecord | null = version;
     for (let round = 0; current && round < DELETE_ROUNDS; round++) {
       const out = await transact(this.doc, [
-        this.versionDelete(current),
-        ...this.availableDeletes([current]),
-        ...this.totalsChange([current], -1),
-        this.versionCountChange(current.file_id, [current]),
+        versionDelete(this.table, current),
+        ...availableDeletes(this.table, [current]),
+        ...totalsChange(this.table, [current], -1),
+        versionCountChange(this.table, current.file_id, [current]),
         ...auditWrites(this.table, audit),
       ]);
       if (out.ok) return;
@@ -530,10 +421,10 @@ export class DynamoFileRepository implements FileRepository {
     for (let i = 0; i < versions.length; i += VERSIONS_PER_TRANSACTION) {
       const chunk = versions.slice(i, i + VERSIONS_PER_TRANSACTION);
       const out = await transact(this.doc, [
-        ...chunk.map((v) => this.versionDelete(v)),
-        ...this.availableDeletes(chunk),
-        ...this.totalsChange(chunk, -1),
-        this.versionCountChange(fileId, chunk),
+        ...chunk.map((v) => versionDelete(this.table, v)),
+        ...availableDeletes(this.table, chunk),
+        ...totalsChange(this.table, chunk, -1),
+        versionCountChange(this.table, fileId, chunk),
       ]);
       if (out.ok) continue;
       if (!out.conditionFailed.some((c) => c.kind === 'version'))
@@ -564,7 +455,7 @@ export class DynamoFileRepository implements FileRepository {
           },
         },
         ...new CounterDeltas().add(FC.filesOfStudy(file.study_id), -1).items(this.table),
-        ...(flags.unconfirmed ? [this.pendingFilesChange(file.study_id, -1)] : []),
+        ...(flags.unconfirmed ? [pendingFilesChange(this.table, file.study_id, -1)] : []),
         ...auditWrites(this.table, audit),
       ]);
       if (out.ok) return;
