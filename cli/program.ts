@@ -420,14 +420,28 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
     });
   releases
     .command('cancel <id>')
-    .description('cancel a release')
-    .action(async (id: string, _opts, cmd: Command) => {
+    .description('cancel a release (one that is publishing needs --confirm-published)')
+    .option(
+      '--confirm-published',
+      'cancel even though the release is publishing: services that already published are asked to discard it',
+    )
+    .action(async (id: string, opts, cmd: Command) => {
       const s = S(cmd);
       const api = await s.coordinator();
-      const r = await must(
-        api.DELETE('/releases/{id}', { params: { path: { id } } }),
-        `DELETE /releases/${id}`,
-      );
+      const query = opts.confirmPublished ? { confirm_published: 'true' as const } : {};
+      const call = api.DELETE('/releases/{id}', { params: { path: { id }, query } });
+      const answer = await call.catch(() => undefined);
+      const refusal = answer?.response.status === 409 ? answer.error?.error : undefined;
+      if (refusal?.code === 'confirmation_required') {
+        // Say what the confirmation would undo, and how to give it here (the API's message names the query flag).
+        const published = (refusal.published ?? []).map((t) => `${t.task_id} (${t.service_name})`);
+        throw new CliError(
+          `release ${id} is publishing; ${published.length ? `already published: ${published.join(', ')}` : 'no task has published yet'}. ` +
+            'Canceling asks every task service to cancel, and those that published to discard it; ' +
+            'run again with --confirm-published to cancel anyway (HTTP 409)',
+        );
+      }
+      const r = await must(call, `DELETE /releases/${id}`);
       show(s.o, r, () => showRelease(r));
     });
 

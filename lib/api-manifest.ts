@@ -10,7 +10,13 @@ import { downloadRoutes, signedUrlRoutes } from '../functions/files/contracts/do
 import { drsRoutes } from '../functions/files/contracts/drs.js';
 import { fileRoutes } from '../functions/files/contracts/files.js';
 import { graphqlRoutes } from '../functions/files/contracts/graphql.js';
-import { bearerOnlyOf, type Contracts, pathsOf } from '../functions/shared/contract.js';
+import {
+  bearerOnlyOf,
+  type Contracts,
+  type Method,
+  pathsOf,
+  serviceClientRoutesOf,
+} from '../functions/shared/contract.js';
 import { apiDocsRoutes, DOCS_PACKAGE_FILES } from '../functions/shared/contracts/api-docs.js';
 import { healthRoutes } from '../functions/shared/contracts/health.js';
 
@@ -42,6 +48,12 @@ export interface ApiFunction {
    */
   bearerOnly: boolean;
   /**
+   * The task-service callbacks among its routes (PATCH /tasks/{id}, POST /events): they also take the token of a
+   * task service's own app client, whose client id no audience list can name, so on a bearer-only entry each gets a
+   * route of its own method without the JWT authorizer (lib/http-api.ts), and the function checks the token.
+   */
+  serviceClientRoutes?: { method: Method; path: string }[];
+  /**
    * Package files the function reads at run time instead of bundling them (node_modules-relative, e.g.
    * redoc/bundles/redoc.standalone.js): lib/bundling.ts copies them to node_modules/ beside the bundle.
    */
@@ -55,7 +67,15 @@ function entry(
   routes: Contracts,
   tables: ApiFunction['tables'],
 ): ApiFunction {
-  return { name, entry: entryFile, routes, paths: pathsOf(routes), tables, bearerOnly: bearerOnlyOf(routes) };
+  return {
+    name,
+    entry: entryFile,
+    routes,
+    paths: pathsOf(routes),
+    tables,
+    bearerOnly: bearerOnlyOf(routes),
+    serviceClientRoutes: serviceClientRoutesOf(routes),
+  };
 }
 
 export const COORDINATOR_API: ApiFunction[] = [

@@ -1,3 +1,4 @@
+import { releaseStepTimeoutSeconds } from '../functions/orchestration/config.js';
 import type { Settings } from './settings.js';
 
 /**
@@ -63,8 +64,13 @@ export function timeoutSecondsOf(name: string, kind: 'http' | 'worker', s: Setti
   if (name === 'VerifyUpload') return 900;
   switch (name) {
     case 'ReleaseStep':
-      // Never beyond 300 s: the ASL bounds each ReleaseStep state itself, and a longer run would be wasted.
-      return Math.min(300, Math.max(120, s.actionTimeoutSeconds * 4 + 60));
+      // The worst round the settings allow: every wave of actions over the largest release at its action timeout
+      // (functions/orchestration/config.ts; the settings refuse a round that would not fit in a Lambda). The ASL
+      // gives each ReleaseStep state more than Lambda's maximum, so this timeout is the one that ends a step.
+      return releaseStepTimeoutSeconds({
+        actionTimeoutSeconds: s.actionTimeoutSeconds,
+        concurrency: s.actionConcurrency,
+      });
     case 'StudySync':
       return 300;
     case 'HealthCheck':

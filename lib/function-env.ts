@@ -31,10 +31,15 @@ export function commonEnvironment({
     AUTH_ISSUER: auth.issuer,
     AUTH_AUDIENCE: auth.audience.join(','),
     AUTH_JWKS_URI: auth.jwksUri,
+    // The scope by which PATCH /tasks/{id} and POST /events take the token of a task service's own Cognito client
+    // (functions/shared/auth.ts, verifyServiceClient); with an external issuer no such client exists: off.
+    TASK_SERVICE_CLIENTS_SCOPE: auth.serviceClients?.scope ?? '',
     ...auth.env,
     FILES_BUCKET: filesBucket.bucketName,
     POLL_SECONDS: String(settings.pollSeconds),
     ACTION_TIMEOUT_SECONDS: String(settings.actionTimeoutSeconds),
+    ACTION_CONCURRENCY: String(settings.actionConcurrency),
+    MAX_PHASE_SECONDS: String(settings.maxPhaseSeconds),
     HEALTH_FAILURES: String(settings.healthFailures),
     STUDIES_SOURCE: settings.studiesSource,
     METRICS_NAMESPACE: settings.metricsNamespace,
@@ -52,7 +57,6 @@ export function serviceClientEnvironment(auth: AuthSettings): Record<string, str
     ...(auth.serviceClients
       ? {
           TASK_SERVICE_CLIENTS_USER_POOL_ID: auth.serviceClients.userPoolId,
-          TASK_SERVICE_CLIENTS_SCOPE: auth.serviceClients.scope,
         }
       : {}),
   };

@@ -122,13 +122,27 @@ export class ManifestHttpApi extends Construct {
         if (entry.bearerOnly && props.corsOrigins?.length)
           this.api.addRoutes({ path, methods: [HttpMethod.OPTIONS], integration });
       }
+      // The task-service callbacks of a bearer-only entry: a route of their own method, which API Gateway prefers
+      // to the path's ANY route, without the JWT authorizer. A task service's own app client (made at registration)
+      // is in no audience list the authorizer could hold; the function verifies its token instead (issuer, keys,
+      // expiry, an access token with the task services' scope, functions/shared/auth.ts) and every other token as
+      // before. The path's other methods keep the authorizer.
+      if (entry.bearerOnly)
+        for (const route of entry.serviceClientRoutes ?? [])
+          this.api.addRoutes({
+            path: route.path,
+            methods: [HttpMethod[route.method as keyof typeof HttpMethod]],
+            integration,
+          });
     }
     acknowledge(
       this.api,
       'AwsSolutions-APIG4',
       'Routes that only take a bearer JWT have a JWT authorizer. The others are open at the gateway by design: ' +
-        '/health is public, and downloads, signed URLs and GraphQL also take developer or signed-URL tokens ' +
-        '(?token=, Authorization: Token) that only the Lambda can check. Every route is authorized in its Lambda.',
+        '/health is public, downloads, signed URLs and DRS also take developer or signed-URL tokens ' +
+        '(?token=, Authorization: Token) that only the Lambda can check, and the task-service callbacks ' +
+        '(PATCH /tasks/{id}, POST /events) take tokens of per-service app clients that no authorizer audience ' +
+        'list can name. Every route is authorized in its Lambda.',
     );
     this.url = this.api.apiEndpoint;
   }

@@ -2,6 +2,11 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { z } from 'zod';
+import {
+  DEFAULT_MAX_PHASE_SECONDS,
+  MAX_PHASE_LIMIT_SECONDS,
+  roundSettingsProblem,
+} from '../functions/orchestration/config.js';
 
 /**
  * Every deploy-time setting, read from CDK context (`cdk.json` or `-c key=value`) and checked once with zod, so a
@@ -42,6 +47,10 @@ const contextShape = z.object({
     .default(30),
   pollSeconds: int(30, 1, 3600),
   actionTimeoutSeconds: int(15, 1, 240),
+  /** ACTION_CONCURRENCY: task services one release step calls at once (its Lambda timeout follows from it). */
+  actionConcurrency: int(64, 1, 500),
+  /** MAX_PHASE_SECONDS: how long staging or publishing may last before the tasks still at work fail (48 h). */
+  maxPhaseSeconds: int(DEFAULT_MAX_PHASE_SECONDS, 1, MAX_PHASE_LIMIT_SECONDS),
   healthIntervalMinutes: int(1, 1, 1440),
   /** How often the reconciler redrives releases that have no running execution (EventBridge rule). */
   reconcileMinutes: int(1, 1, 1440),
@@ -115,6 +124,20 @@ const contextShape = z.object({
 });
 
 export const contextSchema = contextShape.superRefine((s, ctx) => {
+  // A release step must fit in one Lambda invocation at its worst (functions/orchestration/config.ts).
+  const round = roundSettingsProblem({
+    actionTimeoutSeconds: s.actionTimeoutSeconds,
+    concurrency: s.actionConcurrency,
+  });
+  if (round) ctx.addIssue({ code: 'custom', path: ['actionTimeoutSeconds'], message: round });
+  for (const key of ['ACTION_TIMEOUT_SECONDS', 'ACTION_CONCURRENCY', 'MAX_PHASE_SECONDS'])
+    if (key in s.functionEnv)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['functionEnv', key],
+        message:
+          'is a setting of its own (actionTimeoutSeconds, actionConcurrency, maxPhaseSeconds): the ReleaseStep timeout is derived from it',
+      });
   if (s.oidcIssuer && !s.oidcAudience?.length)
     ctx.addIssue({ code: 'custom', path: ['oidcAudience'], message: 'required when oidcIssuer is set' });
   if (!s.oidcIssuer) {

@@ -44,7 +44,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a release
-         * @description Answers the release in state `canceling`; again while canceling, the same.
+         * @description Answers the release in state `canceling`; again while canceling, the same. Every task service of the release is then sent `cancel`. A release that is `publishing` is canceled only with `confirm_published=true`: its services are asked to discard what they already published, and the tasks that published stay `published` (docs/api.md, A partly published release).
          *
          *     Requires the `admin` role.
          */
@@ -449,6 +449,16 @@ export interface components {
                 fields?: {
                     [key: string]: string[];
                 };
+                published?: {
+                    task_id: string;
+                    task_service_id: string;
+                    service_name: string;
+                }[];
+                publishing?: {
+                    task_id: string;
+                    task_service_id: string;
+                    service_name: string;
+                }[];
             };
         };
         TaskService: {
@@ -779,7 +789,10 @@ export interface operations {
     };
     cancelRelease: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Confirms the cancel of a release that is publishing (True/true); without it such a cancel is a 409 */
+                confirm_published?: "True" | "False" | "true" | "false";
+            };
             header?: never;
             path: {
                 /** @description The release id (RE_…) */
@@ -802,7 +815,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description The release is already published, canceled or failed */
+            /** @description The release is already published, canceled or failed (`conflict`); or it is publishing and `confirm_published=true` was not given (`confirmation_required`: `published` and `publishing` list the tasks that have published and that are publishing) */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
         };

@@ -15,7 +15,9 @@ import { idpServiceClients } from './idp-service-clients.js';
  */
 const env = z.object({
   TASK_SERVICE_CLIENTS_USER_POOL_ID: z.optional(z.string().check(z.minLength(1))),
-  TASK_SERVICE_CLIENTS_SCOPE: z._default(z.string().check(z.minLength(1)), 'coordinator/service'),
+  // Also the scope the functions take these clients' tokens by (functions/shared/config.ts): empty there turns that
+  // off, which leaves nothing to grant here.
+  TASK_SERVICE_CLIENTS_SCOPE: z._default(z.string(), 'coordinator/service'),
   TASK_SERVICE_CLIENTS_IDP_URL: z.optional(z.url()),
   TASK_SERVICE_CLIENTS_IDP_CLIENT_ID: z.optional(z.string().check(z.minLength(1))),
   TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET: z.optional(z.string().check(z.minLength(1))),
@@ -25,6 +27,10 @@ export function serviceClientsFromEnv(
   vars: NodeJS.ProcessEnv = process.env,
 ): ServiceClientProvisioner | null {
   const c = parseEnv(env, vars);
+  if (c.TASK_SERVICE_CLIENTS_USER_POOL_ID && !c.TASK_SERVICE_CLIENTS_SCOPE)
+    throw new Error(
+      'Invalid configuration: TASK_SERVICE_CLIENTS_USER_POOL_ID needs a TASK_SERVICE_CLIENTS_SCOPE for the clients it makes',
+    );
   if (c.TASK_SERVICE_CLIENTS_USER_POOL_ID)
     return cognitoServiceClients(new CognitoIdentityProviderClient({}), {
       userPoolId: c.TASK_SERVICE_CLIENTS_USER_POOL_ID,

@@ -57,9 +57,10 @@ export class SfnExecutions implements Executions {
     return `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${executionName(releaseId, generation)}`;
   }
 
-  async start(releaseId: string, generation: number): Promise<'started' | 'exists'> {
-    // The starting request's (or step's) correlation id, so the execution's steps log and forward the same one.
-    const correlationId = logKeys().correlation_id;
+  async start(releaseId: string, generation: number, given?: string): Promise<'started' | 'exists'> {
+    // The release's correlation id when the caller knows it, else the starting request's (or step's), so the
+    // execution's steps log and forward the same one.
+    const correlationId = given ?? logKeys().correlation_id;
     const input: ExecutionInput = {
       releaseId,
       generation,

@@ -120,6 +120,7 @@ function guardedLookup(policy: UrlPolicy, resolve: Resolve): LookupFunction {
 interface RawAnswer {
   status: number;
   text: string;
+  retryAfter?: string;
 }
 
 /** Largest reply body read from a task service; a reply is a small JSON object, anything larger is refused. */
@@ -162,9 +163,14 @@ function guardedRequester(policy: UrlPolicy, resolve: Resolve) {
             }
             chunks.push(c);
           });
-          res.on('end', () =>
-            resolveAnswer({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-          );
+          res.on('end', () => {
+            const retryAfter = res.headers['retry-after'];
+            resolveAnswer({
+              status: res.statusCode ?? 0,
+              text: Buffer.concat(chunks).toString('utf8'),
+              ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+            });
+          });
           res.on('error', reject);
         },
       );
@@ -218,9 +224,15 @@ export function createTaskServiceClient(
     const signal = AbortSignal.timeout(timeoutMs);
     let text: string;
     let status: number;
+    let retryAfter: string | undefined;
     try {
       if (guarded) {
-        ({ status, text } = await guarded(url, { method: init.method, headers, body: init.body, signal }));
+        ({ status, text, retryAfter } = await guarded(url, {
+          method: init.method,
+          headers,
+          body: init.body,
+          signal,
+        }));
       } else {
         const res = await (fetchImpl as typeof fetch)(url, {
           method: init.method,
@@ -230,6 +242,7 @@ export function createTaskServiceClient(
           redirect: 'manual',
         });
         status = res.status;
+        retryAfter = res.headers.get('retry-after') ?? undefined;
         text = await res.text();
       }
     } catch (err) {
@@ -240,7 +253,16 @@ export function createTaskServiceClient(
       return { ok: false, failure: describeNetworkError(err) };
     }
     if (status !== 200)
-      return { ok: false, failure: { kind: 'status', status, message: `answered status ${status}` } };
+      return {
+        ok: false,
+        // Retry-After travels with the failure: the orchestration retries a 503 that carries it (release-steps.ts).
+        failure: {
+          kind: 'status',
+          status,
+          message: `answered status ${status}`,
+          ...(retryAfter ? { retryAfter } : {}),
+        },
+      };
     try {
       return { ok: true, status, body: JSON.parse(text) as unknown };
     } catch {
@@ -287,7 +309,13 @@ export function taskServiceCalls(client: TaskServiceClient): TaskServiceCalls {
   const reduce = (out: CallResult<unknown>): CallOutcome =>
     out.ok
       ? { ok: true, body: out.body }
-      : { ok: false, kind: out.failure.kind, reason: out.failure.message };
+      : {
+          ok: false,
+          kind: out.failure.kind,
+          reason: out.failure.message,
+          ...(out.failure.status !== undefined ? { status: out.failure.status } : {}),
+          ...(out.failure.retryAfter !== undefined ? { retryAfter: out.failure.retryAfter } : {}),
+        };
   return {
     action: async (url, body, timeoutMs, secrets) =>
       reduce(await client.action(url, body, timeoutMs, secrets)),

@@ -1,4 +1,4 @@
-import { NotFoundError, ValidationError } from '../shared/errors.js';
+import { ForbiddenError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import { type Actor, requireActsFor } from './identity.js';
 import type { CoordinatorEvent, NewEvent } from './model.js';
@@ -43,6 +43,10 @@ export async function createEvent(deps: Deps, input: NewEvent, actor: Actor): Pr
     throw ValidationError.field(
       'message',
       'has the form of a coordinator state change ("release <id>, version <v> changed from <a> to <b>" or "task <id> changed from <a> to <b>"), which only the coordinator writes',
+    );
+  if (actor.boundClientOnly && !input.taskId && !input.taskServiceId)
+    throw new ForbiddenError(
+      "A task service's own client may only post events that name its task or its task service (`task`, `task_service`)",
     );
   let taskReleaseId: string | undefined;
   if (input.taskId) {

@@ -8,12 +8,18 @@ import type { TaskServiceRepository } from './ports.js';
 export interface Actor {
   isAdmin: boolean;
   identity: string | null;
+  /**
+   * The token was accepted only as a task service's own app client (functions/shared/auth.ts): it acts for the
+   * service bound to its client id and for no other, bound or not.
+   */
+  boundClientOnly?: boolean;
 }
 
 /**
  * A task service bound to a client (`client_id`) accepts writes about it - its tasks' callbacks, events naming it
  * or its tasks - only from that client or an admin (403 otherwise). An unbound service keeps the spec's behaviour:
- * any service token may. A service that no longer exists binds nothing.
+ * any service token may. A service that no longer exists binds nothing. A token accepted only as a task service's
+ * own client (`boundClientOnly`) may write about the service bound to it alone.
  */
 export async function requireActsFor(
   deps: { taskServices: Pick<TaskServiceRepository, 'get'> },
@@ -23,6 +29,12 @@ export async function requireActsFor(
 ): Promise<void> {
   if (actor.isAdmin) return;
   const service = await deps.taskServices.get(taskServiceId);
+  if (actor.boundClientOnly) {
+    if (service?.clientId && service.clientId === actor.identity) return;
+    throw new ForbiddenError(
+      `${what} belongs to task service ${taskServiceId}, which is not bound to this client; a task service's own client may only write about its own service`,
+    );
+  }
   if (!service?.clientId || service.clientId === actor.identity) return;
   throw new ForbiddenError(
     `${what} belongs to task service ${taskServiceId}, which is bound to another client; only that client or an admin may write it`,

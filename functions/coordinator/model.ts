@@ -33,6 +33,14 @@ export type ReleaseState = (typeof RELEASE_STATES)[number];
 export const TERMINAL_RELEASE_STATES: readonly ReleaseState[] = ['published', 'canceled', 'failed'];
 export const isTerminalRelease = (s: ReleaseState) => TERMINAL_RELEASE_STATES.includes(s);
 
+/**
+ * A release item, its task view, its tasks, the creation event, the registry guard and the six list counters it
+ * moves (releases, releases per state, tasks, tasks per state, events, events of the release) share one
+ * transaction, which DynamoDB caps at 100 items: so at most this many enabled task services can take part in one
+ * release. The orchestration sizes its step timeout on it (functions/orchestration/config.ts).
+ */
+export const MAX_TASKS_PER_RELEASE = 90;
+
 /** The orchestration attribute POST /releases/<id>/publish stamps on a release: when publishing was asked for (ms). */
 export const PUBLISH_REQUESTED_AT = 'publishRequestedAtMs';
 

@@ -324,6 +324,8 @@ export interface CallFailure {
   /** Human-readable reason, safe to show to an admin and to put in an event. */
   message: string;
   status?: number;
+  /** The answer's Retry-After header, as sent (a number of seconds or an HTTP date), on a non-200 answer. */
+  retryAfter?: string;
 }
 
 export type CallResult<T> = { ok: true; status: number; body: T } | { ok: false; failure: CallFailure };

@@ -3,7 +3,12 @@ import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
 import { count, METRIC } from '../shared/metrics.js';
 import { releaseCreatedEvent } from './event-messages.js';
-import type { CoordinatorEvent, ReleaseAggregate, ReleaseState } from './model.js';
+import {
+  type CoordinatorEvent,
+  MAX_TASKS_PER_RELEASE,
+  type ReleaseAggregate,
+  type ReleaseState,
+} from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
@@ -35,13 +40,7 @@ export interface StartRelease {
   studies: string[];
 }
 
-/**
- * A release item, its task view, its tasks, the creation event, the registry guard and the six list counters it
- * moves (releases, releases per state, tasks, tasks per state, events, events of the release) share one
- * transaction, which DynamoDB caps at 100 items: so at most this many enabled task services can take part in one
- * release.
- */
-export const MAX_TASKS_PER_RELEASE = 90;
+export { MAX_TASKS_PER_RELEASE };
 
 /**
  * POST /releases: validates the studies, creates the release (initializing) with one pending task per enabled task

@@ -1,6 +1,6 @@
 import { releaseStateEvent, taskStateEvent } from '../coordinator/event-messages.js';
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
-import { isTerminalRelease, PUBLISH_REQUESTED_AT } from '../coordinator/model.js';
+import { isTerminalRelease, PUBLISH_REQUESTED_AT, TERMINAL_TASK_STATES } from '../coordinator/model.js';
 import {
   type ChangeConflictError,
   isChangeConflict,
@@ -190,9 +190,15 @@ export async function commit(
   }
 }
 
-/** A task's state change with its event; an explanation is appended to the message (e.g. why it failed). */
+/**
+ * A task's state change with its event; an explanation is appended to the message (e.g. why it failed). `published`,
+ * `canceled` and `failed` are final (docs/api.md, States): a change out of them is a bug in the caller, refused here
+ * rather than written, so the record never says a published task was canceled.
+ */
 export function taskPart(task: Task, to: TaskState | undefined, progress?: number, why?: string): TaskPart {
   const events: NewEvent[] = [];
+  if (to !== undefined && to !== task.state && TERMINAL_TASK_STATES.includes(task.state))
+    throw new Error(`task ${task.id} is ${task.state}, a final state: it may not become ${to}`);
   if (to !== undefined && to !== task.state) {
     const e = taskStateEvent(task, task.state, to);
     events.push(why ? { ...e, message: `${e.message}: ${why}` } : e);
@@ -246,6 +252,8 @@ export async function failTasks(
   releaseId: string,
   failures: readonly TaskFailure[],
   loaded?: ReleaseAggregate,
+  /** Events about the release itself, written with the change (e.g. why its phase ended). */
+  releaseEvents: NewEvent[] = [],
 ): Promise<FailOutcome> {
   let lost: unknown;
   for (let attempt = 0; attempt < 6; attempt++) {
@@ -256,7 +264,8 @@ export async function failTasks(
     const parts: TaskPart[] = [];
     for (const f of failures) {
       const task = byId.get(f.taskId);
-      if (!task || task.state === 'failed' || task.state === 'canceled') continue;
+      // A final task keeps its state: a published one stays published when its release fails (docs/api.md).
+      if (!task || TERMINAL_TASK_STATES.includes(task.state)) continue;
       if (f.onlyFrom && !f.onlyFrom.includes(task.state)) continue;
       parts.push(taskPart(task, f.to ?? 'failed', undefined, f.reason));
     }
@@ -264,8 +273,8 @@ export async function failTasks(
     if (parts.length === 0 && failures.length > 0 && failures.every((f) => f.onlyFrom)) return 'unchanged';
     const release =
       agg.release.state === 'canceling'
-        ? { expectState: 'canceling' as const }
-        : releaseMove(agg, 'canceling');
+        ? { expectState: 'canceling' as const, events: releaseEvents }
+        : releaseMove(agg, 'canceling', { events: releaseEvents });
     try {
       await commit(deps, releaseId, parts, release);
       return 'canceling';

@@ -1,3 +1,4 @@
+import { MAX_TASKS_PER_RELEASE } from '../coordinator/model.js';
 import { parseEnv } from '../shared/config.js';
 import * as z from '../shared/zod.js';
 
@@ -17,42 +18,124 @@ export const MAX_EXECUTION_AGE_SECONDS = 250 * 86_400;
 export const MAX_WAIT_SECONDS = 7 * 86_400;
 
 /**
+ * The most a phase in which task services work (staging: initializing and running; publishing) may last before the
+ * tasks still at work fail the release. 48 hours: above the original coordinator's task timeout (about 44 hours), so
+ * no staging that finished there is cut here, and short enough that a task stuck in `running` is not polled for
+ * ever. `staged` (waiting for an admin) and `canceling` (bounded by the action timeout) have no such limit.
+ */
+export const DEFAULT_MAX_PHASE_SECONDS = 48 * 3600;
+/** The longest MAX_PHASE_SECONDS may be: one year. */
+export const MAX_PHASE_LIMIT_SECONDS = 365 * 86_400;
+
+/**
+ * How long one ReleaseStep call may take at worst, and so its Lambda timeout (lib/capabilities.ts) and its ASL
+ * state's timeout. A step sends one action to each task of the release, ACTION_CONCURRENCY at a time: so at most
+ * ceil(MAX_TASKS_PER_RELEASE / ACTION_CONCURRENCY) waves, each of which lasts at most the action timeout (the
+ * retries of release-steps.ts stay inside it) plus one fetch of the coordinator's token (which is outside it and
+ * bounded by token-client.ts). Beside the actions, a step reads the release and the services and writes its
+ * changes (a few re-plans included): STEP_OVERHEAD_SECONDS.
+ */
+export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
+export const TOKEN_FETCH_SECONDS = 10;
+export const STEP_OVERHEAD_SECONDS = 60;
+/**
+ * TimeoutSeconds of every ReleaseStep state in statemachines/release.asl.json: above the longest Lambda timeout the
+ * settings allow, so the Lambda's own timeout (derived from the settings) is always the one that ends a step, and
+ * locally, where steps run in-process without a Lambda timeout, no round the settings allow is cut.
+ */
+export const RELEASE_STEP_STATE_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS + 30;
+
+export interface RoundSettings {
+  actionTimeoutSeconds: number;
+  concurrency: number;
+  /** Tasks of the largest release (default MAX_TASKS_PER_RELEASE). */
+  tasks?: number;
+}
+
+/** How many waves of actions one step sends to the largest release. */
+export function actionWaves(s: RoundSettings): number {
+  return Math.max(1, Math.ceil((s.tasks ?? MAX_TASKS_PER_RELEASE) / Math.max(1, s.concurrency)));
+}
+
+/** The longest the actions of one step can take: every wave at its action timeout, each with a token fetch. */
+export function worstRoundSeconds(s: RoundSettings): number {
+  return actionWaves(s) * (s.actionTimeoutSeconds + TOKEN_FETCH_SECONDS);
+}
+
+/** The ReleaseStep Lambda timeout these settings need: the worst round plus the step's own work, whole seconds. */
+export function releaseStepTimeoutSeconds(s: RoundSettings): number {
+  return Math.ceil(worstRoundSeconds(s) + STEP_OVERHEAD_SECONDS);
+}
+
+/** Why these settings cannot work (a round could outlast Lambda's maximum timeout), or null. */
+export function roundSettingsProblem(s: RoundSettings): string | null {
+  const needed = releaseStepTimeoutSeconds(s);
+  if (needed <= LAMBDA_MAX_TIMEOUT_SECONDS) return null;
+  return (
+    `a release step could take ${needed} s (${actionWaves(s)} wave(s) of ${s.concurrency} action(s) for ` +
+    `${s.tasks ?? MAX_TASKS_PER_RELEASE} tasks, each up to ${s.actionTimeoutSeconds} s plus ${TOKEN_FETCH_SECONDS} s ` +
+    `for a token, plus ${STEP_OVERHEAD_SECONDS} s), more than Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS} s: lower ` +
+    'ACTION_TIMEOUT_SECONDS or raise ACTION_CONCURRENCY'
+  );
+}
+
+/**
  * Orchestration settings, from the env (CDK context on AWS, env variables locally). Parsed once per container.
  * The per-release timing travels in the execution input (`RunConfig`), fixed when the execution starts, so the
  * state machine file needs no substitution for it and a settings change affects new executions only.
  */
-export const orchestrationEnv = z.object({
-  /**
-   * Seconds between get_status rounds (the safety net behind callbacks). Step Functions timeouts are whole seconds,
-   * so a fraction is rounded up (0.5 -> 1) rather than refused.
-   */
-  POLL_SECONDS: z.pipe(
-    z._default(z.coerce.number().check(z.positive(), z.maximum(3600)), 5),
-    z.transform((v) => Math.ceil(v)),
-  ),
-  /** A task service that has not answered an action within this many seconds has failed it. */
-  ACTION_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(240)), 15),
-  /** How long a staged release waits for publish before it looks again (and waits again). Rounded up. */
-  STAGED_WAIT_SECONDS: z.pipe(
-    z._default(z.coerce.number().check(z.positive(), z.maximum(MAX_WAIT_SECONDS)), 86_400),
-    z.transform((v) => Math.ceil(v)),
-  ),
-  /**
-   * Steps (poll rounds, staged re-checks, every ReleaseStep call) per execution before it continues as a fresh one.
-   * Step Functions keeps 25,000 history events per execution; the ASL lint (test/unit/orchestration/asl-lint.test.ts)
-   * proves that MAX_STEPS_PER_EXECUTION steps stay under that even if every state used all its retries.
-   */
-  MAX_POLL_ROUNDS: z._default(
-    z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_STEPS_PER_EXECUTION)),
-    MAX_STEPS_PER_EXECUTION,
-  ),
-  /** Consecutive non-200 GET /status replies that make a task service `down`. */
-  HEALTH_FAILURES: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 3),
-  /** Time limit of one GET /status of the health check. */
-  HEALTH_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(60)), 5),
-  /** How many task services one step calls at the same time. */
-  ACTION_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(500)), 64),
-});
+export const orchestrationEnv = z
+  .object({
+    /**
+     * Seconds between get_status rounds (the safety net behind callbacks). Step Functions timeouts are whole seconds,
+     * so a fraction is rounded up (0.5 -> 1) rather than refused.
+     */
+    POLL_SECONDS: z.pipe(
+      z._default(z.coerce.number().check(z.positive(), z.maximum(3600)), 5),
+      z.transform((v) => Math.ceil(v)),
+    ),
+    /** A task service that has not answered an action within this many seconds has failed it. */
+    ACTION_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(240)), 15),
+    /** How long a staged release waits for publish before it looks again (and waits again). Rounded up. */
+    STAGED_WAIT_SECONDS: z.pipe(
+      z._default(z.coerce.number().check(z.positive(), z.maximum(MAX_WAIT_SECONDS)), 86_400),
+      z.transform((v) => Math.ceil(v)),
+    ),
+    /**
+     * Steps (poll rounds, staged re-checks, every ReleaseStep call) per execution before it continues as a fresh one.
+     * Step Functions keeps 25,000 history events per execution; the ASL lint (test/unit/orchestration/asl-lint.test.ts)
+     * proves that MAX_STEPS_PER_EXECUTION steps stay under that even if every state used all its retries.
+     */
+    MAX_POLL_ROUNDS: z._default(
+      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_STEPS_PER_EXECUTION)),
+      MAX_STEPS_PER_EXECUTION,
+    ),
+    /** Consecutive non-200 GET /status replies that make a task service `down`. */
+    HEALTH_FAILURES: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)), 3),
+    /** Time limit of one GET /status of the health check. */
+    HEALTH_TIMEOUT_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(60)), 5),
+    /** How many task services one step calls at the same time. */
+    ACTION_CONCURRENCY: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(500)), 64),
+    /**
+     * The longest a phase with work in progress (staging: initializing and running, from the release's creation;
+     * publishing, from the publish request) may last; the tasks still at work then fail the release.
+     */
+    MAX_PHASE_SECONDS: z._default(
+      z.coerce.number().check(z.int(), z.minimum(1), z.maximum(MAX_PHASE_LIMIT_SECONDS)),
+      DEFAULT_MAX_PHASE_SECONDS,
+    ),
+  })
+  .check(
+    z.superRefine((s, ctx) => {
+      // A step must fit in a Lambda invocation whatever the release: refused at cold start, as at synth.
+      const problem = roundSettingsProblem({
+        actionTimeoutSeconds: s.ACTION_TIMEOUT_SECONDS,
+        concurrency: s.ACTION_CONCURRENCY,
+      });
+      if (problem)
+        ctx.addIssue({ code: 'custom', path: ['ACTION_TIMEOUT_SECONDS'], message: problem, input: s });
+    }),
+  );
 export type OrchestrationEnv = z.infer<typeof orchestrationEnv>;
 
 export const runConfigSchema = z.object({
@@ -71,6 +154,11 @@ export const runConfigSchema = z.object({
    * `$.config` to every task, and a later generation inherits it from the step that starts it.
    */
   correlationId: z.optional(z.string().check(z.maxLength(128))),
+  /** MAX_PHASE_SECONDS (absent in the input of executions started before it existed: the default). */
+  maxPhaseSeconds: z._default(
+    z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PHASE_LIMIT_SECONDS)),
+    DEFAULT_MAX_PHASE_SECONDS,
+  ),
 });
 /** What an execution carries in `$.config`. */
 export type RunConfig = z.infer<typeof runConfigSchema>;
@@ -99,5 +187,6 @@ export function runConfigFrom(s: OrchestrationEnv): RunConfig {
     actionTimeoutSeconds: s.ACTION_TIMEOUT_SECONDS,
     stagedWaitSeconds: s.STAGED_WAIT_SECONDS,
     maxRounds: s.MAX_POLL_ROUNDS,
+    maxPhaseSeconds: s.MAX_PHASE_SECONDS,
   };
 }

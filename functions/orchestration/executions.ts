@@ -1,5 +1,6 @@
 import type { OrchestrationState } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
+import { correlationOf } from './correlation.js';
 import type { Executions } from './ports.js';
 
 /**
@@ -30,10 +31,12 @@ export async function ensureDriven(
   extras: Record<string, unknown>,
 ): Promise<{ outcome: DriveOutcome; generation: number }> {
   const generation = generationOf(extras);
+  // The release's own correlation id, not the one of whoever drives it now (the reconciler, a publish request).
+  const correlationId = correlationOf(extras);
   const status = await executions.status(releaseId, generation);
   if (status === 'running') return { outcome: 'running', generation };
   if (status === 'missing') {
-    await executions.start(releaseId, generation);
+    await executions.start(releaseId, generation, correlationId);
     log.info('release execution started', { releaseId, generation, reason: 'none was running' });
     return { outcome: 'started', generation };
   }
@@ -42,7 +45,7 @@ export async function ensureDriven(
   if (now === null) return { outcome: 'missing', generation };
   // Someone handed the release over further meanwhile: that generation is theirs to start.
   if (now !== next) return { outcome: 'superseded', generation: now };
-  await executions.start(releaseId, next);
+  await executions.start(releaseId, next, correlationId);
   log.warn('release execution ended before the release did; the next generation takes over', {
     releaseId,
     generation: next,

@@ -29,8 +29,11 @@ export type ExecutionStatus = 'running' | 'ended' | 'missing';
  * start that is retried, or made by two callers at once, never runs two executions.
  */
 export interface Executions {
-  /** Starts the release's execution of this generation; 'exists' when that name was already used. */
-  start(releaseId: string, generation: number): Promise<'started' | 'exists'>;
+  /**
+   * Starts the release's execution of this generation; 'exists' when that name was already used. The execution
+   * carries `correlationId` (the release's, correlation.ts), or the caller's own when none is given.
+   */
+  start(releaseId: string, generation: number, correlationId?: string): Promise<'started' | 'exists'>;
   status(releaseId: string, generation: number): Promise<ExecutionStatus>;
 }
 
@@ -45,6 +48,10 @@ export type CallOutcome =
       ok: false;
       reason: string;
       kind: 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body' | 'refused';
+      /** The HTTP status of an answer other than 200 (kind `status`). */
+      status?: number;
+      /** Its Retry-After header, as sent: a 503 with one is retried (action-retry.ts). */
+      retryAfter?: string;
     };
 
 export interface TaskServiceCalls {
@@ -73,6 +80,8 @@ export interface OrchestrationDeps {
   clock: Clock;
   /** How many task services one step calls at once. */
   concurrency: number;
+  /** Waits between retries of an action (a timer; tests pass one that moves their fake clock). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** What the health check (health-check.ts) works with: the steps' services, with the tasks instead of the latch. */

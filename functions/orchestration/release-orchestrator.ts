@@ -1,5 +1,6 @@
 import type { OrchestrationState, ReleaseOrchestrator } from '../coordinator/ports.js';
-import { log } from '../shared/log.js';
+import { log, logKeys } from '../shared/log.js';
+import { CORRELATION_ID } from './correlation.js';
 import { ensureDriven } from './executions.js';
 import type { Executions, TaskTokens } from './ports.js';
 import { WakeLatch } from './wake-latch.js';
@@ -17,9 +18,18 @@ export class LatchedReleaseOrchestrator implements ReleaseOrchestrator {
     private readonly releases: OrchestrationState,
   ) {}
 
-  /** A new release is generation 0. */
+  /**
+   * A new release is generation 0. Its correlation id (the creating request's) is stored first, so every later
+   * execution, and every action sent for it, carries the same one (correlation.ts).
+   */
   async start(releaseId: string): Promise<void> {
-    await this.executions.start(releaseId, 0);
+    const correlationId = logKeys().correlation_id;
+    if (correlationId)
+      await this.releases
+        .exchangeExtras(releaseId, { set: { [CORRELATION_ID]: correlationId } })
+        // Not worth failing the start for: the execution carries the id and its first step stores it.
+        .catch((err) => log.warn('correlation id not stored', { releaseId, error: String(err) }));
+    await this.executions.start(releaseId, 0, correlationId);
   }
 
   async wake(releaseId: string): Promise<void> {

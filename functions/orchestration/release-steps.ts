@@ -1,12 +1,11 @@
-import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
+import type { NewEvent, ReleaseAggregate, ReleaseState, TaskState } from '../coordinator/model.js';
 import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
-import { activeSecrets } from '../coordinator/service-credentials.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
-import { mapLimit } from '../shared/concurrency.js';
 import { log } from '../shared/log.js';
-import { count, durationMs, METRIC } from '../shared/metrics.js';
 import * as z from '../shared/zod.js';
+import { type Reply, sendActions, serviceOf } from './actions.js';
+import { cancelRelease } from './cancel-step.js';
 import {
   commit,
   failTasks,
@@ -20,9 +19,11 @@ import {
   taskPart,
 } from './changes.js';
 import { MAX_EXECUTION_AGE_SECONDS, type RunConfig, runConfigSchema } from './config.js';
+import { correlationOf } from './correlation.js';
 import { GENERATION, generationOf } from './executions.js';
+import { overdueTasks, phaseOf } from './phase-limit.js';
 import type { Executions, OrchestrationDeps } from './ports.js';
-import { interpretReply, laterState, type TaskAction } from './replies.js';
+import { laterState, type TaskAction } from './replies.js';
 import { WAKE_PENDING, type WakeLatch } from './wake-latch.js';
 
 /**
@@ -109,14 +110,6 @@ export function routeOf(agg: ReleaseAggregate | null): NextStep {
   }
 }
 
-interface Reply {
-  task: Task;
-  ok: boolean;
-  state?: TaskState;
-  progress?: number;
-  reason?: string;
-}
-
 function describeCause(cause: unknown): string {
   if (typeof cause !== 'string') return cause === undefined ? '' : JSON.stringify(cause);
   try {
@@ -199,7 +192,9 @@ export class ReleaseSteps {
     const next = generation + 1;
     const now = await this.deps.releases.raiseExtra(releaseId, GENERATION, next);
     if (now === next) {
-      await this.executions.start(releaseId, next);
+      // The release's own correlation id goes on with it (correlation.ts).
+      const stored = correlationOf((await this.deps.releases.load(releaseId))?.extras);
+      await this.executions.start(releaseId, next, stored);
       log.info('release continues in a fresh execution', { releaseId, generation: next });
     }
     return { next: 'done', state: 'missing' };
@@ -209,45 +204,38 @@ export class ReleaseSteps {
     return { next, state: agg?.release.state ?? 'missing' };
   }
 
-  /** Sends one action to each of the tasks at once; a reply is judged against the task's recorded state. */
-  private async send(
+  private send(
     agg: ReleaseAggregate,
-    tasks: Task[],
+    tasks: ReleaseAggregate['tasks'],
     action: TaskAction,
     config: RunConfig,
-  ): Promise<Reply[]> {
-    if (tasks.length === 0) return [];
-    const services = new Map((await this.deps.services.all()).map((s) => [s.id, s]));
-    const timeoutMs = Math.round(config.actionTimeoutSeconds * 1000);
-    return mapLimit(tasks, this.deps.concurrency, async (task): Promise<Reply> => {
-      const service = services.get(task.taskServiceId);
-      const who = `task service "${task.serviceName}" (${task.taskServiceId})`;
-      if (!service)
-        return { task, ok: false, reason: `${action} could not be sent: ${who} is no longer registered` };
-      // Read for every action (one small item by key): a rotation takes effect at the next action.
-      const secrets = activeSecrets(
-        await this.deps.services.credentials(service.id),
-        this.deps.clock.nowMs(),
-      );
-      const started = performance.now();
-      const out = await this.deps.calls.action(
-        service.url,
-        { action, task_id: task.id, release_id: agg.release.id, studies: agg.release.studies },
-        timeoutMs,
-        secrets,
-      );
-      const dimensions = { TaskService: service.name, Action: action };
-      durationMs(METRIC.actionLatency, performance.now() - started, dimensions);
-      if (!out.ok) count(METRIC.actionFailures, dimensions);
-      if (!out.ok) {
-        const why = out.kind === 'timeout' ? `no reply within ${config.actionTimeoutSeconds} s` : out.reason;
-        return { task, ok: false, reason: `${action} to ${who} failed: ${why}` };
-      }
-      const r = interpretReply(task.id, action, task.state, out.body);
-      if (!r.ok) count(METRIC.actionFailures, dimensions);
-      if (!r.ok) return { task, ok: false, reason: `${action} to ${who} failed: ${r.reason}` };
-      return { task, ok: true, state: r.state, progress: r.progress };
+  ) {
+    return sendActions(this.deps, agg, tasks, action, config);
+  }
+
+  /**
+   * MAX_PHASE_SECONDS (phase-limit.ts): once the release's phase has lasted longer, every task still at work fails,
+   * with a reason that names it, and the release with them. Null while the phase is in time.
+   */
+  private async failOverdue(agg: ReleaseAggregate, config: RunConfig): Promise<Outcome | null> {
+    const overdue = overdueTasks(agg, this.deps.clock.nowMs(), config.maxPhaseSeconds);
+    if (overdue.length === 0) return null;
+    const phase = phaseOf(agg)?.name ?? agg.release.state;
+    const names = overdue.map((f) => {
+      const task = agg.tasks.find((t) => t.id === f.taskId);
+      return task ? `${task.id} (${serviceOf(task)}, ${task.state})` : f.taskId;
     });
+    const event: NewEvent = {
+      eventType: 'error',
+      message:
+        `release ${agg.release.id}: the ${phase} phase passed MAX_PHASE_SECONDS (${config.maxPhaseSeconds} s) ` +
+        `with ${overdue.length} task(s) still at work: ${names.join(', ')}`,
+      releaseId: agg.release.id,
+    };
+    log.warn('release phase over its limit', { releaseId: agg.release.id, phase, tasks: names });
+    const outcome = await failTasks(this.deps, agg.release.id, overdue, agg, [event]);
+    if (outcome === 'missing') return this.result(null);
+    return this.result(await this.deps.releases.load(agg.release.id));
   }
 
   /**
@@ -308,6 +296,8 @@ export class ReleaseSteps {
     if (state === 'publishing' && agg.tasks.some((t) => t.state === 'staged'))
       return this.result(agg, 'publish');
     if (state !== 'running' && state !== 'publishing') return this.result(agg);
+    const overdue = await this.failOverdue(agg, config);
+    if (overdue) return overdue;
     const targets = agg.tasks.filter((t) =>
       state === 'running' ? ACTIVE_FOR_POLL.includes(t.state) : t.state === 'publishing',
     );
@@ -318,6 +308,8 @@ export class ReleaseSteps {
   private async publish(releaseId: string, config: RunConfig): Promise<Outcome> {
     const agg = await this.deps.releases.load(releaseId);
     if (agg?.release.state !== 'publishing') return this.result(agg);
+    const overdue = await this.failOverdue(agg, config);
+    if (overdue) return overdue;
     const replies = await this.send(
       agg,
       agg.tasks.filter((t) => t.state === 'staged'),
@@ -422,46 +414,10 @@ export class ReleaseSteps {
     };
   }
 
-  /**
-   * canceling -> canceled (or failed): cancel goes to every task that has not failed or been canceled, best effort
-   * (a failed cancel is a warning event, nothing more); the tasks end `canceled`, and the release ends `failed` when a
-   * task failed or the orchestration itself failed, `canceled` otherwise.
-   */
+  /** canceling -> canceled (or failed): cancel-step.ts. */
   private async cancel(releaseId: string, config: RunConfig): Promise<Outcome> {
-    const first = await this.deps.releases.load(releaseId);
-    if (first?.release.state !== 'canceling') return this.result(first);
-    const targets = first.tasks.filter((t) => t.state !== 'failed' && t.state !== 'canceled');
-    const replies = await this.send(first, targets, 'cancel', config);
-    const warnings: NewEvent[] = replies
-      .filter((r) => !r.ok)
-      .map((r) => ({
-        eventType: 'warning',
-        message: `task ${r.task.id}: ${r.reason}; the task is canceled anyway`,
-        releaseId,
-        taskId: r.task.id,
-        taskServiceId: r.task.taskServiceId,
-      }));
-    let lost: unknown;
-    for (let attempt = 0; attempt < 6; attempt++) {
-      const agg = attempt === 0 ? first : await this.deps.releases.load(releaseId);
-      if (agg?.release.state !== 'canceling') return this.result(agg);
-      const failed =
-        agg.tasks.some((t) => t.state === 'failed') || typeof agg.extras.failureReason === 'string';
-      const parts = agg.tasks
-        .filter((t) => t.state !== 'failed' && t.state !== 'canceled')
-        .map((t) => taskPart(t, 'canceled'));
-      const to: ReleaseState = failed ? 'failed' : 'canceled';
-      try {
-        await commit(this.deps, releaseId, parts, releaseMove(agg, to, { events: warnings }));
-        return { next: 'done', state: to };
-      } catch (err) {
-        if (!isConflict(err)) throw err;
-        lost = err;
-      }
-    }
-    throw new TransientError(`release ${releaseId} changed concurrently too often to finish canceling`, {
-      cause: lost,
-    });
+    const { state, agg } = await cancelRelease(this.deps, releaseId, config);
+    return agg ? this.result(agg) : { next: 'done', state };
   }
 
   /** The execution hit an error its Retry could not absorb: the release fails (an error event says why). */

@@ -107,7 +107,8 @@ export function interpretReply(
     const shown = typeof reply.state === 'string' ? `"${reply.state.slice(0, 40)}"` : 'no state';
     return { ok: false, reason: `reply has ${shown}, which is not a task state` };
   }
-  if (state === 'failed')
+  // To cancel, `failed` is an answer like any other: the task has stopped (its service may have failed it first).
+  if (state === 'failed' && action !== 'cancel')
     return { ok: false, reason: 'task service reported the task failed', reported: state };
   if (action !== 'cancel' && state === 'canceled')
     return { ok: false, reason: 'task service reported the task canceled', reported: state };

@@ -1,3 +1,4 @@
+import { DEFAULT_TASK_SERVICE_CLIENTS_SCOPE } from './auth.js';
 import * as z from './zod.js';
 
 /**
@@ -61,4 +62,13 @@ export const authEnv = {
   AUTH_SERVICE_ROLE: z._default(z.string(), 'service'),
   /** Clock-skew grace in seconds; capped at 1 s. */
   AUTH_GRACE_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(1)), 0),
+  /**
+   * The scope a task service's own app client (Cognito, made at registration) must have for its token to be taken on
+   * PATCH /tasks/{id} and POST /events without its client id in AUTH_AUDIENCE (auth.ts, verifyServiceClient). Empty
+   * turns that off. One scope, no spaces.
+   */
+  TASK_SERVICE_CLIENTS_SCOPE: z._default(
+    z.string().check(z.regex(/^\S*$/, 'must be one scope, without spaces')),
+    DEFAULT_TASK_SERVICE_CLIENTS_SCOPE,
+  ),
 };

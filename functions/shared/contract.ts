@@ -29,6 +29,12 @@ export interface RouteContract {
    */
   tokens?: boolean;
   /**
+   * A task-service callback that also takes the token of a task service's own app client (functions/shared/auth.ts,
+   * verifyServiceClient): its client id is in no audience list, so the gateway's JWT authorizer must let this
+   * method and path through (lib/http-api.ts), and the function checks the token.
+   */
+  serviceClients?: true;
+  /**
    * A create that takes an `Idempotency-Key` header (functions/shared/idempotency.ts): a retry with the same key
    * and body answers the first result again.
    */
@@ -54,6 +60,15 @@ export function pathsOf(...groups: Contracts[]): string[] {
 export function bearerOnlyOf(...groups: Contracts[]): boolean {
   return groups.every((g) =>
     Object.values(g).every((c) => ['read', 'admin', 'service'].includes(c.access) && !c.tokens),
+  );
+}
+
+/** The method and path of each route that takes task services' own app clients (`serviceClients`). */
+export function serviceClientRoutesOf(...groups: Contracts[]): { method: Method; path: string }[] {
+  return groups.flatMap((g) =>
+    Object.values(g)
+      .filter((c) => c.serviceClients)
+      .map((c) => ({ method: c.method, path: c.path })),
   );
 }
 

@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   method_not_allowed: '405: the path exists, the method does not (`Allow` lists those that do)',
   conflict: '409: the record is not in a state that allows this, or changed concurrently',
   idempotency_in_progress: '409: a request with this Idempotency-Key is still running',
+  confirmation_required:
+    '409: the change would undo work that is already public (canceling a publishing release); the message says how to confirm',
   request_too_large: '413: a DRS bulk request names more items than accepted',
   payload_too_large: '413: the body is over the limit (local servers)',
   unsupported_media_type: '415: the body is not in a media type the endpoint reads (local identity provider)',
@@ -70,6 +72,11 @@ export interface ErrorCause {
 }
 
 export class AppError extends Error {
+  /**
+   * Structured facts beside the message, rendered as fields of the error body (e.g. the tasks that already published,
+   * for `confirmation_required`). Never `code`, `message` or `fields`.
+   */
+  details?: Record<string, unknown>;
   constructor(
     readonly status: number,
     readonly code: ErrorCode,

@@ -57,6 +57,8 @@ export interface Route {
   access: Access;
   /** A create that honours `Idempotency-Key` (shared/idempotency.ts); needs the app's `idempotency` store. */
   idempotent?: true;
+  /** The route also takes a task service's own app client token (contract.ts, `serviceClients`). */
+  serviceClients?: true;
   handle: (req: Request) => Promise<Response>;
 }
 
@@ -176,11 +178,13 @@ export interface ErrorFacts {
   code: ErrorCode;
   message: string;
   fields?: Record<string, string[]>;
+  /** Structured facts of the error (AppError.details), beside the message. */
+  details?: Record<string, unknown>;
 }
 
-/** The project's error body: `{"error": {"code", "message", "fields"?}}`. */
+/** The project's error body: `{"error": {"code", "message", "fields"?, ...details}}`. */
 export const standardErrorBody = (e: ErrorFacts) => ({
-  error: { code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) },
+  error: { ...e.details, code: e.code, message: e.message, ...(e.fields ? { fields: e.fields } : {}) },
 });
 
 /** Maps anything thrown to an HTTP response. Only AppErrors (4xx) expose their message. */
@@ -190,7 +194,13 @@ export function toErrorResponse(
   renderBody: (e: ErrorFacts) => unknown = standardErrorBody,
 ): Response {
   if (isAppError(err)) {
-    const facts = { status: err.status, code: err.code, message: err.message, fields: err.fields };
+    const facts = {
+      status: err.status,
+      code: err.code,
+      message: err.message,
+      fields: err.fields,
+      details: err.details,
+    };
     return { status: err.status, body: renderBody(facts), headers: err.headers };
   }
   log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });
@@ -223,6 +233,7 @@ export interface RouteInfo {
   method: Route['method'];
   path: string;
   access: Access;
+  serviceClients?: true;
 }
 
 /**
@@ -233,10 +244,11 @@ export interface RouteInfo {
  */
 export function httpApp(options: HttpAppOptions) {
   const base = httpBase(options);
-  const routeTable: RouteInfo[] = options.routes.map(({ method, path, access }) => ({
+  const routeTable: RouteInfo[] = options.routes.map(({ method, path, access, serviceClients }) => ({
     method,
     path,
     access,
+    ...(serviceClients ? { serviceClients } : {}),
   }));
   return Object.assign(base, { routeTable });
 }
@@ -315,7 +327,7 @@ function httpBase(options: HttpAppOptions) {
       });
       appendLogKeys(idKeysOf(hit.r.path, params));
       const headers = lowerHeaders(event.headers);
-      const principal = await authenticate(hit.r.access, headers, options.verifier);
+      const principal = await authenticate(hit.r, headers, options.verifier);
       const query = Object.fromEntries(new URLSearchParams(event.rawQueryString ?? ''));
       for (const [name, value] of Object.entries(query))
         if (value.length > LIMITS.queryValue)
@@ -368,18 +380,42 @@ function normalizedPath(template: string, params: Record<string, string>): strin
   return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
 }
 
-async function authenticate(access: Access, headers: Record<string, string>, verifier: TokenVerifier) {
+async function authenticate(
+  route: Pick<Route, 'access' | 'serviceClients'>,
+  headers: Record<string, string>,
+  verifier: TokenVerifier,
+) {
+  const { access } = route;
   if (access === 'public') return ANONYMOUS;
   const token = bearerToken(headers.authorization);
   if (!token) {
     if (access === 'optional') return ANONYMOUS;
     throw new UnauthorizedError();
   }
-  const principal = await verifier.verify(token);
+  const principal = await verifyFor(route, token, verifier);
   if (access === 'admin' && !principal.isAdmin) throw new ForbiddenError('Requires the admin role');
   if (access === 'service' && !principal.isAdmin && !principal.isService)
     throw new ForbiddenError('Requires the service or admin role');
   return principal;
+}
+
+/**
+ * The token's principal. A route that takes task services' own app clients (`serviceClients`) tries that rule only
+ * for a token the audience rule refused, so every token accepted before is judged exactly as before.
+ */
+async function verifyFor(
+  route: Pick<Route, 'serviceClients'>,
+  token: string,
+  verifier: TokenVerifier,
+): Promise<Principal> {
+  try {
+    return await verifier.verify(token);
+  } catch (err) {
+    if (!route.serviceClients || !verifier.verifyServiceClient) throw err;
+    return await verifier.verifyServiceClient(token).catch(() => {
+      throw err;
+    });
+  }
 }
 
 /** What a conditional read asked for: only GET and HEAD are answered with ETags (and 304s). */
@@ -433,8 +469,13 @@ function render(res: Response, allow: string[], cond: Conditional): APIGatewayPr
 }
 
 /** The caller as the use cases judge writes: admin, or the identity its token acts as (auth.ts, clientId). */
-export function actorOf(req: Pick<Request, 'principal'>): { isAdmin: boolean; identity: string | null } {
-  return { isAdmin: req.principal.isAdmin, identity: req.principal.clientId };
+export function actorOf(req: Pick<Request, 'principal'>): {
+  isAdmin: boolean;
+  identity: string | null;
+  boundClientOnly?: boolean;
+} {
+  const { isAdmin, clientId, boundClientOnly } = req.principal;
+  return { isAdmin, identity: clientId, ...(boundClientOnly ? { boundClientOnly } : {}) };
 }
 
 /** Validates input with zod; failures become a 400 that names each field. */

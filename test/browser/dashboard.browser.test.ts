@@ -16,7 +16,8 @@ import { checkedPages, expectAccessible, launchChromium, screenshot, tabTo } fro
  * The dashboard end to end, in headless Chromium, against `npm start` (bin/local.ts in a child process) and a real
  * HTTP task service (the reference one). The steps run in order and share the browser:
  *   1. sign in as an admin; 2. register a task service; 3. create a release; 4. watch its progress bars reach
- *   staged without reloading; 5. publish, and see published and its version; 6. sign in as a reader, and see no
+ *   staged without reloading; 5. publish, and see published and its version; 5b. cancel a release that is
+ *   publishing, confirming in a dialog that lists what has already published; 6. sign in as a reader, and see no
  *   publish or cancel buttons; 7. upload a file, and download it byte-identical.
  * Controls are reached and used with the keyboard (Tab, Enter, Space) wherever a person could; axe-core checks
  * every page. With SCREENSHOTS_DIR set (npm run screenshots) each page is also photographed.
@@ -76,6 +77,19 @@ const api = async (path: string) => {
     headers: { Authorization: `Bearer ${token}` },
   });
   return res.json() as Promise<Record<string, any>>;
+};
+
+/** A write with the admin token of the stack (what the dashboard's own steps do not cover). */
+const apiWrite = async (method: string, path: string, body?: unknown) => {
+  const token = readFileSync(`${stack.dataDir}/admin-token`, 'utf8').trim();
+  const res = await fetch(`${stack.url.coordinator}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+  const text = await res.text();
+  return (text ? JSON.parse(text) : {}) as Record<string, any>;
 };
 
 /** A link of the main navigation. */
@@ -274,6 +288,71 @@ describe('the dashboard, end to end', () => {
     await screenshot(page, '03-releases');
   });
 
+  it('5b. cancels a release that is publishing only after a dialog that lists what has already published', async () => {
+    // A second service that takes an hour to publish: once the stager has published, the release stays publishing.
+    const slow = await startTaskService(
+      {
+        name: 'slow publisher',
+        coordinatorUrl: stack.url.coordinator,
+        callbackToken: clientCredentials(
+          `${stack.url.idp}/oauth/token`,
+          'task-service',
+          'task-service-local-secret',
+        ),
+        auth: { mode: 'jwks', issuer: stack.url.idp, audience: [TASK_SERVICE_AUDIENCE] },
+        stageSeconds: 1,
+        publishSeconds: 3600,
+        progressSteps: 1,
+        failAt: [],
+      },
+      { port: 0, host: '127.0.0.1' },
+    );
+    let slowId = '';
+    try {
+      slowId = (
+        await apiWrite('POST', '/task-services', {
+          name: 'slow publisher',
+          url: slow.url,
+          description: 'publishes slowly',
+          author: 'tests',
+        })
+      ).item_id;
+      const id = (await apiWrite('POST', '/releases', { name: 'Autumn release', studies: [STUDY.id] }))
+        .item_id;
+      const stateOf = async () => (await api(`/releases/${id}`)).state;
+      await expect.poll(stateOf, { timeout: 60_000 }).toBe('staged');
+      await apiWrite('POST', `/releases/${id}/publish`);
+      const taskStates = async () =>
+        Object.fromEntries((await api(`/releases/${id}`)).tasks.map((t: any) => [t.service_name, t.state]));
+      await expect
+        .poll(taskStates, { timeout: 60_000 })
+        .toEqual({ stager: 'published', 'slow publisher': 'publishing' });
+
+      await page.goto(`${stack.url.ui}/releases/${id}`);
+      await page.locator('.headline [data-state=publishing]').waitFor();
+      await tabTo(page, page.getByRole('button', { name: 'Cancel release' }));
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'Cancel Autumn release?' });
+      await dialog.waitFor();
+      // The operator sees what the cancel would undo before confirming it.
+      expect(await dialog.getByTestId('already-published').textContent()).toContain('stager');
+      expect(await dialog.textContent()).toContain('1 of 2 task(s) have already published');
+      expect(await dialog.textContent()).toContain('Still publishing: slow publisher.');
+      await expectAccessible(page, 'cancel confirmation (publishing)');
+      await screenshot(page, '12-cancel-publishing-confirmation', false);
+      await tabTo(page, dialog.getByRole('button', { name: 'Cancel release' }));
+      await page.keyboard.press('Enter');
+      await page.locator('.headline [data-state=canceled]').waitFor({ timeout: 60_000 });
+      // What published stays on record as published; the release never got a version of its own.
+      expect(await taskStates()).toEqual({ stager: 'published', 'slow publisher': 'canceled' });
+      const events = (await api(`/events?release=${id}&limit=100`)).results.map((e: any) => e.message);
+      expect(events.some((m: string) => m.includes('had already published; cancel was sent'))).toBe(true);
+    } finally {
+      if (slowId) await apiWrite('PATCH', `/task-services/${slowId}`, { enabled: false });
+      await slow.stop();
+    }
+  }, 120_000);
+
   it('6. a reader sees the release but no publish or cancel button, nor any other admin action', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     try {
@@ -397,6 +476,7 @@ describe('the dashboard, end to end', () => {
         'release (staged)',
         'publish confirmation',
         'release (published)',
+        'cancel confirmation (publishing)',
         'releases',
         'release (reader)',
         'task services (reader)',

@@ -407,6 +407,10 @@ describe.each([
           if (entry.bearerOnly)
             expected.set(`OPTIONS ${path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
         }
+      // The task-service callbacks have a route of their own method (see the authorizer test below).
+      for (const entry of COORDINATOR_API)
+        for (const r of entry.serviceClientRoutes ?? [])
+          expected.set(`${r.method} ${r.path}`, logicalId(base.built.coordinator.functions[entry.name].fn));
       expect(routes).toEqual(expected);
       expect(routes.has('$default')).toBe(false);
     });
@@ -485,6 +489,41 @@ describe.each([
         'FilesSignedUrl',
         'Health',
       ]);
+    });
+
+    it('leaves only PATCH /tasks/{id} and POST /events open for a task service’s own client; the paths’ other methods keep the authorizer', () => {
+      const authorizer = jwtAuthorizer(base.coordinator);
+      const routes = authOf(base.coordinator);
+      const open = { type: 'NONE', authorizer: undefined };
+      expect(routes.get('PATCH /tasks/{id}')).toEqual(open);
+      expect(routes.get('POST /events')).toEqual(open);
+      // GET /tasks/{id}, GET /events, DELETE /events/{id}...: API Gateway prefers a method's own route to ANY, and
+      // only these two methods have one.
+      for (const key of ['ANY /tasks/{id}', 'ANY /tasks', 'ANY /events', 'ANY /events/{id}'])
+        expect(routes.get(key), key).toEqual({ type: 'JWT', authorizer: authorizer.id });
+      const methodRoutes = [...routes.keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k));
+      expect(methodRoutes.sort()).toEqual(['PATCH /tasks/{id}', 'POST /events']);
+      expect([...authOf(base.files).keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k))).toEqual([]);
+      // Their functions verify such a token by the scope the coordinator gives the clients it makes.
+      for (const name of ['Tasks', 'Events', 'TaskServices']) {
+        const fn = base.built.coordinator.functions[name].fn;
+        const env = base.coordinator.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables;
+        expect(env.TASK_SERVICE_CLIENTS_SCOPE, name).toBe('coordinator/service');
+      }
+      base.auth!.hasResourceProperties('AWS::Cognito::UserPoolResourceServer', {
+        Identifier: 'coordinator',
+        Scopes: Match.arrayWith([Match.objectLike({ ScopeName: 'service' })]),
+      });
+      // With an external issuer the coordinator makes no clients: no token is taken that way.
+      const oidc = synth({
+        oidcIssuer: 'https://idp.example.org/realms/kf',
+        oidcAudience: 'coordinator-api',
+      });
+      const fn = oidc.built.coordinator.functions.Tasks.fn;
+      expect(
+        oidc.coordinator.toJSON().Resources[logicalId(fn)].Properties.Environment.Variables
+          .TASK_SERVICE_CLIENTS_SCOPE,
+      ).toBe('');
     });
 
     it('checks the same issuer and audiences at the gateway as in the functions (Cognito)', () => {
@@ -1078,6 +1117,44 @@ describe.each([
 
     it('every placeholder of the ASL file is a manifest substitution, and every substitution is used', () => {
       expect(placeholders(readReleaseAsl())).toEqual(substituted.map((w) => w.substitution).sort());
+    });
+
+    it('gives a release step the time of its worst round at the maximum settings: the Lambda timeout, and more in the ASL', () => {
+      const lambdaTimeout = (s: Synth) =>
+        s.coordinator.toJSON().Resources[logicalId(s.built.coordinator.functions.ReleaseStep.fn)].Properties;
+      // The largest action timeout (240 s) at the lowest concurrency that still fits: 90 tasks, 30 at a time, so 3
+      // waves, each action up to 240 s plus a token fetch, plus the step's own reads and writes.
+      const max = synth({ actionTimeoutSeconds: 240, actionConcurrency: 30 });
+      const props = lambdaTimeout(max);
+      expect(props.Timeout).toBe(3 * (240 + 10) + 60);
+      expect(props.Timeout).toBeGreaterThan(3 * 240);
+      expect(props.Timeout).toBeLessThanOrEqual(900);
+      expect(props.Environment.Variables).toMatchObject({
+        ACTION_TIMEOUT_SECONDS: '240',
+        ACTION_CONCURRENCY: '30',
+      });
+      // Every ReleaseStep state of the machine waits longer than the Lambda may run, so a slow round is never cut.
+      const asl = JSON.parse(readReleaseAsl()) as { States: Record<string, any> };
+      const stepStates = Object.values(asl.States).filter((st) =>
+        String(st.Resource).includes('ReleaseStepFunctionArn'),
+      );
+      expect(stepStates).toHaveLength(8);
+      for (const st of stepStates) expect(st.TimeoutSeconds).toBeGreaterThan(900);
+      // The defaults: 90 tasks, 64 at a time (2 waves) of 15 s actions.
+      expect(lambdaTimeout(base).Timeout).toBe(2 * (15 + 10) + 60);
+      expect(lambdaTimeout(base).Environment.Variables).toMatchObject({
+        ACTION_CONCURRENCY: '64',
+        MAX_PHASE_SECONDS: '172800',
+      });
+    });
+
+    it('refuses settings whose worst round would not fit in a Lambda, and env overrides of the settings it follows', () => {
+      expect(() =>
+        buildApp(newApp({ ...NO_BUNDLING, actionTimeoutSeconds: 240, actionConcurrency: 29 })),
+      ).toThrow(/actionTimeoutSeconds: a release step could take 1060 s \(4 wave\(s\)/);
+      expect(() => buildApp(newApp({ ...NO_BUNDLING, functionEnv: { ACTION_CONCURRENCY: '1' } }))).toThrow(
+        /functionEnv.ACTION_CONCURRENCY: is a setting of its own/,
+      );
     });
 
     it('asl-validator accepts the definition once the template’s substitutions are applied', () => {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
  * coordinator like a real service, and can misbehave at any action:
  *
  *   ok          normal answer
- *   {status}    that HTTP status instead
+ *   {status}    that HTTP status instead (with a Retry-After header when `retryAfter` is given)
  *   hang        never answers (past any action timeout)
  *   not_json    200 with a body that is not JSON
  *   {state}     200 with that (wrong) state
@@ -17,12 +17,20 @@ import type { AddressInfo } from 'node:net';
  * so the next action finds nothing listening; `close()` does the same at a moment the test chooses.
  */
 export type FakeAction = 'initialize' | 'start' | 'get_status' | 'publish' | 'cancel';
-export type Misbehaviour = 'ok' | 'hang' | 'not_json' | 'reset' | { status: number } | { state: string };
+export type Misbehaviour =
+  | 'ok'
+  | 'hang'
+  | 'not_json'
+  | 'reset'
+  | { status: number; retryAfter?: string }
+  | { state: string };
 
 export interface FakeTaskServiceOptions {
   name?: string;
   /** How each action is answered (default: ok). */
   actions?: Partial<Record<FakeAction, Misbehaviour>>;
+  /** The first `times` requests of an action misbehave as `how`; the later ones are answered as `actions` says. */
+  flaky?: Partial<Record<FakeAction, { times: number; how: Misbehaviour }>>;
   /** ms from start to staged; 0 = start answers `staged` at once; Infinity = never. Default 0. */
   stageMs?: number;
   /** ms from publish to published; 0 = publish answers `published` at once; Infinity = never. Default 0. */
@@ -214,7 +222,7 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
     send(res, 200, reply(tasks.get(taskId), taskId, releaseId));
   };
 
-  const send = (res: ServerResponse, status: number, body: unknown) => {
+  const send = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     // The last answer before refusing closes its connection, so the next request needs a new one (and is refused).
     const closing = options.refuseAfter !== undefined && res.req?.headers['x-fake-last'] === '1';
@@ -222,6 +230,7 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
       'Content-Type': 'application/json',
       'Content-Length': Buffer.byteLength(text),
       ...(closing ? { Connection: 'close' } : {}),
+      ...headers,
     });
     res.end(text);
   };
@@ -274,8 +283,11 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
     });
   });
 
+  const flakyLeft = new Map(Object.entries(options.flaky ?? {}).map(([a, f]) => [a, f?.times ?? 0]));
   const respond = (action: FakeAction, body: any, req: IncomingMessage, res: ServerResponse) => {
-    const how = options.actions?.[action] ?? 'ok';
+    const left = flakyLeft.get(action) ?? 0;
+    if (left > 0) flakyLeft.set(action, left - 1);
+    const how = (left > 0 ? options.flaky?.[action]?.how : undefined) ?? options.actions?.[action] ?? 'ok';
     if (how === 'hang') {
       hanging.add(res);
       return;
@@ -285,7 +297,13 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
       return;
     }
     if (how === 'not_json') return send(res, 200, '<html>not json</html>');
-    if (typeof how === 'object' && 'status' in how) return send(res, how.status, { message: 'rejected' });
+    if (typeof how === 'object' && 'status' in how)
+      return send(
+        res,
+        how.status,
+        { message: 'rejected' },
+        how.retryAfter === undefined ? {} : { 'Retry-After': how.retryAfter },
+      );
     if (typeof how === 'object' && 'state' in how) {
       if (action === 'initialize')
         tasks.set(body.task_id, { releaseId: body.release_id, state: 'pending', progress: 0 });

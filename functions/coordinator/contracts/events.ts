@@ -31,6 +31,8 @@ export const eventRoutes = {
     method: 'POST',
     path: '/events',
     access: 'service',
+    // A task service's own app client may post events about its service (docs/security.md).
+    serviceClients: true,
     idempotent: true,
     body: z.strictObject({
       event_type: z._default(z.enum(EVENT_TYPES), 'info'),

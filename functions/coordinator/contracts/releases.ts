@@ -1,7 +1,7 @@
 import type { Contracts, GroupDoc } from '../../shared/contract.js';
 import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
 import { LIMITS, list, text } from '../../shared/limits.js';
-import { pageQuery, ref } from '../../shared/list.js';
+import { boolQuery, pageQuery, ref } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
 import { RELEASE_STATES } from '../model.js';
 import type { CoordinatorSchemas } from './schemas.js';
@@ -48,7 +48,13 @@ export const releaseRoutes = {
       tags: z.optional(tags),
     }),
   },
-  cancelRelease: { method: 'DELETE', path: '/releases/{id}', access: 'admin' },
+  cancelRelease: {
+    method: 'DELETE',
+    path: '/releases/{id}',
+    access: 'admin',
+    /** A release that is publishing is canceled only when this says so (docs/api.md, Releases). */
+    query: z.object({ confirm_published: z.optional(boolQuery) }),
+  },
   publishRelease: { method: 'POST', path: '/releases/{id}/publish', access: 'admin' },
 } as const satisfies Contracts;
 
@@ -91,10 +97,23 @@ export function releaseDocs(s: CoordinatorSchemas, describe: Describe): GroupDoc
       },
       cancelRelease: {
         summary: 'Cancel a release',
-        description: 'Answers the release in state `canceling`; again while canceling, the same.',
+        description:
+          'Answers the release in state `canceling`; again while canceling, the same. Every task service of the ' +
+          'release is then sent `cancel`. A release that is `publishing` is canceled only with ' +
+          '`confirm_published=true`: its services are asked to discard what they already published, and the tasks ' +
+          'that published stay `published` (docs/api.md, A partly published release).',
         params: id,
+        queryDocs: {
+          confirm_published:
+            'Confirms the cancel of a release that is publishing (True/true); without it such a cancel is a 409',
+        },
         answers: { 200: s.Release },
-        errors: { 409: 'The release is already published, canceled or failed' },
+        errors: {
+          409:
+            'The release is already published, canceled or failed (`conflict`); or it is publishing and ' +
+            '`confirm_published=true` was not given (`confirmation_required`: `published` and `publishing` list ' +
+            'the tasks that have published and that are publishing)',
+        },
       },
       publishRelease: {
         summary: 'Publish a staged release',

@@ -111,11 +111,24 @@ export function coordinatorSchemas(describe: Describe) {
     deleted: describe(z.boolean(), 'The study has left the source'),
     created_at: z.nullable(z.string()),
   });
+  // A task as an error body names it (bare ids: an error names records rather than linking them).
+  const namedTask = z.strictObject({
+    task_id: describe(z.string(), 'The task (TA_…)'),
+    task_service_id: describe(z.string(), 'Its task service (TS_…)'),
+    service_name: z.string(),
+  });
   const PublishAccepted = z.strictObject({
     message: describe(z.string(), 'release RE_… is publishing'),
   });
   return {
-    Error: errorSchema(describe),
+    Error: errorSchema(describe, {
+      published: z.optional(
+        describe(z.array(namedTask), '`confirmation_required` only: the tasks that have already published'),
+      ),
+      publishing: z.optional(
+        describe(z.array(namedTask), '`confirmation_required` only: the tasks that are still publishing'),
+      ),
+    }),
     TaskService,
     TaskServiceRegistration,
     TaskServiceSecret,

@@ -31,6 +31,8 @@ export const taskRoutes = {
     method: 'PATCH',
     path: '/tasks/{id}',
     access: 'service',
+    // A task service's own app client reports on its tasks (docs/security.md).
+    serviceClients: true,
     body: z.strictObject({
       state: z.optional(reportedState),
       progress: z.optional(

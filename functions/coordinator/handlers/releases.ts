@@ -74,7 +74,11 @@ export const handler = httpApp({
     },
     {
       ...releaseRoutes.cancelRelease,
-      handle: async (req) => ok(releaseJson(await cancelRelease(deps, req.params.id), req.baseUrl)),
+      handle: async (req) => {
+        const q = parse(releaseRoutes.cancelRelease.query, req.query, 'query');
+        const canceled = await cancelRelease(deps, req.params.id, { confirmPublished: q.confirm_published });
+        return ok(releaseJson(canceled, req.baseUrl));
+      },
     },
     {
       ...releaseRoutes.publishRelease,

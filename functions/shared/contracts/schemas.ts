@@ -8,8 +8,11 @@ import * as z from '../zod.js';
 /** Attaches a description to a schema in the document being generated (a zod registry of the generator's). */
 export type Describe = <T extends z.core.$ZodType>(schema: T, description: string) => T;
 
-/** The one error body of both APIs (functions/shared/errors.ts, http.ts standardErrorBody). */
-export function errorSchema(describe: Describe) {
+/**
+ * The one error body of both APIs (functions/shared/errors.ts, http.ts standardErrorBody). `extra` are the
+ * structured facts (AppError.details) an API's errors may carry beside the message.
+ */
+export function errorSchema(describe: Describe, extra: Record<string, z.core.$ZodType> = {}) {
   return z.strictObject({
     error: z.strictObject({
       code: describe(z.string(), 'Stable machine-readable code: validation_error, not_found, conflict, ...'),
@@ -20,6 +23,7 @@ export function errorSchema(describe: Describe) {
           'Each invalid field (or query parameter) with what is wrong with it',
         ),
       ),
+      ...extra,
     }),
   });
 }

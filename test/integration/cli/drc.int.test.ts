@@ -329,6 +329,77 @@ describe('drc services, releases and events', () => {
     expect(lines(watched.stdout).at(-1)).toMatchObject({ type: 'summary', state: 'canceled' });
   });
 
+  it('cancels a release that is publishing only with --confirm-published, naming what has published', async () => {
+    // A second service that takes an hour to publish keeps the release publishing once the stager has published.
+    const slow = await startTaskService(
+      {
+        name: 'cli slow publisher',
+        coordinatorUrl: stack.url.coordinator,
+        callbackToken: clientCredentials(
+          `${stack.url.idp}/oauth/token`,
+          'task-service',
+          'task-service-local-secret',
+        ),
+        auth: { mode: 'jwks', issuer: stack.url.idp, audience: ['task-services'] },
+        stageSeconds: 1,
+        publishSeconds: 3600,
+        progressSteps: 1,
+        failAt: [],
+      },
+      { port: 0, host: '127.0.0.1' },
+    );
+    const slowId = (
+      await json(['services', 'add', 'cli slow publisher', slow.url, '--client-id', 'task-service'])
+    ).kf_id;
+    try {
+      const created = await drc([
+        'releases',
+        'create',
+        '--name',
+        'half published',
+        '--study',
+        study,
+        '--watch',
+      ]);
+      const id = lines(created.stdout)[0].release.kf_id;
+      await json(['releases', 'publish', id]);
+      // Polled straight from the API (the stack's admin token): a drc process per poll would be slow.
+      const token = readFileSync(join(stack.dataDir, 'admin-token'), 'utf8').trim();
+      const release = async () => {
+        const res = await fetch(`${stack.url.coordinator}/releases/${id}`, {
+          headers: { Authorization: `Bearer ${token}` },
+        });
+        return (await res.json()) as {
+          state: string;
+          tasks: { kf_id: string; service_name: string; state: string }[];
+        };
+      };
+      const taskStates = async () =>
+        Object.fromEntries((await release()).tasks.map((t) => [t.service_name, t.state]));
+      for (let i = 0; (await taskStates())['cli stager'] !== 'published'; i++) {
+        if (i > 300) throw new Error('the stager never published');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+
+      const stagerTask = (await release()).tasks.find((t) => t.service_name === 'cli stager');
+      const refused = await drc(['releases', 'cancel', id]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(
+        `release ${id} is publishing; already published: ${stagerTask?.kf_id} (cli stager).`,
+      );
+      expect(refused.stderr).toContain('run again with --confirm-published to cancel anyway (HTTP 409)');
+      expect((await release()).state).toBe('publishing');
+
+      expect((await json(['releases', 'cancel', id, '--confirm-published'])).state).toBe('canceling');
+      const watched = await drc(['releases', 'watch', id, '--interval', '0.3']);
+      expect(lines(watched.stdout).at(-1)).toMatchObject({ type: 'summary', state: 'canceled' });
+      expect(await taskStates()).toEqual({ 'cli stager': 'published', 'cli slow publisher': 'canceled' });
+    } finally {
+      await json(['services', 'rm', slowId]);
+      await slow.stop();
+    }
+  });
+
   it('events tail prints one JSON line per event and exits 130 on Ctrl-C', async () => {
     const tail = start(['events', 'tail', '--backlog', '2', '--interval', '0.3']);
     let seen = '';

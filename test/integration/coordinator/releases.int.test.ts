@@ -259,6 +259,35 @@ describe('DELETE /releases/<id> and POST /releases/<id>/publish', () => {
     expect((await api.call('DELETE', '/releases/RE_00000000')).status).toBe(404);
   });
 
+  it('cancels a publishing release only with confirm_published=true; the 409 names what has published', async () => {
+    const r = (await create()).body;
+    expect(r.tasks.length).toBeGreaterThan(0);
+    await force(r.item_id, 'publishing', 'published');
+    const refused = await api.call('DELETE', `/releases/${r.item_id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.code).toBe('confirmation_required');
+    const named = r.tasks.map((t: any) => ({
+      task_id: t.item_id,
+      task_service_id: t.task_service.split('/').pop(),
+      service_name: t.service_name,
+    }));
+    expect(refused.body.error.published).toEqual(named);
+    expect(refused.body.error.publishing).toEqual([]);
+    for (const t of named) expect(refused.body.error.message).toContain(t.task_id);
+    expect(refused.body.error.message).toContain('confirm_published=true');
+    expect((await api.call('DELETE', `/releases/${r.item_id}?confirm_published=false`)).status).toBe(409);
+    const bad = await api.call('DELETE', `/releases/${r.item_id}?confirm_published=yes`);
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.body.error.fields)).toEqual(['confirm_published']);
+    expect((await api.call('GET', `/releases/${r.item_id}`)).body.state).toBe('publishing');
+    const confirmed = await api.call('DELETE', `/releases/${r.item_id}?confirm_published=True`);
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.body.state).toBe('canceling');
+    // In any other state the flag changes nothing.
+    const other = (await create()).body;
+    expect((await api.call('DELETE', `/releases/${other.item_id}?confirm_published=true`)).status).toBe(200);
+  });
+
   it('publishes only a staged release, admin only', async () => {
     const r = (await create()).body;
     const early = await api.call('POST', `/releases/${r.item_id}/publish`);

@@ -59,6 +59,49 @@ describe('a release’s correlation id', () => {
     for (const a of actions) expect(a.requestId).toBe(correlation);
   });
 
+  it('stays the same for the whole release: across a restart of the stack, its new execution and the publish', async () => {
+    const { startStepFunctions } = await import('../../../local/step-functions.js');
+    const [{ id: serviceId, fake: svc }] = await h.addServices(1, {
+      stageMs: Number.POSITIVE_INFINITY,
+      callbacks: false,
+    });
+    const correlation = `keep-${randomUUID()}`;
+    const created = await h.api.call('POST', '/releases', {
+      body: { name: 'survives restarts', studies: [STUDIES[0]] },
+      headers: { 'X-Request-Id': correlation },
+    });
+    const id: string = created.body.item_id;
+    await h.waitForState(id, 'running');
+    // The stack dies with its executions; after the restart the reconciler (a request id of its own) resumes it.
+    const port = Number(new URL(h.sfn.endpoint).port);
+    await h.sfn.stop();
+    const before = svc.received.length;
+    h.sfn = await startStepFunctions({ port, waitMs: (s, sec) => (s === 'PollWait' ? 250 : sec * 1000) });
+    expect((await h.reconcile()).started.map((s) => s.releaseId)).toContain(id);
+    for (let i = 0; !svc.received.slice(before).some((r) => r.action === 'get_status'); i++) {
+      if (i > 1200) throw new Error('the resumed execution never polled');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    // Finish the work, and publish under another request id: the release's own id goes on.
+    const task = [...svc.tasks.values()][0];
+    task.state = 'staged';
+    task.progress = 100;
+    await h.waitForState(id, 'staged');
+    const publish = await h.api.call('POST', `/releases/${id}/publish`, {
+      headers: { 'X-Request-Id': `publish-${randomUUID()}` },
+    });
+    expect(publish.status).toBe(200);
+    await h.waitForState(id, 'published');
+    const actions = svc.received.filter((r) => r.releaseId === id);
+    expect(actions.slice(before).map((a) => a.action)).toEqual(
+      expect.arrayContaining(['get_status', 'publish']),
+    );
+    expect(new Set(actions.map((a) => a.requestId))).toEqual(new Set([correlation]));
+    // The other tests of this file count the releases of the two services of beforeAll alone.
+    await h.api.call('PATCH', `/task-services/${serviceId}`, { body: { enabled: false } });
+    await svc.stop();
+  });
+
   it('is made up when the caller sends none (or one that is not a plausible id), and is answered', async () => {
     const plain = await h.api.call('GET', '/releases');
     const made = plain.headers.get('x-request-id');

@@ -242,7 +242,9 @@ describe('release orchestration', () => {
       await h.waitForState(rel.item_id, 'staged');
       await h.api.call('POST', `/releases/${rel.item_id}/publish`);
       await h.waitFor(rel.item_id, (r) => r.tasks.every((t: any) => t.state === 'publishing'));
-      await h.api.call('DELETE', `/releases/${rel.item_id}`);
+      // Publishing makes work public: a cancel now needs the confirmation (protocol.int.test.ts has the details).
+      expect((await h.api.call('DELETE', `/releases/${rel.item_id}`)).status).toBe(409);
+      await h.api.call('DELETE', `/releases/${rel.item_id}?confirm_published=true`);
       const done = await expectCanceled(rel.item_id);
       expect(done.version).toBe(rel.version); // never published: no version claimed
     });

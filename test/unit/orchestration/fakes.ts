@@ -19,13 +19,17 @@ import {
 } from '../../../functions/coordinator/ports.js';
 import type { ServiceCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { compareVersions } from '../../../functions/coordinator/versions.js';
+import type { RunConfig } from '../../../functions/orchestration/config.js';
 import type {
   CallOutcome,
   HealthCheckDeps,
   OrchestrationDeps,
   TaskServiceCalls,
 } from '../../../functions/orchestration/ports.js';
+import { ReleaseSteps, type StepInput } from '../../../functions/orchestration/release-steps.js';
+import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
 import { FakeClock } from '../../../functions/shared/clock.js';
+import { logKeys } from '../../../functions/shared/log.js';
 
 /**
  * In-memory stand-ins for the ports, for unit tests of the orchestration logic. The release repository keeps the
@@ -198,9 +202,13 @@ export type Script = (
   body: { action: string; task_id: string },
 ) => CallOutcome | Promise<CallOutcome>;
 
-/** Task-service calls answered by a script; every call is recorded. */
+/** Task-service calls answered by a script; every call is recorded (with the X-Request-Id it would carry). */
 export class ScriptedCalls implements TaskServiceCalls {
   calls: { url: string; action: string; taskId: string }[] = [];
+  /** The correlation id in the log context of each call: what the HTTP client sends as X-Request-Id. */
+  requestIds: (string | undefined)[] = [];
+  /** The time limit given to each call (ms). */
+  timeouts: number[] = [];
   /** The signing secrets each action was given, in call order. */
   signed: { url: string; secrets?: readonly string[] }[] = [];
   statusCalls: string[] = [];
@@ -208,13 +216,10 @@ export class ScriptedCalls implements TaskServiceCalls {
     public script: Script,
     public statusScript: (url: string) => CallOutcome = () => ({ ok: true, body: { name: 'x' } }),
   ) {}
-  async action(
-    url: string,
-    body: any,
-    _timeoutMs?: number,
-    secrets?: readonly string[],
-  ): Promise<CallOutcome> {
+  async action(url: string, body: any, timeoutMs: number, secrets?: readonly string[]): Promise<CallOutcome> {
     this.calls.push({ url, action: body.action, taskId: body.task_id });
+    this.requestIds.push(logKeys().correlation_id);
+    this.timeouts.push(timeoutMs);
     this.signed.push({ url, secrets });
     return this.script(url, body);
   }
@@ -252,10 +257,12 @@ export function memoryDeps(
   HealthCheckDeps & {
     published: CoordinatorEvent[];
     health: Map<string, { healthStatus: string; lastOkStatus: number }>;
+    clock: FakeClock;
     /** Each service's signing credentials, by id (none unless a test sets them). */
     credentials: Map<string, ServiceCredentials>;
   } {
   const published: CoordinatorEvent[] = [];
+  const clock = new FakeClock(Date.UTC(2026, 5, 1));
   const credentials = new Map<string, ServiceCredentials>();
   const health = new Map<string, { healthStatus: string; lastOkStatus: number }>();
   return {
@@ -282,10 +289,51 @@ export function memoryDeps(
     },
     calls,
     publisher: { publish: async (e) => void published.push(...e) },
-    clock: new FakeClock(Date.UTC(2026, 5, 1)),
+    clock,
+    // Retries wait on the fake clock: no real time passes in a unit test.
+    sleep: async (ms) => clock.advance(ms),
     concurrency: 8,
     published,
     health,
     credentials,
   };
+}
+
+export const STEPS_RELEASE = 'RE_00000001';
+export const STEPS_CONFIG: RunConfig = {
+  pollSeconds: 1,
+  actionTimeoutSeconds: 0.5,
+  stagedWaitSeconds: 60,
+  maxRounds: 5,
+  maxPhaseSeconds: 365 * 86_400,
+};
+
+/**
+ * The release steps over the in-memory ports: one release (STEPS_RELEASE) with `n` tasks (or the given ones), task
+ * services answered by `script`, and a record of the executions started (with the correlation id each carries).
+ */
+export function stepsSetup(
+  script: Script,
+  n = 2,
+  release: Record<string, unknown> = {},
+  tasks?: Record<string, unknown>[],
+  config: RunConfig = STEPS_CONFIG,
+) {
+  const releases = new MemoryReleases();
+  releases.add({ id: STEPS_RELEASE, ...release }, tasks ?? Array.from({ length: n }, () => ({})));
+  const calls = new ScriptedCalls(script);
+  const deps = memoryDeps(releases, calls, services(Math.max(n, tasks?.length ?? 0)));
+  const started: string[] = [];
+  const startedWith: (string | undefined)[] = [];
+  const latch = new WakeLatch(releases, { succeed: async () => 'delivered' });
+  const steps = new ReleaseSteps(deps, latch, {
+    start: async (id, generation, correlationId) => {
+      started.push(`${id}-g${generation}`);
+      startedWith.push(correlationId);
+      return 'started';
+    },
+  });
+  const run = (step: string, extra: Record<string, unknown> = {}) =>
+    steps.run({ step: step as StepInput['step'], releaseId: STEPS_RELEASE, config, ...extra });
+  return { releases, calls, deps, run, started, startedWith };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { cancelRelease } from '../../../functions/orchestration/cancel-step.js';
 import { runHealthChecks } from '../../../functions/orchestration/health-check.js';
-import { MemoryReleases, memoryDeps, reply, ScriptedCalls, services } from './fakes.js';
+import { MemoryReleases, memoryDeps, reply, ScriptedCalls, STEPS_CONFIG, services } from './fakes.js';
 
 describe('health check bookkeeping', () => {
   function setup(status: (url: string) => any) {
@@ -13,7 +14,7 @@ describe('health check bookkeeping', () => {
       runHealthChecks(deps, { drive: async (id) => void woken.push(id) }, { failures: 3, timeoutMs: 100 });
     return { releases, deps, check, woken };
   }
-  const down = { ok: false, kind: 'status', reason: 'answered status 503' };
+  const down = { ok: false as const, kind: 'status' as const, reason: 'answered status 503' };
 
   it('counts consecutive failures in last_ok_status and goes down at the third, failing work in progress only', async () => {
     const { releases, deps, check, woken } = setup(() => down);
@@ -36,5 +37,31 @@ describe('health check bookkeeping', () => {
     ok = true;
     await check();
     expect(deps.health.get('TS_00000000')).toEqual({ healthStatus: 'ok', lastOkStatus: 0 });
+  });
+
+  it('a service that goes down while publishing fails its task; one that published stays published, and is told', async () => {
+    const releases = new MemoryReleases();
+    releases.add({ id: 'RE_1', state: 'publishing' }, [{ state: 'published' }, { state: 'publishing' }]);
+    const calls = new ScriptedCalls(
+      () => reply('canceled'),
+      () => down,
+    );
+    const deps = memoryDeps(releases, calls, services(2));
+    for (let i = 0; i < 3; i++)
+      await runHealthChecks(deps, { drive: async () => {} }, { failures: 3, timeoutMs: 100 });
+    // Only work in progress fails: the published task is not rewritten, though its service is down too.
+    expect(releases.tasks('RE_1')).toEqual(['published', 'failed']);
+    expect(releases.state('RE_1')).toBe('canceling');
+    await cancelRelease(deps, 'RE_1', STEPS_CONFIG);
+    expect(calls.calls.map((c) => `${c.action} ${c.taskId}`)).toEqual([
+      'cancel TA_00000000',
+      'cancel TA_00000001',
+    ]);
+    expect(releases.tasks('RE_1')).toEqual(['published', 'failed']);
+    expect(releases.state('RE_1')).toBe('failed');
+    expect(deps.published.find((e) => e.taskId === 'TA_00000000')?.message).toBe(
+      'task TA_00000000 had already published; cancel was sent to task service "svc0" (TS_00000000) to discard ' +
+        'its publication, and it answered canceled; the task stays published',
+    );
   });
 });

@@ -1,34 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_EXECUTION_AGE_SECONDS, type RunConfig } from '../../../functions/orchestration/config.js';
-import { ReleaseSteps, routeOf } from '../../../functions/orchestration/release-steps.js';
-import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
-import { MemoryReleases, memoryDeps, reply, type Script, ScriptedCalls, services } from './fakes.js';
+import { MAX_EXECUTION_AGE_SECONDS } from '../../../functions/orchestration/config.js';
+import { routeOf } from '../../../functions/orchestration/release-steps.js';
+import { reply, STEPS_RELEASE, stepsSetup } from './fakes.js';
 
-const config: RunConfig = { pollSeconds: 1, actionTimeoutSeconds: 0.5, stagedWaitSeconds: 60, maxRounds: 5 };
-const REL = 'RE_00000001';
-
-function setup(
-  script: Script,
-  n = 2,
-  release: Record<string, unknown> = {},
-  tasks?: Record<string, unknown>[],
-) {
-  const releases = new MemoryReleases();
-  releases.add({ id: REL, ...release }, tasks ?? Array.from({ length: n }, () => ({})));
-  const calls = new ScriptedCalls(script);
-  const deps = memoryDeps(releases, calls, services(Math.max(n, tasks?.length ?? 0)));
-  const started: string[] = [];
-  const latch = new WakeLatch(releases, { succeed: async () => 'delivered' });
-  const steps = new ReleaseSteps(deps, latch, {
-    start: async (id, generation) => {
-      started.push(`${id}-g${generation}`);
-      return 'started';
-    },
-  });
-  const run = (step: string, extra: Record<string, unknown> = {}) =>
-    steps.run({ step: step as any, releaseId: REL, config, ...extra });
-  return { releases, calls, deps, run, started };
-}
+const REL = STEPS_RELEASE;
+const setup = stepsSetup;
 
 describe('routing by the stored release state', () => {
   const agg = (state: string, tasks: string[] = []) =>
@@ -321,20 +297,23 @@ describe('release steps', () => {
     expect(releases.tasks(REL).every((s) => s === 'staged')).toBe(true);
   });
 
-  it('cancel sends cancel to every task not failed, ends the release failed when a task failed', async () => {
+  it('cancel sends cancel to every task, the failed one included, and ends the release failed when a task failed', async () => {
     const { releases, calls, deps, run } = setup(
       (url) =>
         url.endsWith('2')
-          ? { ok: false, kind: 'unreachable', reason: 'unreachable (connection refused)' }
+          ? { ok: false, kind: 'status', status: 500, reason: 'answered status 500' }
           : reply('canceled'),
       3,
       { state: 'canceling' },
       [{ state: 'failed' }, { state: 'running' }, { state: 'staged' }],
     );
     expect(await run('cancel')).toMatchObject({ next: 'done', state: 'failed' });
-    expect(calls.calls.map((c) => c.taskId)).toEqual(['TA_00000001', 'TA_00000002']);
+    // The spec: "the coordinator sends cancel to all task services". The failed task's service is told to stop too.
+    expect(calls.calls.map((c) => c.taskId)).toEqual(['TA_00000000', 'TA_00000001', 'TA_00000002']);
     expect(releases.tasks(REL)).toEqual(['failed', 'canceled', 'canceled']);
-    expect(deps.published.find((e) => e.eventType === 'warning')?.message).toContain('connection refused');
+    expect(deps.published.find((e) => e.eventType === 'warning')?.message).toBe(
+      'task TA_00000002: cancel to task service "svc2" (TS_00000002) failed: answered status 500; the task is canceled anyway',
+    );
     const end = deps.published.find(
       (e) => e.message === `release ${REL}, version 0.0.1 changed from canceling to failed`,
     );

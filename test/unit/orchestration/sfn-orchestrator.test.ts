@@ -15,7 +15,13 @@ import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
 import { MemoryReleases } from './fakes.js';
 
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:Release';
-const CONFIG = { pollSeconds: 5, actionTimeoutSeconds: 15, stagedWaitSeconds: 86400, maxRounds: 300 };
+const CONFIG = {
+  pollSeconds: 5,
+  actionTimeoutSeconds: 15,
+  stagedWaitSeconds: 86400,
+  maxRounds: 300,
+  maxPhaseSeconds: 172800,
+};
 const sfnMock = mockClient(SFNClient);
 const meta = { $metadata: {} };
 const executionArn = (name: string) => `arn:aws:states:us-east-1:123456789012:execution:Release:${name}`;

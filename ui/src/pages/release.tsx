@@ -64,7 +64,11 @@ export function ReleasePage({ id }: { id: string }) {
     try {
       if (action === 'publish')
         await api.request('coordinator', `/releases/${r.kf_id}/publish`, { method: 'POST' });
-      else await api.request('coordinator', `/releases/${r.kf_id}`, { method: 'DELETE' });
+      else {
+        // While publishing, the dialog listed what has published: confirming it is the API's confirm_published.
+        const confirm = r.state === 'publishing' ? '?confirm_published=true' : '';
+        await api.request('coordinator', `/releases/${r.kf_id}${confirm}`, { method: 'DELETE' });
+      }
       setMessage({
         kind: 'success',
         text: action === 'publish' ? 'Publishing started.' : 'Cancelling started.',
@@ -225,9 +229,46 @@ export function ReleasePage({ id }: { id: string }) {
         onConfirm={() => act('cancel')}
         onClose={() => setConfirming(null)}
       >
-        <p>Every task service is asked to cancel its task. A canceled release cannot be resumed.</p>
+        {r.state === 'publishing' ? (
+          <PublishedSoFar release={r} />
+        ) : (
+          <p>Every task service is asked to cancel its task. A canceled release cannot be resumed.</p>
+        )}
       </ConfirmDialog>
     </article>
+  );
+}
+
+/**
+ * What a cancel during publishing would undo: the tasks that have already published (and those still publishing),
+ * so the operator confirms knowingly; the API asks for that confirmation (confirm_published=true).
+ */
+function PublishedSoFar({ release }: { release: Release }) {
+  const published = release.tasks.filter((t) => t.state === 'published');
+  const publishing = release.tasks.filter((t) => t.state === 'publishing' || t.state === 'staged');
+  return (
+    <div class="published-so-far">
+      <p>
+        <strong>This release is publishing.</strong>{' '}
+        {published.length
+          ? `${published.length} of ${release.tasks.length} task(s) have already published:`
+          : 'No task has published yet.'}
+      </p>
+      {published.length > 0 && (
+        <ul aria-label="Already published" data-testid="already-published">
+          {published.map((t) => (
+            <li key={t.kf_id}>
+              {t.service_name} <code>{t.kf_id}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+      {publishing.length > 0 && <p>Still publishing: {publishing.map((t) => t.service_name).join(', ')}.</p>}
+      <p>
+        Canceling sends every task service a cancel, and asks those that published to discard what they made
+        public. Their tasks stay marked published, and the release ends canceled, without a version.
+      </p>
+    </div>
   );
 }
 

@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TASK_STATES, type TaskState, TERMINAL_TASK_STATES } from '../../../functions/coordinator/model.js';
+import { TASK_TRANSITIONS } from '../../../functions/coordinator/task-callback.js';
+import { failTasks, taskPart } from '../../../functions/orchestration/changes.js';
+import { STEPS_RELEASE as REL, stepsSetup } from './fakes.js';
+
+/** docs/api.md states the task-state rules; the code that changes tasks must say the same. */
+const API_MD = readFileSync(resolve(import.meta.dirname, '../../../docs/api.md'), 'utf8');
+
+/** The "Allowed changes" table of PATCH /tasks/<id>: from -> to. */
+function documentedTransitions(): Record<string, string[]> {
+  const at = API_MD.indexOf('| From | To |');
+  expect(at).toBeGreaterThan(0);
+  const rows = API_MD.slice(at).split('\n').slice(2);
+  const out: Record<string, string[]> = {};
+  for (const row of rows) {
+    if (!row.startsWith('|')) break;
+    const [from, to] = row
+      .split('|')
+      .slice(1, 3)
+      .map((c) => [...c.matchAll(/`(\w+)`/g)].map((m) => m[1]));
+    out[from[0]] = to;
+  }
+  return out;
+}
+
+describe('the task-state rules of docs/api.md and the code agree', () => {
+  it('the transitions a task service may report are the documented ones; the final states have none', () => {
+    const documented = documentedTransitions();
+    const working = TASK_STATES.filter((s) => !TERMINAL_TASK_STATES.includes(s));
+    expect(Object.keys(documented).sort()).toEqual([...working].sort());
+    for (const s of working) expect([...TASK_TRANSITIONS[s]].sort(), s).toEqual([...documented[s]].sort());
+    for (const s of TERMINAL_TASK_STATES) expect(TASK_TRANSITIONS[s], s).toEqual([]);
+  });
+
+  it('the final states the docs name are the code’s', () => {
+    const sentence = API_MD.match(
+      /`(\w+)`, `(\w+)` and `(\w+)` are final, for releases\s+and for tasks alike/,
+    );
+    expect(sentence?.slice(1).sort()).toEqual([...TERMINAL_TASK_STATES].sort());
+  });
+
+  it('the orchestration never writes a change out of a final state', () => {
+    for (const from of TERMINAL_TASK_STATES)
+      for (const to of TASK_STATES.filter((s) => s !== from)) {
+        const task = { id: 'TA_1', state: from as TaskState } as Parameters<typeof taskPart>[0];
+        expect(() => taskPart(task, to), `${from} -> ${to}`).toThrow(/a final state/);
+      }
+  });
+
+  it('a failure recorded against a task that published leaves it published (and the release still fails)', async () => {
+    const { releases, deps } = stepsSetup(
+      () => ({ ok: false, kind: 'timeout', reason: 'x' }),
+      2,
+      {
+        state: 'publishing',
+      },
+      [{ state: 'published' }, { state: 'publishing' }],
+    );
+    const outcome = await failTasks(deps, REL, [
+      { taskId: 'TA_00000000', reason: 'late failure' },
+      { taskId: 'TA_00000001', reason: 'timed out' },
+    ]);
+    expect(outcome).toBe('canceling');
+    expect(releases.tasks(REL)).toEqual(['published', 'failed']);
+    expect(deps.published.some((e) => e.taskId === 'TA_00000000')).toBe(false);
+  });
+});
