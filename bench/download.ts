@@ -87,7 +87,10 @@ async function seed(stack: Stack) {
     }),
     'POST /studies/<id>/files',
   );
-  await json(await fetch(created.upload.url, { method: 'PUT', body: bytes }), 'PUT upload');
+  await json(
+    await fetch(created.upload.url, { method: 'PUT', body: bytes, headers: created.upload.headers }),
+    'PUT upload',
+  );
   await json(await fetch(created.confirm_url, { method: 'POST', headers: auth, body: '{}' }), 'confirm');
   const fileId: string = created.file.kf_id;
   const versionId: string = created.version.kf_id;

@@ -21,7 +21,7 @@
 import { resolve } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { C, counterKey, type Tables } from '../functions/adapters/dynamodb/common.js';
-import { DynamoEventRepository, eventItem } from '../functions/adapters/dynamodb/events.js';
+import { DynamoEventRepository, eventCounters, eventItem } from '../functions/adapters/dynamodb/events.js';
 import { putAll, setServiceTaskCounts, Tally } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
 import * as releaseItems from '../functions/adapters/dynamodb/releases/items.js';
@@ -186,9 +186,7 @@ async function seed(
       createdAt: at(1_000_000 + n * 5_000 + 10 + (k % 1000)),
     };
     items.push(eventItem(e));
-    tally.add(C.events);
-    tally.add(C.eventsOfRelease(releaseId));
-    if (svcOfTask) tally.add(C.eventsOfService(svcOfTask));
+    for (const c of eventCounters(e)) tally.add(c);
   }
   await putAll(s.doc, table, items, 8);
   await addCounts(s.doc, table, tally);

@@ -95,20 +95,24 @@ function fileBody(path: string, start: number, length: number, onBytes: (n: numb
   );
 }
 
-/** PUTs a byte range to a presigned URL; returns the ETag S3 answers. */
+/**
+ * PUTs a byte range to a presigned URL, with the headers its signature covers (a single PUT's declared SHA-256);
+ * returns the ETag S3 answers.
+ */
 async function putRange(
   url: string,
   path: string,
   start: number,
   length: number,
   onBytes: (n: number) => void,
+  signedHeaders: Record<string, string> = {},
 ): Promise<{ status: number; etag: string | null; text: string }> {
   let res: Response;
   try {
     res = await fetch(url, {
       method: 'PUT',
       body: fileBody(path, start, length, onBytes),
-      headers: { 'Content-Length': String(length) },
+      headers: { ...signedHeaders, 'Content-Length': String(length) },
       duplex: 'half',
     } as RequestInit);
   } catch (err) {
@@ -208,7 +212,8 @@ export async function upload(
   if (started.upload.type === 'single') {
     const bar = byteBar(o, 'uploading', size);
     try {
-      const r = await putRange(started.upload.url, path, 0, size, (n) => bar.tick(n));
+      const { url, headers } = started.upload;
+      const r = await putRange(url, path, 0, size, (n) => bar.tick(n), headers);
       if (r.status < 200 || r.status > 299)
         throw new CliError(`the upload was refused: ${s3Message(r.status, r.text)} (HTTP ${r.status})`);
     } finally {

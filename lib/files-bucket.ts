@@ -9,6 +9,7 @@ import {
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { STAGING_PREFIX, UPLOAD_STAGING_DAYS } from '../functions/files/model.js';
 
 export interface FilesBucketProps {
   removalPolicy: RemovalPolicy;
@@ -61,8 +62,13 @@ export class FilesBucket extends Construct {
           maxAge: 3000,
         },
       ],
-      // Uploads that are started and never finished would otherwise be billed forever.
-      lifecycleRules: [{ abortIncompleteMultipartUploadAfter: Duration.days(2) }],
+      // Uploads that are started and never finished would otherwise be billed forever: multipart uploads never
+      // completed, and single PUTs never confirmed (they land under staging/, which the confirmation copies from and
+      // then empties; UPLOAD_STAGING_DAYS in functions/files/model.ts).
+      lifecycleRules: [
+        { abortIncompleteMultipartUploadAfter: Duration.days(2) },
+        { prefix: STAGING_PREFIX, expiration: Duration.days(UPLOAD_STAGING_DAYS) },
+      ],
     });
 
     this.bucket.addToResourcePolicy(

@@ -38,6 +38,12 @@ const GENERIC_INDEXES: IndexDef[] = [
   { indexName: 'gsi4', partitionKey: S('gsi4pk'), sortKey: S('gsi4sk') },
 ];
 
+/**
+ * The coordinator's fifth index: a task's events (functions/adapters/dynamodb/common.ts), so that `GET /events?task=`
+ * reads that task's events by key instead of its whole release's.
+ */
+const TASK_EVENTS_INDEX: IndexDef = { indexName: 'gsi5', partitionKey: S('gsi5pk'), sortKey: S('gsi5sk') };
+
 export const TABLES = {
   /**
    * Task services, releases (with their tasks and notes in one item collection), events, version guards, and the
@@ -48,7 +54,7 @@ export const TABLES = {
     envVar: 'COORDINATOR_TABLE',
     partitionKey: S('pk'),
     sortKey: S('sk'),
-    indexes: GENERIC_INDEXES,
+    indexes: [...GENERIC_INDEXES, TASK_EVENTS_INDEX],
     ttlAttribute: 'ttl',
   },
   /** Studies mirrored from the dataservice; shared by the coordinator and the file service. */

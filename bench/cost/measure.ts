@@ -420,7 +420,11 @@ async function uploadFile(stack: StackEndpoints, token: string, studyId: string,
       }),
     })
   ).json();
-  const put = await fetch(created.upload.url, { method: 'PUT', body: bytes });
+  const put = await fetch(created.upload.url, {
+    method: 'PUT',
+    body: bytes,
+    headers: created.upload.headers,
+  });
   if (put.status !== 200) throw new Error(`upload answered ${put.status}`);
   const confirm = await fetch(created.confirm_url, { method: 'POST', headers: auth, body: '{}' });
   if (confirm.status !== 200) throw new Error(`confirm answered ${confirm.status}: ${await confirm.text()}`);

@@ -886,6 +886,9 @@ export interface components {
             method: "PUT";
             /** Format: uri */
             url: string;
+            headers: {
+                [key: string]: string;
+            };
             expires_at: string;
         };
         MultipartUpload: {

@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -12,7 +13,10 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { ObjectStore, UploadedObject } from '../files/ports.js';
+import type { CopyOutcome, ObjectStore, PresignedPut, UploadedObject } from '../files/ports.js';
+
+/** The header that carries the declared SHA-256 of a single PUT: signed, so the uploader must send exactly it. */
+const CHECKSUM_HEADER = 'x-amz-checksum-sha256';
 
 const isNotFound = (err: unknown) => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -40,14 +44,17 @@ export class S3ObjectStore implements ObjectStore {
     private readonly bucket: string,
   ) {}
 
-  presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<string> {
-    // The declared SHA-256 travels in the signed query string: S3 rejects a body that does not match it and stores
-    // the checksum, which the confirmation then reads back instead of re-reading the bytes.
-    return getSignedUrl(
+  async presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<PresignedPut> {
+    // The declared SHA-256 is a signed header, not a query parameter: S3 checks an `x-amz-checksum-sha256` header
+    // against the body and refuses a mismatch, and a request without that very header fails its signature. The
+    // presigner would otherwise hoist it into the query string, where S3 is not known to enforce it. The service
+    // does not rely on either: the confirmation checks the bytes it copies (functions/files/uploads.ts).
+    const url = await getSignedUrl(
       this.s3,
       new PutObjectCommand({ Bucket: this.bucket, Key: key, ChecksumSHA256: sha256Base64 }),
-      { expiresIn },
+      { expiresIn, unhoistableHeaders: new Set([CHECKSUM_HEADER]) },
     );
+    return { url, headers: { [CHECKSUM_HEADER]: sha256Base64 } };
   }
 
   async startMultipart(key: string, contentType: string): Promise<string> {
@@ -119,9 +126,40 @@ export class S3ObjectStore implements ObjectStore {
       const sum = out.ChecksumSHA256;
       // A multipart object reports a composite checksum ("<b64>-<parts>"): not the hash of the whole object.
       const full = sum && !sum.includes('-') && out.ChecksumType !== 'COMPOSITE' ? sum : null;
-      return { size: out.ContentLength ?? 0, sha256Base64: full };
+      return { size: out.ContentLength ?? 0, sha256Base64: full, etag: out.ETag ?? null };
     } catch (err) {
       if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  async copy(from: string, to: string, opts: { sourceEtag: string | null }): Promise<CopyOutcome> {
+    try {
+      await this.s3.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: to,
+          CopySource: `${this.bucket}/${encodeURI(from)}`,
+          // Only the object the caller checked (its size) is copied; a PUT that replaced it since is not.
+          ...(opts.sourceEtag ? { CopySourceIfMatch: opts.sourceEtag } : {}),
+          // The destination is written once: a second copy (a concurrent or repeated confirmation) cannot replace
+          // bytes that were already verified.
+          IfNoneMatch: '*',
+          // S3 computes the SHA-256 of the copy and keeps it, so HeadObject reports it without reading the bytes.
+          ChecksumAlgorithm: 'SHA256',
+          MetadataDirective: 'COPY',
+        }),
+      );
+      return 'copied';
+    } catch (err) {
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+      if (isNotFound(err)) return 'source_missing';
+      // 412 is either precondition: the source changed, or the destination exists. Which one, S3 does not say.
+      if (e.name === 'PreconditionFailed' || e.$metadata?.httpStatusCode === 412)
+        return (await this.stat(to)) ? 'exists' : 'source_changed';
+      // A concurrent write to the destination (409 ConditionalRequestConflict): the caller looks again.
+      if (e.name === 'ConditionalRequestConflict' || e.$metadata?.httpStatusCode === 409)
+        return 'source_changed';
       throw err;
     }
   }

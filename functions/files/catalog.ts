@@ -11,7 +11,7 @@ import {
   requireVisible,
 } from './access.js';
 import { newAudit } from './audit.js';
-import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
+import { type FileRecord, type RequestInfo, stagingKey, type VersionRecord } from './model.js';
 import type { FilesDeps, Listing } from './ports.js';
 
 /** Files of one study, newest first. Membership is checked before the study is even looked up. */
@@ -71,17 +71,6 @@ export async function getVersion(
   return version;
 }
 
-/** The newest available version, or null when none has been confirmed yet. */
-export function latestAvailable(versions: VersionRecord[]): VersionRecord | null {
-  let best: VersionRecord | null = null;
-  for (const v of versions) {
-    if (v.state !== 'available') continue;
-    if (!best || v.created_at > best.created_at || (v.created_at === best.created_at && v.id > best.id))
-      best = v;
-  }
-  return best;
-}
-
 /** Aborting an open multipart upload is best effort: the bucket's lifecycle rule aborts any that remain. */
 export async function abortQuietly(deps: Pick<FilesDeps, 'store'>, v: VersionRecord): Promise<void> {
   if (!v.multipart) return;
@@ -94,7 +83,8 @@ export async function abortQuietly(deps: Pick<FilesDeps, 'store'>, v: VersionRec
 
 async function removeObjects(deps: Pick<FilesDeps, 'store'>, versions: VersionRecord[]): Promise<void> {
   for (const v of versions) await abortQuietly(deps, v);
-  await deps.store.delete(versions.map((v) => v.key));
+  // A single PUT's staging object too, if it was never confirmed (or a PUT came after the confirmation).
+  await deps.store.delete(versions.flatMap((v) => [v.key, stagingKey(v.key)]));
 }
 
 /**
@@ -129,9 +119,15 @@ export async function deleteVersion(
   );
 }
 
+/** Versions a file deletion reads at a time: each batch's objects go, then its records. */
+const DELETE_BATCH = 100;
+/** Batches in a row that may find a version changed under them (an upload confirmed meanwhile) before giving up. */
+const STALE_BATCHES = 5;
+
 /**
- * Deletes a file, every version and every object. The file is first marked so it takes no new version, then the
- * objects go, then the records.
+ * Deletes a file, every version and every object. The file is first marked so it takes no new version; then its
+ * versions go a batch at a time, objects first, so no read holds more than DELETE_BATCH versions whatever the file
+ * has; then the file itself.
  */
 export async function deleteFile(
   deps: Pick<FilesDeps, 'files' | 'store' | 'clock'>,
@@ -141,19 +137,25 @@ export async function deleteFile(
 ): Promise<void> {
   requireAdmin(caller);
   if (!(await deps.files.beginDelete(fileId))) throw new NotFoundError(`No file ${fileId}`);
-  const found = await deps.files.getFileWithVersions(fileId);
-  if (!found) throw new NotFoundError(`No file ${fileId}`);
-  await removeObjects(deps, found.versions);
+  const file = await deps.files.getFile(fileId);
+  if (!file) throw new NotFoundError(`No file ${fileId}`);
+  for (let stale = 0; ; ) {
+    const batch = await deps.files.someVersions(fileId, DELETE_BATCH);
+    if (batch.length === 0) break;
+    await removeObjects(deps, batch);
+    if (await deps.files.deleteVersions(fileId, batch)) continue;
+    if (++stale === STALE_BATCHES)
+      throw new Error('Versions kept changing while their file was being deleted');
+  }
   await deps.files.deleteFile(
-    found.file,
-    found.versions,
+    file,
     newAudit(
       deps,
       {
         action: 'file.delete',
         method: methodOf(caller),
         actor: actorOf(caller),
-        studyId: found.file.study_id,
+        studyId: file.study_id,
         fileId,
       },
       info,

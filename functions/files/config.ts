@@ -27,6 +27,13 @@ export const filesEnv = z.object({
   MULTIPART_THRESHOLD_BYTES: z._default(int().check(z.minimum(5 * MiB)), 100 * MiB),
   /** Preferred part size; raised automatically so that no upload needs more than 10,000 parts. */
   MULTIPART_PART_SIZE_BYTES: z._default(int().check(z.minimum(5 * MiB), z.maximum(5 * 1024 * MiB)), 64 * MiB),
+  /**
+   * Pending (not yet confirmed) versions one file may have at once; another upload of it is a 409 until one is
+   * confirmed or deleted (docs/files.md, Limits).
+   */
+  MAX_PENDING_VERSIONS_PER_FILE: z._default(int().check(z.minimum(1), z.maximum(100)), 10),
+  /** Files of one study none of whose versions has been confirmed yet; another new file is a 409 (docs/files.md). */
+  MAX_PENDING_FILES_PER_STUDY: z._default(int().check(z.minimum(1), z.maximum(10_000)), 1000),
   /** Largest accepted upload: S3's object limit, 5 TiB, unless lowered. */
   FILE_MAX_BYTES: z._default(
     int().check(z.minimum(1), z.maximum(5 * 1024 * 1024 * MiB)),

@@ -5,7 +5,6 @@ import { isId } from '../shared/ids.js';
 import { count, METRIC } from '../shared/metrics.js';
 import { actorOf, type Caller, methodOf, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
-import { latestAvailable } from './catalog.js';
 import { developerCaller, devTokenExpired } from './dev-tokens.js';
 import { type AuditMethod, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { FilesDeps } from './ports.js';
@@ -110,10 +109,11 @@ export async function resolveVersion(
       );
     return v;
   }
-  const found = await deps.files.getFileWithVersions(target.fileId);
+  // One read by key, whatever the number of versions: the file and its newest available version.
+  const found = await deps.files.getFileWithLatest(target.fileId);
   if (!found || found.file.study_id !== target.studyId)
     throw new NotFoundError(`No file ${target.fileId} in study ${target.studyId}`);
-  const latest = latestAvailable(found.versions);
+  const latest = found.latest;
   if (!latest) throw new NotFoundError(`File ${target.fileId} has no available version yet`);
   return latest;
 }

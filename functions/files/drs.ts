@@ -6,7 +6,6 @@ import { log } from '../shared/log.js';
 import { count, METRIC } from '../shared/metrics.js';
 import { actorOf, type Caller, requireAuthenticated, requireVisible } from './access.js';
 import { newAudit } from './audit.js';
-import { latestAvailable } from './catalog.js';
 import type { FilesConfig } from './config.js';
 import { developerCaller } from './dev-tokens.js';
 import type { Presented } from './downloads.js';
@@ -108,9 +107,10 @@ export async function resolveObject(
     if (fileId)
       [file, version] = await Promise.all([deps.files.getFile(fileId), deps.files.getVersion(fileId, id)]);
   } else if (id !== null && isId('SF', id)) {
-    const found = await deps.files.getFileWithVersions(id);
+    // The file and its newest available version: one read by key, whatever the number of versions.
+    const found = await deps.files.getFileWithLatest(id);
     file = found?.file ?? null;
-    version = found ? latestAvailable(found.versions) : null;
+    version = found?.latest ?? null;
   }
   // Only an available version is an object: pending, verifying or failed uploads have no bytes to serve.
   if (!file || !version || version.state !== 'available') throw notFound(objectId);

@@ -42,8 +42,8 @@ export function requestLoaders<D extends Reads>(deps: D): D {
     getFile: (id: string) => fileById.load(id),
     getFiles: (ids: readonly string[]) => fileById.loadMany(ids) as Promise<(FileRecord | null)[]>,
     getVersion: (fileId: string, versionId: string) => versionByKey.load({ fileId, versionId }),
-    getFileWithVersions: memo(
-      (id: string) => files.getFileWithVersions(id),
+    getFileWithLatest: memo(
+      (id: string) => files.getFileWithLatest(id),
       (id) => id,
     ),
     listFiles: memo(

@@ -13,7 +13,7 @@ import { log } from '../shared/log.js';
 import { SIGNED_URL_MINTED_LINE } from '../shared/metric-names.js';
 import * as z from '../shared/zod.js';
 import type { Caller } from './access.js';
-import { getFile, getVersion, latestAvailable, listStudyFiles, listVersions } from './catalog.js';
+import { getFile, getVersion, listStudyFiles, listVersions } from './catalog.js';
 import { createDevToken, deleteDevToken, listDevTokens } from './dev-tokens.js';
 import { mintSignedUrl } from './downloads.js';
 import { GRAPHQL_LIMITS, validateWithLimits } from './graphql-limits.js';
@@ -269,8 +269,7 @@ function fileNode(ctx: GraphqlContext, f: FileRecord) {
     downloadUrl: downloadUrl(ctx.baseUrl, f.study_id, f.id),
     // Nested fields are resolved only when asked for.
     latestVersion: async () => {
-      const found = await ctx.deps.files.getFileWithVersions(f.id);
-      const latest = found ? latestAvailable(found.versions) : null;
+      const latest = (await ctx.deps.files.getFileWithLatest(f.id))?.latest;
       return latest ? versionNode(ctx, latest) : null;
     },
     versions: async (args: { first?: number; after?: string }) => {

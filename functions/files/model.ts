@@ -81,6 +81,17 @@ export const multipartState = z.object({
   part_count: z.number().check(z.int(), z.positive()),
 });
 
+/**
+ * Where the uploader's single PUT lands: a staging key beside the version's own. The confirmation copies the object
+ * to the version's key (`key`), which no upload URL ever names, so a URL still valid after the confirmation can only
+ * write the staging key again, never the bytes that were verified. The bucket's lifecycle rule expires staging
+ * objects nobody confirmed (lib/files-bucket.ts).
+ */
+export const STAGING_PREFIX = 'staging/';
+/** Days after which the bucket's lifecycle rule deletes a staging object (an upload nobody confirmed). */
+export const UPLOAD_STAGING_DAYS = 7;
+export const stagingKey = (key: string) => `${STAGING_PREFIX}${key}`;
+
 export const versionRecord = z.object({
   id: VersionId,
   file_id: FileId,

@@ -13,20 +13,36 @@ export interface Listing<T> {
   items: T[];
 }
 
-export type CreateFileOutcome = 'created' | 'id_collision';
-export type AddVersionOutcome = 'created' | 'id_collision' | 'file_missing';
+/** `too_many_pending`: the study already has its cap of files with nothing confirmed (FilesConfig). */
+export type CreateFileOutcome = 'created' | 'id_collision' | 'too_many_pending';
+/** `too_many_pending`: the file already has its cap of pending versions (FilesConfig). */
+export type AddVersionOutcome = 'created' | 'id_collision' | 'file_missing' | 'too_many_pending';
 
 /** Files and their versions: one aggregate (a file's versions live in its item collection). */
 export interface FileRepository {
-  /** Creates a file with its first (pending) version and the audit record, atomically. */
-  createFile(file: FileRecord, version: VersionRecord, audit: AuditRecord): Promise<CreateFileOutcome>;
-  /** Adds a pending version to an existing file that is not being deleted. */
-  addVersion(version: VersionRecord, audit: AuditRecord): Promise<AddVersionOutcome>;
+  /**
+   * Creates a file with its first (pending) version and the audit record, atomically, unless its study already has
+   * `maxPendingFiles` files none of whose versions was confirmed.
+   */
+  createFile(
+    file: FileRecord,
+    version: VersionRecord,
+    audit: AuditRecord,
+    limits: { maxPendingFiles: number },
+  ): Promise<CreateFileOutcome>;
+  /** Adds a pending version to an existing file that is not being deleted and has fewer than the cap pending. */
+  addVersion(
+    version: VersionRecord,
+    audit: AuditRecord,
+    limits: { maxPendingVersions: number },
+  ): Promise<AddVersionOutcome>;
   getFile(fileId: string): Promise<FileRecord | null>;
   /** Many files by id, in the order asked (null for an unknown id): one batched read per 100 ids. */
   getFiles(fileIds: readonly string[]): Promise<(FileRecord | null)[]>;
-  /** The file and all its versions in one read. */
-  getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null>;
+  /** The file and its newest available version (null when none is), by key: a read that no version count grows. */
+  getFileWithLatest(fileId: string): Promise<{ file: FileRecord; latest: VersionRecord | null } | null>;
+  /** Up to `limit` of a file's versions, in no particular order (a deletion takes them a batch at a time). */
+  someVersions(fileId: string, limit: number): Promise<VersionRecord[]>;
   getVersion(fileId: string, versionId: string): Promise<VersionRecord | null>;
   /** Many versions by key, in the order asked (null for an unknown one): one batched read per 100 keys. */
   getVersions(keys: readonly { fileId: string; versionId: string }[]): Promise<(VersionRecord | null)[]>;
@@ -57,7 +73,10 @@ export interface FileRepository {
   deleteVersion(version: VersionRecord, audit: AuditRecord): Promise<void>;
   /** Marks a file as being deleted so it takes no new versions; false when it does not exist. */
   beginDelete(fileId: string): Promise<boolean>;
-  deleteFile(file: FileRecord, versions: VersionRecord[], audit: AuditRecord): Promise<void>;
+  /** Deletes these versions of a file; false when one of them changed since it was read (read again). */
+  deleteVersions(fileId: string, versions: VersionRecord[]): Promise<boolean>;
+  /** Deletes the file itself, once its versions are gone, with its audit record. */
+  deleteFile(file: FileRecord, audit: AuditRecord): Promise<void>;
 }
 
 export interface SignedTokenRepository {
@@ -113,11 +132,34 @@ export interface UploadedObject {
   size: number;
   /** Base64 SHA-256 of the whole object when the store reports one (S3 does for single PUTs with a checksum). */
   sha256Base64: string | null;
+  /** The store's tag of these very bytes (S3's ETag), for a copy conditioned on them; null when not reported. */
+  etag?: string | null;
 }
 
+/** A presigned PUT and the headers the uploader must send with it (they are part of its signature). */
+export interface PresignedPut {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * What a conditional copy did: `copied`; `exists` (the destination was already written: it is never replaced);
+ * `source_changed` (the source is no longer the object checked, or a concurrent write got in the way: look again);
+ * `source_missing`.
+ */
+export type CopyOutcome = 'copied' | 'exists' | 'source_changed' | 'source_missing';
+
 export interface ObjectStore {
-  /** A presigned PUT; with the checksum signed in, S3 itself refuses a body that does not match. */
-  presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<string>;
+  /**
+   * A presigned PUT whose signature covers the declared SHA-256 as a header (`x-amz-checksum-sha256`), so that S3
+   * itself refuses a body that does not match it.
+   */
+  presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<PresignedPut>;
+  /**
+   * Copies `from` to `to` inside the store: only if `from` is still the object whose tag is `sourceEtag`, and only if
+   * `to` does not exist yet, keeping a SHA-256 of the copy (which stat then reports).
+   */
+  copy(from: string, to: string, opts: { sourceEtag: string | null }): Promise<CopyOutcome>;
   /** A multipart upload with S3's full-object CRC64NVME checksum, so S3 itself checks the bytes it assembles. */
   startMultipart(key: string, contentType: string): Promise<string>;
   presignPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string>;

@@ -1,6 +1,7 @@
 import { isoMicros, nowIso } from '../shared/clock.js';
 import { AppError, ConflictError, hasCode, NotFoundError, ValidationError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
+import { log } from '../shared/log.js';
 import {
   actorOf,
   type Caller,
@@ -12,8 +13,8 @@ import {
 import { newAudit } from './audit.js';
 import { abortQuietly } from './catalog.js';
 import type { FilesConfig } from './config.js';
-import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
-import { MAX_PARTS } from './model.js';
+import type { AuditRecord, FileRecord, RequestInfo, VersionRecord } from './model.js';
+import { MAX_PARTS, stagingKey } from './model.js';
 import type { FilesDeps, UploadVerification } from './ports.js';
 
 /** What uploads touch: the file records, the object store, the study directory, settings and the clock. */
@@ -43,7 +44,8 @@ export interface NewUpload {
 }
 
 export type UploadInstructions =
-  | { type: 'single'; method: 'PUT'; url: string; expires_at: string }
+  /** `headers` must be sent with the PUT: the declared SHA-256, which the URL's signature covers. */
+  | { type: 'single'; method: 'PUT'; url: string; headers: Record<string, string>; expires_at: string }
   | {
       type: 'multipart';
       method: 'PUT';
@@ -115,12 +117,9 @@ async function instructions(deps: UploadDeps, v: VersionRecord): Promise<UploadI
   const ttl = deps.config.UPLOAD_URL_TTL_SECONDS;
   const expires_at = isoMicros(deps.clock.nowMs() + ttl * 1000);
   if (!v.multipart) {
-    return {
-      type: 'single',
-      method: 'PUT',
-      url: await deps.store.presignPut(v.key, hexToBase64(v.sha256), ttl),
-      expires_at,
-    };
+    // The PUT goes to the staging key; only the confirmation writes the version's own key (confirmSingle).
+    const put = await deps.store.presignPut(stagingKey(v.key), hexToBase64(v.sha256), ttl);
+    return { type: 'single', method: 'PUT', url: put.url, headers: put.headers, expires_at };
   }
   const count = Math.min(v.multipart.part_count, PART_URLS_PER_RESPONSE);
   const parts = await Promise.all(
@@ -174,9 +173,16 @@ export async function createFile(
       },
       info,
     );
-    const outcome = await deps.files.createFile(file, version, audit);
+    const outcome = await deps.files.createFile(file, version, audit, {
+      maxPendingFiles: deps.config.MAX_PENDING_FILES_PER_STUDY,
+    });
     if (outcome === 'created') return { file, version, upload: await instructions(deps, version) };
     await abortQuietly(deps, version);
+    if (outcome === 'too_many_pending')
+      throw new ConflictError(
+        `Study ${studyId} already has ${deps.config.MAX_PENDING_FILES_PER_STUDY} files whose upload was never ` +
+          'confirmed: confirm or delete some of them first',
+      );
   }
   throw new Error('Could not find a free file id');
 }
@@ -215,10 +221,17 @@ export async function createVersion(
       },
       info,
     );
-    const outcome = await deps.files.addVersion(version, audit);
+    const outcome = await deps.files.addVersion(version, audit, {
+      maxPendingVersions: deps.config.MAX_PENDING_VERSIONS_PER_FILE,
+    });
     if (outcome === 'created') return { file, version, upload: await instructions(deps, version) };
     await abortQuietly(deps, version);
     if (outcome === 'file_missing') throw new NotFoundError(`No file ${fileId}`);
+    if (outcome === 'too_many_pending')
+      throw new ConflictError(
+        `File ${fileId} already has ${deps.config.MAX_PENDING_VERSIONS_PER_FILE} pending versions: confirm or ` +
+          'delete one of them first',
+      );
   }
   throw new Error('Could not find a free version id');
 }
@@ -267,12 +280,19 @@ export async function refreshUploadUrls(
 }
 
 /**
- * Confirms an upload. A single PUT is checked here and now: its size, and its SHA-256 (which S3 verified on the PUT
- * and reports back), then the version is `available` (200). A multipart upload is completed (S3 checks the
- * assembled size and its full-object CRC64NVME), moved to `verifying` and handed to the verification worker, which
- * streams the object to compute its SHA-256 within its own 15-minute budget (verify-upload.ts): the answer is
- * `verifying` (the handler's 202). A mismatch deletes the object and marks the version `failed`; an object not
- * uploaded yet leaves it pending. Confirming a version that is already verifying asks for its verification again.
+ * Confirms an upload. A single PUT is checked here and now (confirmSingle): the staged object is copied to the
+ * version's own key and that copy's size and SHA-256 are checked, then the version is `available` (200). A multipart
+ * upload is completed (S3 checks the assembled size and its full-object CRC64NVME), moved to `verifying` and handed
+ * to the verification worker, which streams the object to compute its SHA-256 within its own 15-minute budget
+ * (verify-upload.ts): the answer is `verifying` (the handler's 202). A mismatch marks the version `failed` and
+ * deletes its objects; an object not uploaded yet leaves it pending. Confirming a version that is already verifying
+ * asks for its verification again.
+ *
+ * Why the bytes of a confirmed version cannot be replaced: a single PUT's URL names the staging key, and the
+ * version's key is written only by the confirmation's copy, once (the copy never replaces an existing object). A
+ * multipart upload is completed on the version's key by the confirmation; its part URLs name that upload, which S3
+ * retires when it is completed, and no single-PUT URL is ever signed for a multipart version. The multipart upload
+ * is its own staging area: until it is completed it is no object at all.
  */
 export async function confirmUpload(
   deps: ConfirmDeps,
@@ -290,23 +310,6 @@ export async function confirmUpload(
   }
   if (v.state === 'failed')
     throw new ConflictError(`Version ${versionId} failed verification; upload a new version instead`);
-
-  if (v.multipart) {
-    if (!parts?.length)
-      throw ValidationError.field('parts', 'a multipart upload is confirmed with its parts');
-    const result = await deps.store.completeMultipart(
-      v.key,
-      v.multipart.upload_id,
-      parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })),
-      v.size,
-    );
-    // A repeated confirmation finds the upload already completed: the object check below decides.
-    if (!result.ok && !(await deps.store.stat(v.key)))
-      throw ValidationError.field('parts', `S3 could not complete the upload: ${result.reason}`);
-  }
-
-  const stored = await deps.store.stat(v.key);
-  if (!stored) throw new ConflictError(`Nothing has been uploaded for version ${versionId} yet`);
   const audit = newAudit(
     deps,
     {
@@ -319,33 +322,113 @@ export async function confirmUpload(
     },
     info,
   );
+  if (!v.multipart) return confirmSingle(deps, v, audit);
+
+  if (!parts?.length) throw ValidationError.field('parts', 'a multipart upload is confirmed with its parts');
+  const result = await deps.store.completeMultipart(
+    v.key,
+    v.multipart.upload_id,
+    parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })),
+    v.size,
+  );
+  // A repeated confirmation finds the upload already completed: the object check below decides.
+  const stored = await deps.store.stat(v.key);
+  if (!result.ok && !stored)
+    throw ValidationError.field('parts', `S3 could not complete the upload: ${result.reason}`);
+  if (!stored) throw new ConflictError(`Nothing has been uploaded for version ${versionId} yet`);
   const confirmedAt = nowIso(deps.clock);
+  if (stored.size !== v.size)
+    return refuse(deps, v, `size is ${stored.size} bytes, ${v.size} were declared`, confirmedAt, audit);
+  const handed = await deps.files.finishUpload(v, { state: 'verifying', confirmedAt }, audit);
+  if (!handed) return currentVersion(deps, fileId, versionId);
+  await deps.verification.request({ fileId, versionId });
+  return { ...v, state: 'verifying', confirmed_at: confirmedAt, multipart: null };
+}
+
+/** Times the staged object may change under a confirmation (a new PUT between its check and its copy). */
+const COPY_ATTEMPTS = 3;
+
+/**
+ * A single PUT: the staged object (checked for size first, so a wrong size is never copied) is copied to the
+ * version's key, on the condition that it is still the object checked and that the version's key is still empty;
+ * then the copy itself is checked, size and SHA-256 (S3 computes the copy's SHA-256; a store that does not is read
+ * and hashed). A version's key found already written (an earlier confirmation that stopped before it recorded its
+ * outcome, or a version uploaded before staging keys) is checked the same way, never replaced.
+ */
+async function confirmSingle(
+  deps: ConfirmDeps,
+  v: VersionRecord,
+  audit: AuditRecord,
+): Promise<VersionRecord> {
+  const staged = stagingKey(v.key);
+  let copied = false;
+  for (let attempt = 0; !copied; attempt++) {
+    if (attempt === COPY_ATTEMPTS)
+      throw new ConflictError(
+        `The upload of version ${v.id} kept changing while it was confirmed; confirm again`,
+      );
+    const object = await deps.store.stat(staged);
+    if (!object) {
+      if (await deps.store.stat(v.key)) break;
+      throw new ConflictError(`Nothing has been uploaded for version ${v.id} yet`);
+    }
+    if (object.size !== v.size)
+      return refuse(
+        deps,
+        v,
+        `size is ${object.size} bytes, ${v.size} were declared`,
+        nowIso(deps.clock),
+        audit,
+      );
+    const outcome = await deps.store.copy(staged, v.key, { sourceEtag: object.etag ?? null });
+    copied = outcome === 'copied' || outcome === 'exists';
+  }
+  const confirmedAt = nowIso(deps.clock);
+  const stored = await deps.store.stat(v.key);
+  if (!stored) throw new ConflictError(`Version ${v.id} changed while it was confirmed; confirm again`);
   let problem: string | null =
     stored.size !== v.size ? `size is ${stored.size} bytes, ${v.size} were declared` : null;
-
-  if (!problem && v.multipart) {
-    const handed = await deps.files.finishUpload(v, { state: 'verifying', confirmedAt }, audit);
-    if (!handed) return currentVersion(deps, fileId, versionId);
-    await deps.verification.request({ fileId, versionId });
-    return { ...v, state: 'verifying', confirmed_at: confirmedAt, multipart: null };
-  }
   if (!problem) {
     const actual = stored.sha256Base64
       ? Buffer.from(stored.sha256Base64, 'base64').toString('hex')
       : await deps.store.hash(v.key);
     if (actual !== v.sha256) problem = `SHA-256 is ${actual}, ${v.sha256} was declared`;
   }
-  if (problem) {
-    await deps.store.delete([v.key]);
-    await deps.files.finishUpload(v, { state: 'failed', confirmedAt }, audit);
-    throw new UploadMismatchError(
-      `The uploaded object does not match: its ${problem}. The version is marked failed.`,
-    );
-  }
+  if (problem) return refuse(deps, v, problem, confirmedAt, audit);
   const done = await deps.files.finishUpload(v, { state: 'available', confirmedAt }, audit);
   // A concurrent confirmation or deletion got there first; answer with what is stored now.
-  if (!done) return currentVersion(deps, fileId, versionId);
+  if (!done) return currentVersion(deps, v.file_id, v.id);
+  await removeQuietly(deps, [staged]);
   return { ...v, state: 'available', confirmed_at: confirmedAt, multipart: null };
+}
+
+/**
+ * The upload does not match what was declared: the version is marked failed (only if it is still pending) and then
+ * its objects are deleted, so that a confirmation which lost a race to another never deletes bytes the winner
+ * verified. The answer is the 422, or the version as another confirmation left it.
+ */
+async function refuse(
+  deps: ConfirmDeps,
+  v: VersionRecord,
+  problem: string,
+  confirmedAt: string,
+  audit: AuditRecord,
+): Promise<VersionRecord> {
+  const marked = await deps.files.finishUpload(v, { state: 'failed', confirmedAt }, audit);
+  if (!marked) return currentVersion(deps, v.file_id, v.id);
+  await deps.store.delete([v.key, stagingKey(v.key)]);
+  throw new UploadMismatchError(
+    `The uploaded object does not match: its ${problem}. The version is marked failed.`,
+  );
+}
+
+/** The staging object has served its purpose once its copy is verified; the lifecycle rule catches a failure. */
+async function removeQuietly(deps: Pick<FilesDeps, 'store'>, keys: string[]): Promise<void> {
+  try {
+    await deps.store.delete(keys);
+  } catch (err) {
+    log.warn('could not delete a staging object', { keys, error: (err as Error).message });
+  }
 }
 
 async function currentVersion(deps: UploadDeps, fileId: string, versionId: string): Promise<VersionRecord> {

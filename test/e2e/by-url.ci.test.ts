@@ -71,11 +71,17 @@ function summary(run: Run): { where: string; passed: number; failed: number; ski
 
 const client = (id: string) => DEFAULT_CLIENTS.find((c) => c.client_id === id)!;
 
-async function json(method: string, url: string, body?: unknown, raw?: Buffer) {
+async function json(
+  method: string,
+  url: string,
+  body?: unknown,
+  raw?: Buffer,
+  signed: Record<string, string> = {},
+) {
   const res = await fetch(url, {
     method,
     headers: raw
-      ? {}
+      ? signed
       : {
           Authorization: `Bearer ${adminToken}`,
           'Content-Type': 'application/json',
@@ -168,7 +174,8 @@ describe('npm run test:e2e, against a stack given by URL only', () => {
       sha256: createHash('sha256').update(bytes).digest('hex'),
     });
     expect(created.status).toBe(201);
-    expect((await json('PUT', created.body.upload.url, undefined, bytes)).status).toBe(200);
+    const put = await json('PUT', created.body.upload.url, undefined, bytes, created.body.upload.headers);
+    expect(put.status).toBe(200);
     expect((await json('POST', created.body.confirm_url, {})).status).toBe(200);
     const file = created.body.file.kf_id;
     const before = await counts(study, file);

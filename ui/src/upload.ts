@@ -23,7 +23,7 @@ interface Started {
   file: StudyFile;
   version: FileVersion;
   upload:
-    | { type: 'single'; method: 'PUT'; url: string; expires_at: string }
+    | { type: 'single'; method: 'PUT'; url: string; headers: Record<string, string>; expires_at: string }
     | {
         type: 'multipart';
         upload_id: string;
@@ -56,16 +56,23 @@ class StorageError extends Error {
   }
 }
 
+/** A presigned URL and the headers its signature covers (a single PUT's declared SHA-256). */
+interface Target {
+  url: string;
+  headers?: Record<string, string>;
+}
+
 /** One PUT with upload progress (fetch has none); resolves with the answer's ETag. */
 function put(
-  url: string,
+  target: Target,
   body: Blob,
   onProgress: (sent: number) => void,
   signal?: AbortSignal,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('PUT', url);
+    xhr.open('PUT', target.url);
+    for (const [name, value] of Object.entries(target.headers ?? {})) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (e) => onProgress(e.loaded);
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) {
@@ -123,13 +130,13 @@ export async function uploadFile(
     });
   /** Presigned URLs live 5 minutes: a PUT that starts later is refused (403), so it is signed again, once. */
   const putFresh = async (
-    url: string,
+    target: Target,
     blob: Blob,
     progress: (n: number) => void,
-    again: () => Promise<string>,
+    again: () => Promise<Target>,
   ) => {
     try {
-      return await put(url, blob, progress, signal);
+      return await put(target, blob, progress, signal);
     } catch (err) {
       if (!(err instanceof StorageError) || err.status !== 403) throw err;
       return put(await again(), blob, progress, signal);
@@ -138,12 +145,12 @@ export async function uploadFile(
   let confirmBody: { parts?: { part_number: number; etag: string }[] } = {};
   if (upload.type === 'single') {
     await putFresh(
-      upload.url,
+      { url: upload.url, headers: upload.headers },
       file,
       (sent) => onState({ phase: 'uploading', loaded: sent, total }),
       async () => {
         const fresh = (await resign({})).upload;
-        return fresh.type === 'single' ? fresh.url : '';
+        return fresh.type === 'single' ? { url: fresh.url, headers: fresh.headers } : { url: '' };
       },
     );
   } else {
@@ -166,7 +173,7 @@ export async function uploadFile(
         }
         const start = (n - 1) * upload.part_size;
         const etag = await putFresh(
-          url,
+          { url },
           file.slice(start, Math.min(total, start + upload.part_size)),
           (bytes) => {
             sent.set(n, bytes);
@@ -174,7 +181,7 @@ export async function uploadFile(
           },
           async () => {
             const fresh = (await resign({ part_numbers: [n] })).upload;
-            return fresh.type === 'multipart' ? (fresh.parts[0]?.url ?? '') : '';
+            return { url: fresh.type === 'multipart' ? (fresh.parts[0]?.url ?? '') : '' };
           },
         );
         if (!etag)

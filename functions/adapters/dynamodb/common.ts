@@ -30,9 +30,11 @@ import { assertItemFits } from './item-size.js';
  *   release note   RE#<release>   / RN#<id>   gsi1 RN   gsi2 <id> / RN   gsi3 RN#SD#<study>  (only with a study)
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
  *   study member   RS#<study>     / <created>#<release>   (a release under each of its studies: ?study= lists)
- *   event          EV#<id>        / EV        gsi1 EV#<nn> (4 shards by id)   gsi2 EVR#<release>, or EVRT#<release
- *                                            of its task> when it names a task but no release   gsi3 EVS#<service>
- *                                            gsi4 EVD#<study>
+ *   event          EV#<id>        / EV        gsi1 EV#<nn> (4 shards by id)   gsi2 EVR#<release>   gsi3 EVS#<service>
+ *                                            gsi4 EVD#<study>   gsi5 EVTK#<release>#<task> (names a task and its
+ *                                            release), or EVTO#<task> (names a task but no release)
+ *   event key item EVRD#<release>#<study> / <created>#<event>   a copy of an event naming a release and a study
+ *                                            (?release=&study=), written and deleted with the event
  *   version guard  VERSION#<v>    / VERSION   gsi1 VERSION / <sortable version>
  *   highest        VERSION        / HIGHEST   (the highest published version, moved in the publishing transaction)
  *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases;
@@ -98,7 +100,11 @@ export const K = {
   notesOfStudy: (studyId: string) => `RN#SD#${studyId}`,
   eventShard: (n: number) => `EV#${String(n).padStart(2, '0')}`,
   eventShards: () => Array.from({ length: EVENT_LIST_SHARDS }, (_, n) => K.eventShard(n)),
-  taskEventsOfRelease: (releaseId: string) => `EVRT#${releaseId}`,
+  /** gsi5: the events naming a task and its release; those naming the task alone. */
+  eventsOfTask: (releaseId: string, taskId: string) => `EVTK#${releaseId}#${taskId}`,
+  taskOnlyEvents: (taskId: string) => `EVTO#${taskId}`,
+  /** The key items of the events naming a release and a study (base table, a partition per pair). */
+  releaseStudyEventsPk: (releaseId: string, studyId: string) => `EVRD#${releaseId}#${studyId}`,
   eventsOfService: (serviceId: string) => `EVS#${serviceId}`,
   eventsOfStudy: (studyId: string) => `EVD#${studyId}`,
   /** The registry attribute counting the tasks a service was given. */
@@ -135,6 +141,8 @@ export const KEY_ATTRIBUTES = [
   'gsi3sk',
   'gsi4pk',
   'gsi4sk',
+  'gsi5pk',
+  'gsi5sk',
 ] as const;
 
 /**
@@ -156,8 +164,14 @@ export const C = {
   eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: 4 }),
   eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 2 }),
   eventsOfStudy: (studyId: string) => ({ name: `EV#SD#${studyId}`, shards: 1 }),
+  eventsOfTask: (releaseId: string, taskId: string) => ({ name: `EV#RT#${releaseId}#${taskId}`, shards: 1 }),
+  taskOnlyEvents: (taskId: string) => ({ name: `EV#TO#${taskId}`, shards: 1 }),
+  eventsOfReleaseStudy: (releaseId: string, studyId: string) => ({
+    name: `EV#RD#${releaseId}#${studyId}`,
+    shards: 1,
+  }),
   studies: { name: 'SD', shards: 1 },
-} satisfies Record<string, Counter | ((x: never) => Counter)>;
+} satisfies Record<string, Counter | ((...x: never[]) => Counter)>;
 
 export function stripKeys(item: Record<string, unknown>): Record<string, unknown> {
   const out = { ...item };
@@ -234,7 +248,7 @@ export async function transact(
   }
 }
 
-export type IndexName = 'gsi1' | 'gsi2' | 'gsi3' | 'gsi4';
+export type IndexName = 'gsi1' | 'gsi2' | 'gsi3' | 'gsi4' | 'gsi5';
 
 /** Where a list reads: one partition of the table or of an index, or several (the shards of one list). */
 export interface Partitions {

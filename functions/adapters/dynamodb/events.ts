@@ -7,16 +7,18 @@ import type { Page } from '../../shared/list.js';
 import {
   bySkDesc,
   C,
+  type Counter,
   CounterDeltas,
   decode,
   EVENT_LIST_SHARDS,
   K,
   type LabelledItem,
+  type Partitions,
   pageInMemory,
   pageOf,
   putNew,
   queryAll,
-  readCount,
+  readCounts,
   shardOf,
   type Tables,
   transact,
@@ -39,40 +41,64 @@ export function materializeEvent(e: NewEvent, clock: Clock): CoordinatorEvent {
 }
 
 /**
- * The stored form of an event (key layout in common.ts). `taskReleaseId` is the release of the event's task when the
- * event names a task but no release: such an event is kept beside its task's release, so ?task= reads one release.
+ * The stored form of an event (key layout in common.ts). An event naming a task is in gsi5: beside the other events
+ * of its task and release, or, naming the task but no release, beside the other such events of the task.
+ * `taskReleaseId` (the release of the task of such an event) is kept on the item.
  */
 export function eventItem(e: CoordinatorEvent, taskReleaseId?: string): Record<string, unknown> {
   const sk = K.listSk(e.createdAt, e.id);
-  const home = e.releaseId
-    ? K.eventsOfRelease(e.releaseId)
-    : e.taskId && taskReleaseId
-      ? K.taskEventsOfRelease(taskReleaseId)
-      : null;
+  const task = e.taskId
+    ? e.releaseId
+      ? K.eventsOfTask(e.releaseId, e.taskId)
+      : K.taskOnlyEvents(e.taskId)
+    : null;
   return {
     ...K.event(e.id),
     gsi1pk: K.eventShard(shardOf(e.id, EVENT_LIST_SHARDS)),
     gsi1sk: sk,
-    ...(home ? { gsi2pk: home, gsi2sk: sk } : {}),
+    ...(e.releaseId ? { gsi2pk: K.eventsOfRelease(e.releaseId), gsi2sk: sk } : {}),
     ...(e.taskServiceId ? { gsi3pk: K.eventsOfService(e.taskServiceId), gsi3sk: sk } : {}),
     ...(e.studyId ? { gsi4pk: K.eventsOfStudy(e.studyId), gsi4sk: sk } : {}),
+    ...(task ? { gsi5pk: task, gsi5sk: sk } : {}),
     ...(taskReleaseId && !e.releaseId ? { taskReleaseId } : {}),
     ...e,
   };
 }
 
+/**
+ * The key item of an event naming a release and a study: a copy of the event in the pair's own partition, so that
+ * `?release=&study=` pages by key. Events never change, so the copy cannot drift; it is written and deleted in the
+ * event's own transactions. Null for any other event.
+ */
+export function eventKeyItem(e: CoordinatorEvent): Record<string, unknown> | null {
+  if (!e.releaseId || !e.studyId) return null;
+  return { pk: K.releaseStudyEventsPk(e.releaseId, e.studyId), sk: K.listSk(e.createdAt, e.id), ...e };
+}
+
+/** The counters an event is counted in, one per list that holds it. */
+export function eventCounters(e: CoordinatorEvent): Counter[] {
+  const out: Counter[] = [C.events];
+  if (e.releaseId) out.push(C.eventsOfRelease(e.releaseId));
+  if (e.taskServiceId) out.push(C.eventsOfService(e.taskServiceId));
+  if (e.studyId) out.push(C.eventsOfStudy(e.studyId));
+  if (e.taskId) out.push(e.releaseId ? C.eventsOfTask(e.releaseId, e.taskId) : C.taskOnlyEvents(e.taskId));
+  if (e.releaseId && e.studyId) out.push(C.eventsOfReleaseStudy(e.releaseId, e.studyId));
+  return out;
+}
+
 /** What an event adds to (sign 1) or takes from (sign -1) the counts of the lists it is in. */
 export function eventCounts(deltas: CounterDeltas, e: CoordinatorEvent, sign: 1 | -1): CounterDeltas {
-  deltas.add(C.events, sign);
-  if (e.releaseId) deltas.add(C.eventsOfRelease(e.releaseId), sign);
-  if (e.taskServiceId) deltas.add(C.eventsOfService(e.taskServiceId), sign);
-  if (e.studyId) deltas.add(C.eventsOfStudy(e.studyId), sign);
+  for (const c of eventCounters(e)) deltas.add(c, sign);
   return deltas;
 }
 
-/** The Put of one event, for any transaction; its counts go into `deltas` (see eventCounts). */
-export function eventPut(table: string, e: CoordinatorEvent, taskReleaseId?: string): LabelledItem {
-  return putNew(table, 'event', e.id, eventItem(e, taskReleaseId));
+/** The Put of one event (and of its key item, if it has one), for any transaction; counts go into `deltas`. */
+export function eventPuts(table: string, e: CoordinatorEvent, taskReleaseId?: string): LabelledItem[] {
+  const key = eventKeyItem(e);
+  return [
+    putNew(table, 'event', e.id, eventItem(e, taskReleaseId)),
+    ...(key ? [putNew(table, 'event', e.id, key)] : []),
+  ];
 }
 
 const matches = (e: CoordinatorEvent, f: EventFilters) =>
@@ -113,7 +139,7 @@ export class DynamoEventRepository implements EventRepository {
       const event = materializeEvent(e, this.clock);
       const counts = eventCounts(new CounterDeltas(), event, 1).items(t.coordinator);
       const out = await transact(this.doc, [
-        eventPut(t.coordinator, event, refs.taskReleaseId),
+        ...eventPuts(t.coordinator, event, refs.taskReleaseId),
         ...counts,
         ...checks,
       ]);
@@ -138,6 +164,7 @@ export class DynamoEventRepository implements EventRepository {
     for (let attempt = 0; attempt < 3; attempt++) {
       const event = await this.get(id);
       if (!event) return false;
+      const key = eventKeyItem(event);
       const out = await transact(this.doc, [
         {
           kind: 'event',
@@ -150,6 +177,15 @@ export class DynamoEventRepository implements EventRepository {
             },
           },
         },
+        ...(key
+          ? [
+              {
+                kind: 'event_key',
+                id,
+                item: { Delete: { TableName: this.tables.coordinator, Key: { pk: key.pk, sk: key.sk } } },
+              },
+            ]
+          : []),
         ...eventCounts(new CounterDeltas(), event, -1).items(this.tables.coordinator),
       ]);
       if (out.ok) return true;
@@ -158,72 +194,93 @@ export class DynamoEventRepository implements EventRepository {
   }
 
   /**
-   * Every filter is served by keys (docs/architecture.md lists each combination):
+   * Every filter is served by keys (docs/architecture.md lists each combination), each with its counter:
    * - none: the 4 shards of gsi1, merged newest first; release / task_service / study alone: their own partition;
-   *   each with its counter;
-   * - with `release` or `task`: the events of one release (gsi2), filtered and counted in memory: bounded by the size
-   *   of that release;
+   * - task (with or without release): gsi5, the task's own partitions (with release, only the events naming it);
+   * - release and study: the pair's key items;
+   * - a third filter on top of those: the narrowest of them, filtered and counted in memory, bounded by one task's
+   *   events or one release's events of one study; release with task_service: the release's events, in memory;
    * - task_service and study together (neither release nor task): a 400, since no key holds both.
    */
   async list(filters: EventFilters, page: Page): Promise<Paged<CoordinatorEvent>> {
     const table = this.tables.coordinator;
-    const decodeAll = (items: Record<string, unknown>[]) => items.map((i) => decode(eventSchema, i));
-    if (filters.releaseId || filters.taskId) {
-      const partitions: string[] = [];
-      if (filters.releaseId) partitions.push(K.eventsOfRelease(filters.releaseId));
-      else {
-        const releaseId = await this.releaseOfTask(filters.taskId as string);
+    const f = filters;
+    let src: Partitions;
+    let counters: Counter[];
+    let narrowed: boolean;
+    if (f.taskId) {
+      if (f.releaseId) {
+        src = { table, index: 'gsi5', keys: [K.eventsOfTask(f.releaseId, f.taskId)] };
+        counters = [C.eventsOfTask(f.releaseId, f.taskId)];
+      } else {
+        // The task's release names its partition (a task id is unique); a task that does not exist has no events.
+        const releaseId = await this.releaseOfTask(f.taskId);
         if (!releaseId) return { count: 0, items: pageInMemory([], page) };
-        partitions.push(K.eventsOfRelease(releaseId), K.taskEventsOfRelease(releaseId));
+        src = {
+          table,
+          index: 'gsi5',
+          keys: [K.eventsOfTask(releaseId, f.taskId), K.taskOnlyEvents(f.taskId)],
+        };
+        counters = [C.eventsOfTask(releaseId, f.taskId), C.taskOnlyEvents(f.taskId)];
       }
-      if (filters.releaseId && !filters.taskId && !filters.taskServiceId && !filters.studyId) {
-        const [count, items] = await Promise.all([
-          readCount(this.doc, table, C.eventsOfRelease(filters.releaseId)),
-          pageOf(this.doc, { table, index: 'gsi2', keys: partitions }, page),
-        ]);
-        return { count, items: decodeAll(items) };
-      }
-      const all = (
-        await Promise.all(
-          partitions.map((p) =>
-            queryAll(this.doc, {
-              TableName: table,
-              IndexName: 'gsi2',
-              KeyConditionExpression: 'gsi2pk = :p',
-              ExpressionAttributeValues: { ':p': p },
-            }),
-          ),
-        )
-      )
-        .flat()
-        .map((i) => ({ sk: String(i.gsi2sk), value: decode(eventSchema, i) }))
-        .filter((x) => matches(x.value, filters))
-        .sort(bySkDesc);
-      return { count: all.length, items: pageInMemory(all, page) };
-    }
-    if (filters.taskServiceId && filters.studyId)
+      narrowed = Boolean(f.taskServiceId || f.studyId);
+    } else if (f.releaseId && f.studyId) {
+      src = { table, keys: [K.releaseStudyEventsPk(f.releaseId, f.studyId)] };
+      counters = [C.eventsOfReleaseStudy(f.releaseId, f.studyId)];
+      narrowed = Boolean(f.taskServiceId);
+    } else if (f.releaseId) {
+      src = { table, index: 'gsi2', keys: [K.eventsOfRelease(f.releaseId)] };
+      counters = [C.eventsOfRelease(f.releaseId)];
+      narrowed = Boolean(f.taskServiceId);
+    } else if (f.taskServiceId && f.studyId) {
       throw new ValidationError(
         'Invalid query: task_service and study cannot be combined without release or task',
         {
           study: ['cannot be combined with task_service unless release or task narrows the list'],
         },
       );
-    const [counter, src] = filters.taskServiceId
-      ? [
-          C.eventsOfService(filters.taskServiceId),
-          { table, index: 'gsi3' as const, keys: [K.eventsOfService(filters.taskServiceId)] },
-        ]
-      : filters.studyId
-        ? [
-            C.eventsOfStudy(filters.studyId),
-            { table, index: 'gsi4' as const, keys: [K.eventsOfStudy(filters.studyId)] },
-          ]
-        : [C.events, { table, index: 'gsi1' as const, keys: K.eventShards() }];
-    const [count, items] = await Promise.all([
-      readCount(this.doc, table, counter),
-      pageOf(this.doc, src, page),
-    ]);
-    return { count, items: decodeAll(items) };
+    } else if (f.taskServiceId) {
+      src = { table, index: 'gsi3', keys: [K.eventsOfService(f.taskServiceId)] };
+      counters = [C.eventsOfService(f.taskServiceId)];
+      narrowed = false;
+    } else if (f.studyId) {
+      src = { table, index: 'gsi4', keys: [K.eventsOfStudy(f.studyId)] };
+      counters = [C.eventsOfStudy(f.studyId)];
+      narrowed = false;
+    } else {
+      src = { table, index: 'gsi1', keys: K.eventShards() };
+      counters = [C.events];
+      narrowed = false;
+    }
+    if (!narrowed) {
+      const [counts, items] = await Promise.all([
+        readCounts(this.doc, table, counters),
+        pageOf(this.doc, src, page),
+      ]);
+      return {
+        count: counts.reduce((a, b) => a + b, 0),
+        items: items.map((i) => decode(eventSchema, i)),
+      };
+    }
+    const sk = src.index ? `${src.index}sk` : 'sk';
+    const all = (
+      await Promise.all(
+        src.keys.map((key) =>
+          queryAll(this.doc, {
+            TableName: table,
+            IndexName: src.index,
+            KeyConditionExpression: '#pk = :p',
+            ExpressionAttributeNames: { '#pk': src.index ? `${src.index}pk` : 'pk' },
+            ExpressionAttributeValues: { ':p': key },
+          }),
+        ),
+      )
+    )
+      .flat()
+      .map((i) => ({ sk: String(i[sk]), value: decode(eventSchema, i) }))
+      .filter((x) => matches(x.value, f))
+      .sort(bySkDesc);
+    return { count: all.length, items: pageInMemory(all, page) };
   }
 
   private async releaseOfTask(taskId: string): Promise<string | null> {

@@ -19,17 +19,36 @@ import {
   readCount,
   transact,
 } from './common.js';
-import { BatchGetCommand, type Documents, GetCommand, UpdateCommand } from './documents.js';
+import { BatchGetCommand, type Documents, GetCommand, QueryCommand, UpdateCommand } from './documents.js';
 import { auditWrites } from './files-audit.js';
-import { FC, FK, TOTALS_SHARDS } from './files-table.js';
+import {
+  availableDeletes,
+  leavesPending,
+  pendingFilesChange,
+  totalsChange,
+  versionCountChange,
+  versionDelete,
+} from './files-items.js';
+import { FC, FK } from './files-table.js';
 
 const idClaim = z.object({ file_id: FileId });
 const totalsShard = z.object({ versions: z._default(z.number(), 0), bytes: z._default(z.number(), 0) });
 
-/** Version deletions per transaction: DynamoDB's 100 items, less one for the totals and one for the file's count. */
-const VERSIONS_PER_TRANSACTION = 98;
+/**
+ * Version deletions per transaction: DynamoDB's 100 items, less one for the totals and one for the file's count,
+ * shared by versions that take up to two items each (the version and, when available, its key item).
+ */
+const VERSIONS_PER_TRANSACTION = 49;
 /** Re-reads after a version changed under a deletion (an upload confirmed meanwhile) before giving up. */
 const DELETE_ROUNDS = 5;
+/** A new file: its one version is pending, and nothing of it has been confirmed. */
+const NEW_FILE = { versions: 1, unconfirmed: true };
+const fileFlags = z.object({
+  study_id: z.string(),
+  unconfirmed: z.optional(z.boolean()),
+  deleting: z.optional(z.boolean()),
+  pendingVersions: z.optional(z.number()),
+});
 
 /**
  * Files and their versions. A file and its versions share one partition of the files table. The totals of available
@@ -42,11 +61,21 @@ export class DynamoFileRepository implements FileRepository {
     private readonly table: string,
   ) {}
 
-  /** The stored file; `versionCount` counts its versions (GET /files/<id>/versions) and moves with each of them. */
-  fileItem(file: FileRecord, versionCount = 1) {
+  /**
+   * The stored file; `versionCount` counts its versions (GET /files/<id>/versions) and moves with each of them;
+   * `pendingVersions` counts those still pending, and `unconfirmed` marks a file none of whose versions has been
+   * confirmed yet (files-table.ts).
+   */
+  fileItem(
+    file: FileRecord,
+    versionCount = 1,
+    pending: { versions: number; unconfirmed: boolean } = NEW_FILE,
+  ) {
     return {
       ...FK.file(file.id),
       versionCount,
+      pendingVersions: pending.versions,
+      ...(pending.unconfirmed ? { unconfirmed: true } : {}),
       gsi1pk: FK.filesOfStudy(file.study_id),
       gsi1sk: FK.listSk(file.created_at, file.id),
       gsi2pk: file.id,
@@ -78,75 +107,35 @@ export class DynamoFileRepository implements FileRepository {
     ];
   }
 
-  /** Deletes a version only if it is still in the state it was read in, so the totals move with what is deleted. */
-  private versionDelete(version: VersionRecord): LabelledItem {
-    return {
-      kind: 'version',
-      id: version.id,
-      item: {
-        Delete: {
-          TableName: this.table,
-          Key: FK.version(version.file_id, version.id),
-          ConditionExpression: '#state = :state',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':state': version.state },
-        },
-      },
-    };
+  /** The key item of an available version: a copy, so that the latest is read with its file in one Query. */
+  availableItem(version: VersionRecord) {
+    return { ...FK.available(version.file_id, version.created_at, version.id), ...version };
   }
 
-  /** Adds to (or, with sign -1, takes off) the totals the available ones among `versions`; nothing if none is. */
-  private totalsChange(versions: VersionRecord[], sign: 1 | -1): LabelledItem[] {
-    const available = versions.filter((v) => v.state === 'available');
-    if (available.length === 0) return [];
-    const bytes = available.reduce((sum, v) => sum + v.size, 0);
-    return [
-      {
-        kind: 'totals',
-        id: 'available',
-        item: {
-          Update: {
-            TableName: this.table,
-            Key: FK.totalsShard(Math.floor(Math.random() * TOTALS_SHARDS)),
-            UpdateExpression: 'ADD versions :n, #bytes :b',
-            ExpressionAttributeNames: { '#bytes': 'bytes' },
-            ExpressionAttributeValues: { ':n': sign * available.length, ':b': sign * bytes },
-          },
-        },
-      },
-    ];
-  }
-
-  /** A file's versions move its count: one Update of the file item in the same transaction. */
-  private versionCountChange(fileId: string, delta: number): LabelledItem {
-    return {
-      kind: 'file_count',
-      id: fileId,
-      item: {
-        Update: {
-          TableName: this.table,
-          Key: FK.file(fileId),
-          UpdateExpression: 'ADD versionCount :d',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':d': delta },
-        },
-      },
-    };
-  }
-
-  async createFile(file: FileRecord, version: VersionRecord, audit: AuditRecord): Promise<CreateFileOutcome> {
+  async createFile(
+    file: FileRecord,
+    version: VersionRecord,
+    audit: AuditRecord,
+    limits: { maxPendingFiles: number },
+  ): Promise<CreateFileOutcome> {
     const out = await transact(this.doc, [
       putNew(this.table, 'file', file.id, this.fileItem(file)),
       ...this.versionPuts(version),
       ...new CounterDeltas().add(FC.filesOfStudy(file.study_id), 1).items(this.table),
+      pendingFilesChange(this.table, file.study_id, 1, limits.maxPendingFiles),
       ...auditWrites(this.table, audit),
     ]);
     if (out.ok) return 'created';
+    if (out.conditionFailed.some((c) => c.kind === 'pending_files')) return 'too_many_pending';
     if (out.conditionFailed.length) return 'id_collision';
     throw new Error('Creating a file kept conflicting with concurrent writers');
   }
 
-  async addVersion(version: VersionRecord, audit: AuditRecord): Promise<AddVersionOutcome> {
+  async addVersion(
+    version: VersionRecord,
+    audit: AuditRecord,
+    limits: { maxPendingVersions: number },
+  ): Promise<AddVersionOutcome> {
     const out = await transact(this.doc, [
       {
         kind: 'file',
@@ -155,10 +144,13 @@ export class DynamoFileRepository implements FileRepository {
           Update: {
             TableName: this.table,
             Key: FK.file(version.file_id),
-            UpdateExpression: 'ADD versionCount :one',
-            // A file being deleted takes no new versions, so none can slip in behind the deletion.
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleting)',
-            ExpressionAttributeValues: { ':one': 1 },
+            UpdateExpression: 'ADD versionCount :one, pendingVersions :one',
+            // A file being deleted takes no new versions, so none can slip in behind the deletion; and a file
+            // takes at most the cap of pending uploads.
+            ConditionExpression:
+              'attribute_exists(pk) AND attribute_not_exists(deleting) AND ' +
+              '(attribute_not_exists(pendingVersions) OR pendingVersions < :cap)',
+            ExpressionAttributeValues: { ':one': 1, ':cap': limits.maxPendingVersions },
           },
         },
       },
@@ -166,7 +158,12 @@ export class DynamoFileRepository implements FileRepository {
       ...auditWrites(this.table, audit),
     ]);
     if (out.ok) return 'created';
-    if (out.conditionFailed.some((c) => c.kind === 'file')) return 'file_missing';
+    if (out.conditionFailed.some((c) => c.kind === 'file')) {
+      const flags = await this.fileFlags(version.file_id);
+      return flags && !flags.deleting && (flags.pendingVersions ?? 0) >= limits.maxPendingVersions
+        ? 'too_many_pending'
+        : 'file_missing';
+    }
     if (out.conditionFailed.length) return 'id_collision';
     throw new Error('Adding a version kept conflicting with concurrent writers');
   }
@@ -212,19 +209,47 @@ export class DynamoFileRepository implements FileRepository {
     return keys.map((k) => found.get(id(k)) ?? null);
   }
 
-  async getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null> {
-    const items = await queryAll(this.doc, {
-      TableName: this.table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': FK.filePk(fileId) },
-      ConsistentRead: true,
-    });
-    const fileItem = items.find((i) => i.sk === 'FILE');
-    if (!fileItem) return null;
-    const versions = items
-      .filter((i) => typeof i.sk === 'string' && i.sk.startsWith('VERSION#'))
-      .map((i) => decode(versionRecord, i));
-    return { file: decode(fileRecord, fileItem), versions };
+  /**
+   * One strongly consistent Query of at most two items: `sk <= FILE` backwards is the file item, then the newest
+   * `AVAIL#` key item (files-table.ts). Its cost does not depend on the number of versions.
+   */
+  async getFileWithLatest(
+    fileId: string,
+  ): Promise<{ file: FileRecord; latest: VersionRecord | null } | null> {
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk <= :file',
+        ExpressionAttributeValues: { ':pk': FK.filePk(fileId), ':file': 'FILE' },
+        ScanIndexForward: false,
+        Limit: 2,
+        ConsistentRead: true,
+      }),
+    );
+    const [fileItem, latest] = out.Items ?? [];
+    if (fileItem?.sk !== 'FILE') return null;
+    const avail = typeof latest?.sk === 'string' && latest.sk.startsWith('AVAIL#');
+    return { file: decode(fileRecord, fileItem), latest: avail ? decode(versionRecord, latest) : null };
+  }
+
+  async someVersions(fileId: string, limit: number): Promise<VersionRecord[]> {
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :v)',
+        ExpressionAttributeValues: { ':pk': FK.filePk(fileId), ':v': 'VERSION#' },
+        Limit: limit,
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? []).map((i) => decode(versionRecord, i));
+  }
+
+  private async fileFlags(fileId: string): Promise<z.infer<typeof fileFlags> | null> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: FK.file(fileId), ConsistentRead: true }),
+    );
+    return out.Item ? decode(fileFlags, out.Item) : null;
   }
 
   async getVersion(fileId: string, versionId: string): Promise<VersionRecord | null> {
@@ -284,6 +309,12 @@ export class DynamoFileRepository implements FileRepository {
     return { count, items: items.map((i) => decode(versionRecord, i)) };
   }
 
+  /**
+   * The version's move with, in the same transaction: when it leaves `pending`, the file's pending count (and, on
+   * the file's first confirmation, its study's count of pending files); when it becomes available, its key item
+   * (files-table.ts) and the totals. The file's flag is read first and the file's update is conditioned on it, so a
+   * concurrent confirmation of another version of the same file makes this one look again.
+   */
   async finishUpload(
     version: VersionRecord,
     outcome: {
@@ -293,33 +324,55 @@ export class DynamoFileRepository implements FileRepository {
     },
     audit: AuditRecord | null,
   ): Promise<boolean> {
-    const out = await transact(this.doc, [
-      {
-        kind: 'version',
-        id: version.id,
-        item: {
-          Update: {
-            TableName: this.table,
-            Key: FK.version(version.file_id, version.id),
-            UpdateExpression: 'SET #state = :state, confirmed_at = :at, multipart = :null',
-            ConditionExpression: 'attribute_exists(pk) AND #state = :from',
-            ExpressionAttributeNames: { '#state': 'state' },
-            ExpressionAttributeValues: {
-              ':state': outcome.state,
-              ':at': outcome.confirmedAt,
-              ':null': null,
-              ':from': outcome.from ?? 'pending',
+    const from = outcome.from ?? 'pending';
+    const moved: VersionRecord = {
+      ...version,
+      state: outcome.state,
+      confirmed_at: outcome.confirmedAt,
+      multipart: null,
+    };
+    for (let attempt = 0; attempt < DELETE_ROUNDS; attempt++) {
+      const flags = from === 'pending' ? await this.fileFlags(version.file_id) : null;
+      const out = await transact(this.doc, [
+        {
+          kind: 'version',
+          id: version.id,
+          item: {
+            Update: {
+              TableName: this.table,
+              Key: FK.version(version.file_id, version.id),
+              UpdateExpression: 'SET #state = :state, confirmed_at = :at, multipart = :null',
+              ConditionExpression: 'attribute_exists(pk) AND #state = :from',
+              ExpressionAttributeNames: { '#state': 'state' },
+              ExpressionAttributeValues: {
+                ':state': outcome.state,
+                ':at': outcome.confirmedAt,
+                ':null': null,
+                ':from': from,
+              },
             },
           },
         },
-      },
-      // Only the move into `available` counts: from pending (single PUT) or from verifying (the worker).
-      ...(outcome.state === 'available' ? this.totalsChange([{ ...version, state: 'available' }], 1) : []),
-      ...(audit ? auditWrites(this.table, audit) : []),
-    ]);
-    if (out.ok) return true;
-    if (out.conditionFailed.some((c) => c.kind === 'version')) return false;
-    throw new Error('Confirming an upload kept conflicting with concurrent writers');
+        ...(flags ? leavesPending(this.table, version.file_id, flags) : []),
+        // Only the move into `available` counts: from pending (single PUT) or from verifying (the worker).
+        ...(outcome.state === 'available'
+          ? [
+              {
+                kind: 'available',
+                id: version.id,
+                item: { Put: { TableName: this.table, Item: this.availableItem(moved) } },
+              },
+              ...totalsChange(this.table, [moved], 1),
+            ]
+          : []),
+        ...(audit ? auditWrites(this.table, audit) : []),
+      ]);
+      if (out.ok) return true;
+      if (out.conditionFailed.some((c) => c.kind === 'version')) return false;
+      if (!out.conditionFailed.some((c) => c.kind === 'file_pending'))
+        throw new Error('Confirming an upload kept conflicting with concurrent writers');
+    }
+    throw new Error("A file's pending state kept changing while an upload was confirmed");
   }
 
   async beginDelete(fileId: string): Promise<boolean> {
@@ -344,9 +397,10 @@ export class DynamoFileRepository implements FileRepository {
     let current: VersionRecord | null = version;
     for (let round = 0; current && round < DELETE_ROUNDS; round++) {
       const out = await transact(this.doc, [
-        this.versionDelete(current),
-        ...this.totalsChange([current], -1),
-        this.versionCountChange(current.file_id, -1),
+        versionDelete(this.table, current),
+        ...availableDeletes(this.table, [current]),
+        ...totalsChange(this.table, [current], -1),
+        versionCountChange(this.table, current.file_id, [current]),
         ...auditWrites(this.table, audit),
       ]);
       if (out.ok) return;
@@ -358,47 +412,56 @@ export class DynamoFileRepository implements FileRepository {
     if (current) throw new Error('A version kept changing while it was being deleted');
   }
 
-  async deleteFile(file: FileRecord, versions: VersionRecord[], audit: AuditRecord): Promise<void> {
-    // Versions go first, in transactions that also update the totals, so that the final transaction (file + audit)
-    // stays small whatever the count. A version whose state changed since it was read fails its transaction's
-    // condition; the file's versions are then read again and the rest deleted as they are now.
-    let remaining = versions;
-    for (let round = 0; remaining.length; round++) {
-      if (round === DELETE_ROUNDS)
-        throw new Error('Versions kept changing while their file was being deleted');
-      let changed = false;
-      for (let i = 0; i < remaining.length; i += VERSIONS_PER_TRANSACTION) {
-        const chunk = remaining.slice(i, i + VERSIONS_PER_TRANSACTION);
-        const out = await transact(this.doc, [
-          ...chunk.map((v) => this.versionDelete(v)),
-          ...this.totalsChange(chunk, -1),
-          this.versionCountChange(file.id, -chunk.length),
-        ]);
-        if (out.ok) continue;
-        if (!out.conditionFailed.some((c) => c.kind === 'version'))
-          throw new Error("Deleting a file's versions kept conflicting with concurrent writers");
-        changed = true;
-      }
-      if (!changed) break;
-      remaining = (await this.getFileWithVersions(file.id))?.versions ?? [];
+  /**
+   * Deletes these versions of a file (with their key items, the totals and the file's counts), in transactions of
+   * VERSIONS_PER_TRANSACTION; false when one of them changed since it was read (the caller reads again).
+   */
+  async deleteVersions(fileId: string, versions: VersionRecord[]): Promise<boolean> {
+    let unchanged = true;
+    for (let i = 0; i < versions.length; i += VERSIONS_PER_TRANSACTION) {
+      const chunk = versions.slice(i, i + VERSIONS_PER_TRANSACTION);
+      const out = await transact(this.doc, [
+        ...chunk.map((v) => versionDelete(this.table, v)),
+        ...availableDeletes(this.table, chunk),
+        ...totalsChange(this.table, chunk, -1),
+        versionCountChange(this.table, fileId, chunk),
+      ]);
+      if (out.ok) continue;
+      if (!out.conditionFailed.some((c) => c.kind === 'version'))
+        throw new Error("Deleting a file's versions kept conflicting with concurrent writers");
+      unchanged = false;
     }
-    const out = await transact(this.doc, [
-      {
-        kind: 'file',
-        id: file.id,
-        item: {
-          Delete: {
-            TableName: this.table,
-            Key: FK.file(file.id),
-            ConditionExpression: 'attribute_exists(pk)',
+    return unchanged;
+  }
+
+  /** The file item (its versions are gone: deleteVersions), its study's counts and the audit record. */
+  async deleteFile(file: FileRecord, audit: AuditRecord): Promise<void> {
+    for (let round = 0; round < DELETE_ROUNDS; round++) {
+      const flags = await this.fileFlags(file.id);
+      // A concurrent deletion got there first (and took the counts back): nothing left to do.
+      if (!flags) return;
+      const out = await transact(this.doc, [
+        {
+          kind: 'file',
+          id: file.id,
+          item: {
+            Delete: {
+              TableName: this.table,
+              Key: FK.file(file.id),
+              ConditionExpression: flags.unconfirmed
+                ? 'attribute_exists(pk) AND attribute_exists(unconfirmed)'
+                : 'attribute_exists(pk) AND attribute_not_exists(unconfirmed)',
+            },
           },
         },
-      },
-      ...new CounterDeltas().add(FC.filesOfStudy(file.study_id), -1).items(this.table),
-      ...auditWrites(this.table, audit),
-    ]);
-    // A concurrent deletion got there first (and took the count back): nothing left to do.
-    if (!out.ok && out.conditionFailed.some((c) => c.kind === 'file')) return;
-    if (!out.ok) throw new Error('Deleting a file kept conflicting with concurrent writers');
+        ...new CounterDeltas().add(FC.filesOfStudy(file.study_id), -1).items(this.table),
+        ...(flags.unconfirmed ? [pendingFilesChange(this.table, file.study_id, -1)] : []),
+        ...auditWrites(this.table, audit),
+      ]);
+      if (out.ok) return;
+      if (!out.conditionFailed.some((c) => c.kind === 'file'))
+        throw new Error('Deleting a file kept conflicting with concurrent writers');
+    }
+    throw new Error('A file kept changing while it was being deleted');
   }
 }

@@ -6,6 +6,8 @@ import { listSortKey } from '../../shared/list.js';
  *
  *   file           FILE#<file>        / FILE            gsi1 STUDY#<study>#FILES / <created>#<file>   gsi2 <file> / FILE
  *   version        FILE#<file>        / VERSION#<ver>   gsi1 FILE#<file>#VERSIONS / <created>#<ver>   gsi2 <ver> / VERSION
+ *   available      FILE#<file>        / AVAIL#<created>#<ver>   a copy of an available version (they never change),
+ *                                                       put in the transaction that makes it available, deleted with it
  *   id claim       ID#<version>       / ID              (version ids stay unique although versions live under their file)
  *   signed token   SIGNED#<sha256>    / TOKEN           ttl = expiry (epoch seconds)
  *   dev token      DEVTOKEN#<name>    / TOKEN           gsi1 DEVTOKENS / <created>#<name>      (the name is unique)
@@ -16,9 +18,14 @@ import { listSortKey } from '../../shared/list.js';
  *   totals shard   TOTALS#AVAILABLE   / SHARD#<nn>      versions, bytes: ADDed in the transaction that makes a version
  *                                                       available or deletes it (DRS objectCount without a scan)
  *
- * A file item carries `versionCount` (moved with every version put or delete), the count of GET /files/<id>/versions.
+ * A file item carries `versionCount` (moved with every version put or delete), the count of GET /files/<id>/versions,
+ * `pendingVersions` (moved as a version is added, leaves `pending` or is deleted: the per-file cap of pending
+ * uploads is a condition on it) and, until one of its versions is confirmed, `unconfirmed` (such a file counts in
+ * its study's `FILES#PENDING#SD#<study>` counter, on which the per-study cap of pending files is a condition).
  *
- * A file and its versions share one partition, so "the latest available version" is one Query. The totals are
+ * A file and its versions share one partition. "The file and its latest available version" is one Query of at most
+ * two items, by key: `sk <= FILE` read backwards gives the file item, then the newest `AVAIL#` item (`AVAIL#` sorts
+ * before `FILE`, `VERSION#` after it), whatever the number of versions. The totals are
  * spread over TOTALS_SHARDS items so that concurrent confirmations rarely touch the same item (a transaction that
  * meets another one on an item is cancelled and retried); reading them is one Query of that many small items.
  */
@@ -35,6 +42,8 @@ export const FC = {
   auditOfFile: (fileId: string) => ({ name: `AUDIT#FILE#${fileId}`, shards: 2 }),
   auditOfUser: (actor: string) => ({ name: `AUDIT#USER#${actor}`, shards: 2 }),
   auditOfFileUser: (fileId: string, actor: string) => ({ name: `AUDIT#FU#${fileId}#${actor}`, shards: 1 }),
+  /** Files of a study none of whose versions was confirmed yet: one shard, since its cap is a condition on it. */
+  pendingFilesOfStudy: (studyId: string) => ({ name: `FILES#PENDING#SD#${studyId}`, shards: 1 }),
 };
 
 export const FK = {
@@ -43,6 +52,10 @@ export const FK = {
   filesOfStudy: (studyId: string) => `STUDY#${studyId}#FILES`,
   version: (fileId: string, id: string) => ({ pk: `FILE#${fileId}`, sk: `VERSION#${id}` }),
   versionsOfFile: (fileId: string) => `FILE#${fileId}#VERSIONS`,
+  available: (fileId: string, createdAt: string, id: string) => ({
+    pk: `FILE#${fileId}`,
+    sk: `AVAIL#${listSortKey(createdAt, id)}`,
+  }),
   idClaim: (id: string) => ({ pk: `ID#${id}`, sk: 'ID' }),
   signed: (hash: string) => ({ pk: `SIGNED#${hash}`, sk: 'TOKEN' }),
   devToken: (name: string) => ({ pk: `DEVTOKEN#${name}`, sk: 'TOKEN' }),

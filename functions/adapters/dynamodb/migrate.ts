@@ -15,9 +15,9 @@ import {
   taskSchema,
   taskServiceSchema,
 } from '../../coordinator/model.js';
-import { auditRecord, fileRecord } from '../../files/model.js';
+import { auditRecord, fileRecord, versionRecord } from '../../files/model.js';
 import { C, type Counter, counterKey, decode, K, type Tables } from './common.js';
-import { eventItem } from './events.js';
+import { eventCounters, eventItem, eventKeyItem } from './events.js';
 import { auditItem } from './files-audit.js';
 import { DynamoFileRepository } from './files-repository.js';
 import { FC } from './files-table.js';
@@ -36,9 +36,10 @@ import { DynamoTaskServiceRepository } from './task-services.js';
  * revisions and flags survive); every count is recomputed from the items themselves and written to shard 0 of its
  * counter.
  */
-// 3: the task view moved from the release item to an item of its own (RE#V). Every step above is idempotent, so a
-// table at 2 is simply migrated again.
-export const SCHEMA_VERSION = 3;
+// 3: the task view moved from the release item to an item of its own (RE#V). 4: reads by key (a file's latest
+// available version, its pending counts; a task's events, a release's events of one study). Every step above is
+// idempotent, so a table at an earlier version is simply migrated again.
+export const SCHEMA_VERSION = 4;
 
 async function scanAll(doc: DynamoDBDocumentClient, table: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
@@ -190,12 +191,22 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
     } else if (pk.startsWith('EV#') && sk === 'EV') {
       const e = decode(eventSchema, raw);
       const taskRelease = e.taskId && !e.releaseId ? releaseOfTask.get(e.taskId) : undefined;
-      const { gsi2pk: _a, gsi2sk: _b, gsi3pk: _c, gsi3sk: _d, gsi4pk: _e, gsi4sk: _f, ...rest } = raw;
+      const {
+        gsi2pk: _a,
+        gsi2sk: _b,
+        gsi3pk: _c,
+        gsi3sk: _d,
+        gsi4pk: _e,
+        gsi4sk: _f,
+        gsi5pk: _g,
+        gsi5sk: _h,
+        ...rest
+      } = raw;
       out.push({ ...rest, ...eventItem(e, taskRelease) });
-      tally.add(C.events);
-      if (e.releaseId) tally.add(C.eventsOfRelease(e.releaseId));
-      if (e.taskServiceId) tally.add(C.eventsOfService(e.taskServiceId));
-      if (e.studyId) tally.add(C.eventsOfStudy(e.studyId));
+      // Schema 4: the key item of an event naming a release and a study.
+      const key = eventKeyItem(e);
+      if (key) out.push(key);
+      for (const c of eventCounters(e)) tally.add(c);
     }
   }
   for (const { raw, release } of releases.values()) {
@@ -221,11 +232,17 @@ export async function migrateFiles(doc: DynamoDBDocumentClient, table: string): 
   const tally = new Tally();
   const out: Record<string, unknown>[] = [];
   const versions = new Map<string, number>();
+  const pending = new Map<string, number>();
+  const confirmed = new Set<string>();
   for (const raw of all) {
     const sk = String(raw.sk);
     if (String(raw.pk).startsWith('FILE#') && sk.startsWith('VERSION#')) {
-      const fileId = String(raw.pk).slice('FILE#'.length);
-      versions.set(fileId, (versions.get(fileId) ?? 0) + 1);
+      const v = decode(versionRecord, raw);
+      versions.set(v.file_id, (versions.get(v.file_id) ?? 0) + 1);
+      if (v.state === 'pending') pending.set(v.file_id, (pending.get(v.file_id) ?? 0) + 1);
+      else confirmed.add(v.file_id);
+      // Schema 4: the key item that serves a file's latest available version.
+      if (v.state === 'available') out.push(files.availableItem(v));
     }
   }
   for (const raw of all) {
@@ -233,8 +250,14 @@ export async function migrateFiles(doc: DynamoDBDocumentClient, table: string): 
     const sk = String(raw.sk);
     if (pk.startsWith('FILE#') && sk === 'FILE') {
       const f = decode(fileRecord, raw);
-      out.push({ ...raw, ...files.fileItem(f, versions.get(f.id) ?? 0) });
+      const unconfirmed = !confirmed.has(f.id);
+      const { unconfirmed: _u, ...kept } = raw;
+      out.push({
+        ...kept,
+        ...files.fileItem(f, versions.get(f.id) ?? 0, { versions: pending.get(f.id) ?? 0, unconfirmed }),
+      });
       tally.add(FC.filesOfStudy(f.study_id));
+      if (unconfirmed) tally.add(FC.pendingFilesOfStudy(f.study_id));
     } else if (pk.startsWith('AUDIT#')) {
       const r = decode(auditRecord, raw);
       out.push(auditItem(r));

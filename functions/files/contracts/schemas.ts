@@ -44,6 +44,11 @@ export function filesSchemas(describe: Describe) {
     type: z.literal('single'),
     method: z.literal('PUT'),
     url: url('Presigned PUT of the whole object'),
+    headers: describe(
+      z.record(z.string(), z.string()),
+      'Send these headers with the PUT: `x-amz-checksum-sha256`, the declared SHA-256 in base64, is part of the ' +
+        "URL's signature, and S3 refuses a body that does not match it",
+    ),
     expires_at: expires,
   });
   const MultipartUpload = z.strictObject({

@@ -101,7 +101,11 @@ describe('a DRS object', () => {
     const created = await api.call('POST', `/studies/${api.studyA}/files`, {
       body: { file_name: 'd.txt', size: 3, sha256: sha256(Buffer.from('abc')), description: 'three letters' },
     });
-    await fetch(created.body.upload.url, { method: 'PUT', body: 'abc' });
+    await fetch(created.body.upload.url, {
+      method: 'PUT',
+      body: 'abc',
+      headers: created.body.upload.headers,
+    });
     await api.call('POST', created.body.confirm_url, { body: {} });
     const versionId = created.body.version.kf_id;
     const got = await drs('GET', `/objects/${versionId}`);
@@ -190,7 +194,11 @@ describe('a DRS object', () => {
     expect((await drs('GET', `/objects/${pendingId}/access/https`)).status).toBe(404);
     expect((await drs('GET', `/objects/${f.fileId}`)).body.id).toBe(f.versionId);
 
-    await fetch(pending.body.upload.url, { method: 'PUT', body: second });
+    await fetch(pending.body.upload.url, {
+      method: 'PUT',
+      body: second,
+      headers: pending.body.upload.headers,
+    });
     await api.call('POST', pending.body.confirm_url, { body: {} });
     const after = await drs('GET', `/objects/${f.fileId}`);
     expect(after.body.id).toBe(pendingId);
@@ -394,7 +402,11 @@ describe('the object count', () => {
     const failing = await api.call('POST', `/files/${f.fileId}/versions`, {
       body: { file_name: 'f.bin', size: 10, sha256: sha256(bytesOf(10, 43)) },
     });
-    await fetch(failing.body.upload.url, { method: 'PUT', body: bytesOf(10, 44) });
+    await fetch(failing.body.upload.url, {
+      method: 'PUT',
+      body: bytesOf(10, 44),
+      headers: failing.body.upload.headers,
+    });
     expect((await api.call('POST', failing.body.confirm_url, { body: {} })).status).toBe(422);
     expect((await count()).objectCount).toBe(start.objectCount + 1);
 

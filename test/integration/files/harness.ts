@@ -220,7 +220,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
     const { file, version, upload: up } = created.body;
     let parts: { part_number: number; etag: string }[] | undefined;
     if (up.type === 'single') {
-      const put = await fetch(up.url, { method: 'PUT', body: bytes });
+      const put = await fetch(up.url, { method: 'PUT', body: bytes, headers: up.headers });
       if (put.status !== 200) throw new Error(`PUT answered ${put.status}`);
     } else {
       parts = [];

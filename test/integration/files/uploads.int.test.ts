@@ -49,10 +49,16 @@ describe('uploading a file', () => {
       download_url: null,
     });
     expect(upload.type).toBe('single');
-    // The declared checksum is signed into the URL, so S3 itself refuses other bytes.
-    expect(new URL(upload.url).searchParams.get('x-amz-checksum-sha256')).toBe(
-      Buffer.from(sha256(bytes), 'hex').toString('base64'),
-    );
+    // The declared checksum is a header the URL's signature covers (not a query parameter, which S3 is not known
+    // to enforce), so S3 itself refuses other bytes; the answer says which headers to send.
+    const url = new URL(upload.url);
+    expect(url.searchParams.get('x-amz-checksum-sha256')).toBeNull();
+    expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('host;x-amz-checksum-sha256');
+    expect(upload.headers).toEqual({
+      'x-amz-checksum-sha256': Buffer.from(sha256(bytes), 'hex').toString('base64'),
+    });
+    // It names the staging key, never the version's own.
+    expect(url.pathname).toMatch(new RegExp(`/staging/studies/${api.studyA}/files/${file.kf_id}/versions/`));
     expect(confirm_url).toBe(`${api.baseUrl}/files/${file.kf_id}/versions/${version.kf_id}/confirm`);
 
     const early = await api.call('GET', `/download/study/${api.studyA}/file/${file.kf_id}`, {
@@ -60,7 +66,9 @@ describe('uploading a file', () => {
     });
     expect(early.status).toBe(404);
 
-    expect((await fetch(upload.url, { method: 'PUT', body: bytes })).status).toBe(200);
+    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(
+      200,
+    );
     const confirmed = await api.call('POST', confirm_url, { token: api.memberA, body: {} });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body.state).toBe('available');
@@ -72,6 +80,44 @@ describe('uploading a file', () => {
     const again = await api.call('POST', confirm_url, { token: api.memberA, body: {} });
     expect(again.status).toBe(200);
     expect(again.body.state).toBe('available');
+  });
+
+  it('keeps the confirmed bytes when the upload URL is used again after the confirmation', async () => {
+    const bytes = bytesOf(2000, 21);
+    const created = await api.call('POST', `/studies/${api.studyA}/files`, {
+      token: api.memberA,
+      body: declare(bytes, { file_name: 'kept.bin' }),
+    });
+    const { file, version, upload, confirm_url } = created.body;
+    expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(
+      200,
+    );
+    expect((await api.call('POST', confirm_url, { token: api.memberA, body: {} })).body.state).toBe(
+      'available',
+    );
+
+    // The URL is still within its lifetime: whoever holds it PUTs other bytes of the same size. s3rver checks no
+    // checksum (S3 would refuse this body against the signed header); what matters is that it lands elsewhere.
+    const other = bytesOf(2000, 99);
+    expect((await fetch(upload.url, { method: 'PUT', body: other, headers: upload.headers })).status).toBe(
+      200,
+    );
+
+    const path = `/download/study/${api.studyA}/file/${file.kf_id}/version/${version.kf_id}`;
+    const pinned = await api.call('GET', path, { token: api.memberA, redirect: 'follow' });
+    expect(pinned.status).toBe(200);
+    expect(sha256(pinned.bytes)).toBe(sha256(bytes));
+    const latest = await api.call('GET', `/download/study/${api.studyA}/file/${file.kf_id}`, {
+      token: api.memberA,
+      redirect: 'follow',
+    });
+    expect(sha256(latest.bytes)).toBe(sha256(bytes));
+    // Confirming again re-checks the version's own object, not the replaced staging one, and changes nothing.
+    const again = await api.call('POST', confirm_url, { token: api.memberA, body: {} });
+    expect(again.status).toBe(200);
+    expect(again.body.state).toBe('available');
+    const key = `studies/${api.studyA}/files/${file.kf_id}/versions/${version.kf_id}`;
+    expect(sha256(await storedBytes(key))).toBe(sha256(bytes));
   });
 
   it('uses a multipart upload above the threshold and stores the bytes unchanged', async () => {
@@ -143,7 +189,9 @@ describe('uploading a file', () => {
       });
       const { file, version, upload } = created.body;
       // s3rver does not check the signed checksum (real S3 would refuse the PUT); the confirmation catches it.
-      expect((await fetch(upload.url, { method: 'PUT', body: bytes })).status).toBe(200);
+      expect((await fetch(upload.url, { method: 'PUT', body: bytes, headers: upload.headers })).status).toBe(
+        200,
+      );
       const res = await api.call('POST', `/files/${file.kf_id}/versions/${version.kf_id}/confirm`, {
         body: {},
       });
@@ -273,7 +321,11 @@ describe('uploading a file', () => {
       body: declare(bytes, { content_type: 'text/plain; charset="utf-8"' }),
     });
     expect(created.status).toBe(201);
-    const put = await fetch(created.body.upload.url, { method: 'PUT', body: bytes });
+    const put = await fetch(created.body.upload.url, {
+      method: 'PUT',
+      body: bytes,
+      headers: created.body.upload.headers,
+    });
     expect(put.status).toBe(200);
     const confirmed = await api.call('POST', created.body.confirm_url, {
       token: api.memberA,

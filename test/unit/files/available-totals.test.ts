@@ -72,27 +72,36 @@ const cancelled = (codes: string[]) =>
     CancellationReasons: codes.map((Code) => ({ Code })),
   });
 
+/** The file item a confirmation reads first (its pending flags), already confirmed once. */
+const confirmedFile = () =>
+  ddb.on(GetCommand).resolves({ Item: { pk: 'FILE#SF_BBBBBBBB', sk: 'FILE', ...file, pendingVersions: 1 } });
+
 describe('the totals of available versions', () => {
   it('grow by one version and its size in the transaction that confirms an upload', async () => {
     ddb.on(TransactWriteCommand).resolves({});
+    confirmedFile();
     expect(
       await repo.finishUpload(version(1, 'pending', 1234), { state: 'available', confirmedAt: 'now' }, audit),
     ).toBe(true);
     const items = itemsOf(0);
     expect(totalsOf(items)).toEqual([{ ':n': 1, ':b': 1234 }]);
-    const update = items.find((i) => i.Update?.UpdateExpression?.startsWith('ADD'))!.Update!;
+    const update = items.find(
+      (i) => (i.Update?.Key as { pk?: string } | undefined)?.pk === 'TOTALS#AVAILABLE',
+    )!.Update!;
     expect(update.UpdateExpression).toBe('ADD versions :n, #bytes :b');
     expect((update.Key as { sk: string }).sk).toMatch(/^SHARD#\d\d$/);
   });
 
   it('do not change when an upload fails its check', async () => {
     ddb.on(TransactWriteCommand).resolves({});
+    confirmedFile();
     await repo.finishUpload(version(1, 'pending'), { state: 'failed', confirmedAt: 'now' }, audit);
     expect(totalsOf(itemsOf(0))).toEqual([]);
   });
 
   it('do not change when a multipart upload is handed to the worker, and grow when the worker makes it available', async () => {
     ddb.on(TransactWriteCommand).resolves({});
+    confirmedFile();
     const v = version(1, 'pending', 4096);
     await repo.finishUpload(v, { state: 'verifying', confirmedAt: 'now' }, audit);
     expect(totalsOf(itemsOf(0))).toEqual([]);
@@ -142,19 +151,26 @@ describe('the totals of available versions', () => {
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
   });
 
-  it('shrink by every available version of a deleted file, at most 98 versions per transaction', async () => {
+  it('shrink by every available version of a deleted file, with their key items, at most 49 versions per transaction', async () => {
     ddb.on(TransactWriteCommand).resolves({});
     const versions = Array.from({ length: 150 }, (_, i) => version(i, i < 120 ? 'available' : 'failed', i));
-    await repo.deleteFile(file, versions, audit);
+    expect(await repo.deleteVersions(file.id, versions)).toBe(true);
     const calls = ddb.commandCalls(TransactWriteCommand);
-    expect(calls).toHaveLength(3);
+    expect(calls).toHaveLength(4);
+    // Each available version goes with its AVAIL# key item: 49 versions, 49 key items, the totals, the file's counts.
     expect(itemsOf(0).filter((i) => i.Delete)).toHaveLength(98);
-    expect(totalsOf(itemsOf(0))).toEqual([{ ':n': -98, ':b': -((97 * 98) / 2) }]);
-    expect(itemsOf(1).filter((i) => i.Delete)).toHaveLength(52);
-    const rest = versions.slice(98, 120);
-    expect(totalsOf(itemsOf(1))).toEqual([{ ':n': -22, ':b': -rest.reduce((s, v) => s + v.size, 0) }]);
-    // Last: the file, the study's file count and the audit record with its counts.
-    const last = itemsOf(2).map((i) => Object.keys(i)[0]);
+    expect(itemsOf(0)).toHaveLength(100);
+    expect(totalsOf(itemsOf(0))).toEqual([{ ':n': -49, ':b': -((48 * 49) / 2) }]);
+    const third = versions.slice(98, 147);
+    expect(itemsOf(2).filter((i) => i.Delete)).toHaveLength(49 + 22);
+    expect(totalsOf(itemsOf(2))).toEqual([
+      { ':n': -22, ':b': -third.filter((v) => v.state === 'available').reduce((s, v) => s + v.size, 0) },
+    ]);
+    expect(totalsOf(itemsOf(3))).toEqual([]);
+    // Then the file itself, the study's file count and the audit record with its counts.
+    ddb.on(GetCommand).resolves({ Item: { pk: 'FILE#SF_BBBBBBBB', sk: 'FILE', ...file } });
+    await repo.deleteFile(file, audit);
+    const last = itemsOf(4).map((i) => Object.keys(i)[0]);
     expect(last.slice(0, 3)).toEqual(['Delete', 'Update', 'Put']);
     expect(new Set(last.slice(3))).toEqual(new Set(['Update']));
   });

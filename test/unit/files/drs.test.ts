@@ -78,10 +78,11 @@ const versions = [
   // Newer, but not an object: not available.
   version('FV_00000003', 'pending', '2026-01-01T00:00:03.000000Z'),
 ];
-function files(): Pick<FileRepository, 'fileIdOfVersion' | 'getFileWithVersions' | 'getFile' | 'getVersion'> {
+function files(): Pick<FileRepository, 'fileIdOfVersion' | 'getFileWithLatest' | 'getFile' | 'getVersion'> {
   return {
     fileIdOfVersion: vi.fn(async (id: string) => (versions.some((v) => v.id === id) ? file.id : null)),
-    getFileWithVersions: vi.fn(async (id: string) => (id === file.id ? { file, versions } : null)),
+    // The repository's latest is the newest available version (its key item); FV_00000003 is newer but pending.
+    getFileWithLatest: vi.fn(async (id: string) => (id === file.id ? { file, latest: versions[1] } : null)),
     getFile: vi.fn(async (id: string) => (id === file.id ? file : null)),
     getVersion: vi.fn(async (fileId: string, id: string) =>
       fileId === file.id ? (versions.find((v) => v.id === id) ?? null) : null,
@@ -118,7 +119,7 @@ describe('resolving an object', () => {
     for (const id of ['drs://elsewhere.org/FV_00000001', 'SD_AAAAAAAA', 'x'])
       await expect(resolveObject(deps, member, id, ctx)).rejects.toMatchObject({ status: 404 });
     expect(deps.files.fileIdOfVersion).not.toHaveBeenCalled();
-    expect(deps.files.getFileWithVersions).not.toHaveBeenCalled();
+    expect(deps.files.getFileWithLatest).not.toHaveBeenCalled();
   });
 });
 

@@ -88,9 +88,10 @@ function countingDeps() {
     getVersions: counted(async (keys: readonly { fileId: string; versionId: string }[]) =>
       keys.map((k) => versionOf(k.fileId, k.versionId)),
     ),
-    getFileWithVersions: counted(async (id: string) => {
+    getFileWithLatest: counted(async (id: string) => {
       const file = fileOf(id);
-      return file ? { file, versions: w.versions.filter((v) => v.file_id === id) } : null;
+      const available = w.versions.filter((v) => v.file_id === id && v.state === 'available');
+      return file ? { file, latest: available.at(-1) ?? null } : null;
     }),
     listFiles: counted(async (study: string, page: Page) =>
       slice(

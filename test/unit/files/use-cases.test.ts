@@ -103,7 +103,7 @@ function stubDeps(overrides: Partial<Record<keyof FilesDeps, unknown>> = {}) {
   const deps = {
     config,
     clock: new FakeClock(1_000_000),
-    files: { getVersion: vi.fn(async () => version), getFileWithVersions: vi.fn(), listFiles: vi.fn() },
+    files: { getVersion: vi.fn(async () => version), getFileWithLatest: vi.fn(), listFiles: vi.fn() },
     signedTokens: {
       claim: vi.fn(async () => ({ ...version, created_by: 'minter', dev_token: null })),
       release: vi.fn(async () => undefined),

@@ -7,7 +7,7 @@ import {
 import type { ReleaseChange, TaskChange } from '../../../coordinator/ports.js';
 import { C, CounterDeltas, K, type LabelledItem } from '../common.js';
 import type { TransactWriteCommandInput } from '../documents.js';
-import { eventCounts, eventPut } from '../events.js';
+import { eventCounts, eventPuts } from '../events.js';
 import type { ReleaseTable } from './table.js';
 import { versionClaimItems } from './versions.js';
 
@@ -48,7 +48,7 @@ export function changeItems(
   const view = viewUpdate(t, change.releaseId, views);
   if (view) items.push({ kind: 'release', id: change.releaseId, item: view });
   for (const e of events) {
-    items.push(eventPut(t.table, e));
+    items.push(...eventPuts(t.table, e));
     eventCounts(counts, e, 1);
   }
   if (change.claimVersion !== undefined)

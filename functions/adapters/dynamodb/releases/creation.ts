@@ -10,7 +10,7 @@ import { ChangeConflictError, type NewRelease, type RegistryGuard } from '../../
 import { nowIso } from '../../../shared/clock.js';
 import { newId } from '../../../shared/ids.js';
 import { C, CounterDeltas, K, type LabelledItem, putNew, transact } from '../common.js';
-import { eventCounts, eventPut, materializeEvent } from '../events.js';
+import { eventCounts, eventPuts, materializeEvent } from '../events.js';
 import { assertFits, RELEASE_RECORD_BUDGET } from '../item-size.js';
 import { oldestFirst, releaseItem, releaseViewItem, studyMemberItem, taskItem } from './items.js';
 import type { ReleaseTable } from './table.js';
@@ -68,7 +68,7 @@ export async function create(
       putNew(t.table, 'release', release.id, item),
       putNew(t.table, 'release', release.id, view),
       ...tasks.map((task) => putNew(t.table, 'task', task.id, taskItem(task))),
-      ...evs.map((e) => eventPut(t.table, e)),
+      ...evs.flatMap((e) => eventPuts(t.table, e)),
       ...counts.items(t.table),
       {
         kind: 'registry',
