@@ -1,3 +1,5 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError } from '../../shared/errors.js';
 import { assertOffset, type Page } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
@@ -21,10 +23,17 @@ import { assertItemFits } from './item-size.js';
  *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
  *                                            gsi3 RE#ST#<state>                                    (state filter)
  *                                            + `noteIds`, so a page of releases finds its notes without a query
- *   task view      RE#<release>   / RE#V      `taskView`: every task's state, progress and service (no index keys,
- *                                            so a task change rewrites this item alone, never the release's
- *                                            three index entries); a page of releases reads its views by key
+ *   task view      RE#<release>   / RE#V      `taskView`: every task as created (state, progress, service, name,
+ *                                            created); written once, with the release (no index keys)
+ *   view shard     RE#<release>   / RE#V#<g>  g = shardOf(task id, VIEW_SHARDS): the later states (`s:<task>`) and
+ *                                            progress (`p:<task>`) of its group of tasks, how many of them are in
+ *                                            each state (`n:<state>`, pending not counted) and the release's state
+ *                                            (`phase`; absent until the release first moves, i.e. initializing).
+ *                                            Created by the first write that needs it. A page of releases reads a
+ *                                            view and its shards by key; a callback writes one shard, so the
+ *                                            callbacks of one release meet only within a group
  *   task           RE#<release>   / TA#<id>   gsi1 TA   gsi2 <id> / TA   gsi3 TA#ST#<state>   gsi4 TA#TS#<service>
+ *                                            `vgs`: how many tasks its view shard holds (a callback's completion check)
  *   release note   RE#<release>   / RN#<id>   gsi1 RN   gsi2 <id> / RN   gsi3 RN#SD#<study>  (only with a study)
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
  *   study member   RS#<study>     / <created>#<release>   (a release under each of its studies: ?study= lists)
@@ -86,6 +95,13 @@ export function tablesFromEnv(env: NodeJS.ProcessEnv = process.env): Tables {
 /** Shards of the all-events list (gsi1 EV#<nn>): see docs/architecture.md for the arithmetic. */
 export const EVENT_LIST_SHARDS = 4;
 
+/**
+ * Shards of a release's task view (RE#V#<g>), by task id: the callbacks of a release's tasks write only their own
+ * group's shard, so 50 callbacks at once meet in groups of about 6 instead of all on one item; a page of 10 releases
+ * reads 10 views and their 80 shards in one BatchGetItem.
+ */
+export const VIEW_SHARDS = 8;
+
 export const K = {
   taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
   servicesEnabled: (enabled: boolean) => `TS#EN#${enabled}`,
@@ -105,6 +121,8 @@ export const K = {
   release: (id: string) => ({ pk: `RE#${id}`, sk: 'RE' }),
   /** The release's task view: its own item, so task changes never rewrite the indexed release item. */
   releaseView: (id: string) => ({ pk: `RE#${id}`, sk: 'RE#V' }),
+  /** One shard of the release's task view (g < VIEW_SHARDS); the view and its shards share the prefix RE#V. */
+  releaseViewShard: (id: string, g: number) => ({ pk: `RE#${id}`, sk: `RE#V#${g}` }),
   releasePk: (id: string) => `RE#${id}`,
   task: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `TA#${id}` }),
   note: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `RN#${id}` }),
@@ -147,12 +165,16 @@ export const C = {
   releasesInState: (state: string) => ({ name: `RE#ST#${state}`, shards: 4 }),
   releasesOfStudy: (studyId: string) => ({ name: `RE#SD#${studyId}`, shards: 1 }),
   tasks: { name: 'TA', shards: 4 },
-  tasksInState: (state: string) => ({ name: `TA#ST#${state}`, shards: 8 }),
+  // Every task callback moves two of these and writes an event: the callbacks of every release in flight meet here.
+  tasksInState: (state: string) => ({ name: `TA#ST#${state}`, shards: 16 }),
   notes: { name: 'RN', shards: 1 },
   notesOfStudy: (studyId: string) => ({ name: `RN#SD#${studyId}`, shards: 1 }),
-  events: { name: 'EV', shards: 8 },
-  eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: 4 }),
-  eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 2 }),
+  events: { name: 'EV', shards: 16 },
+  // A callback takes the shard of its task's view group (CounterDeltas.add's shard), so the callbacks of one release
+  // meet on this counter exactly where they meet on their view shard, and nowhere else.
+  eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: VIEW_SHARDS }),
+  // A service's callbacks for every release in flight arrive together.
+  eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 8 }),
   eventsOfStudy: (studyId: string) => ({ name: `EV#SD#${studyId}`, shards: 1 }),
   studies: { name: 'SD', shards: 1 },
 } satisfies Record<string, Counter | ((x: never) => Counter)>;
@@ -179,9 +201,16 @@ export function putNew(table: string, kind: string, id: string, Item: Record<str
   };
 }
 
+/** An item whose condition failed: its label and, when it asked for them (ALL_OLD), its attributes as they are. */
+export interface FailedCondition {
+  kind: string;
+  id: string;
+  item?: Record<string, unknown>;
+}
+
 export type TransactOutcome =
   | { ok: true }
-  | { ok: false; conditionFailed: { kind: string; id: string }[]; conflict: boolean };
+  | { ok: false; conditionFailed: FailedCondition[]; conflict: boolean };
 
 /** Cancellation reasons that pass with time: a concurrent writer, or DynamoDB throttling the table or an index. */
 const TRANSIENT_REASONS = new Set([
@@ -211,17 +240,21 @@ export async function transact(
     } catch (err) {
       // By name, as the SDK and the signed adapter both name it: no class identity crosses adapters or bundles.
       if ((err as Error)?.name !== 'TransactionCanceledException') throw err;
-      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      const reasons =
+        (err as { CancellationReasons?: { Code?: string; Item?: Record<string, AttributeValue> }[] })
+          .CancellationReasons ?? [];
       const conditionFailed = reasons
-        .map((r, i) =>
-          r?.Code === 'ConditionalCheckFailed' ? { kind: items[i].kind, id: items[i].id } : null,
+        .map((r, i): FailedCondition | null =>
+          r?.Code === 'ConditionalCheckFailed'
+            ? { kind: items[i].kind, id: items[i].id, ...(r.Item ? { item: unmarshall(r.Item) } : {}) }
+            : null,
         )
-        .filter((x): x is { kind: string; id: string } => x !== null);
+        .filter((x): x is FailedCondition => x !== null);
       const conflict = reasons.some((r) => r?.Code === 'TransactionConflict');
       const transient = reasons.some((r) => TRANSIENT_REASONS.has(r?.Code ?? ''));
       const throttled = transient && !conflict;
       if (conditionFailed.length === 0 && transient && attempt < attempts) {
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
+        await backoff(attempt);
         continue;
       }
       if (conditionFailed.length === 0 && throttled)
@@ -231,6 +264,10 @@ export async function transact(
     }
   }
 }
+
+/** Full jitter: a random pause of up to 10 ms × 2^attempt (at most 640 ms), so retries of many writers spread out. */
+export const backoff = (attempt: number) =>
+  new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
 
 export type IndexName = 'gsi1' | 'gsi2' | 'gsi3' | 'gsi4';
 
@@ -369,25 +406,35 @@ export const counterKey = (name: string, shard: number) => ({
   sk: 'CNT',
 });
 
-/** Deltas of one change, merged per counter; `items()` gives one ADD per counter that moves. */
+/**
+ * Deltas of one change, merged per counter; `items()` gives one ADD per counter that moves, on a random shard unless
+ * the first delta named one (`shard`, taken modulo the counter's shards).
+ */
 export class CounterDeltas {
-  private readonly deltas = new Map<string, { counter: Counter; delta: number }>();
-  add(counter: Counter | null | undefined, delta: number): this {
+  private readonly deltas = new Map<string, { counter: Counter; delta: number; shard?: number }>();
+  add(counter: Counter | null | undefined, delta: number, shard?: number): this {
     if (!counter || delta === 0) return this;
     const current = this.deltas.get(counter.name);
-    this.deltas.set(counter.name, { counter, delta: (current?.delta ?? 0) + delta });
+    this.deltas.set(counter.name, {
+      counter,
+      delta: (current?.delta ?? 0) + delta,
+      shard: current ? current.shard : shard,
+    });
     return this;
   }
   items(table: string): LabelledItem[] {
     return [...this.deltas.values()]
       .filter((d) => d.delta !== 0)
-      .map(({ counter, delta }) => ({
+      .map(({ counter, delta, shard }) => ({
         kind: 'counter',
         id: counter.name,
         item: {
           Update: {
             TableName: table,
-            Key: counterKey(counter.name, Math.floor(Math.random() * counter.shards)),
+            Key: counterKey(
+              counter.name,
+              shard === undefined ? Math.floor(Math.random() * counter.shards) : shard % counter.shards,
+            ),
             UpdateExpression: 'ADD n :d',
             ExpressionAttributeValues: { ':d': delta },
           },
@@ -409,7 +456,9 @@ export async function readCounts(
   const totals = new Map<string, number>();
   for (let i = 0; i < keys.length; i += 100) {
     let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
-    while (pending?.length) {
+    for (let attempt = 0; pending?.length; attempt++) {
+      // Keys handed back unprocessed were throttled: ask again after a short, growing pause.
+      if (attempt > 0) await backoff(attempt);
       const out = await doc.send(
         new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
       );

@@ -20,6 +20,7 @@ import {
   shardOf,
   type Tables,
   transact,
+  VIEW_SHARDS,
 } from './common.js';
 import { type Documents, GetCommand, QueryCommand } from './documents.js';
 
@@ -61,10 +62,14 @@ export function eventItem(e: CoordinatorEvent, taskReleaseId?: string): Record<s
   };
 }
 
-/** What an event adds to (sign 1) or takes from (sign -1) the counts of the lists it is in. */
+/**
+ * What an event adds to (sign 1) or takes from (sign -1) the counts of the lists it is in. A task's event counts on
+ * its release's shard of the task's view group (VIEW_SHARDS), where the task's callbacks already meet.
+ */
 export function eventCounts(deltas: CounterDeltas, e: CoordinatorEvent, sign: 1 | -1): CounterDeltas {
   deltas.add(C.events, sign);
-  if (e.releaseId) deltas.add(C.eventsOfRelease(e.releaseId), sign);
+  if (e.releaseId)
+    deltas.add(C.eventsOfRelease(e.releaseId), sign, e.taskId ? shardOf(e.taskId, VIEW_SHARDS) : undefined);
   if (e.taskServiceId) deltas.add(C.eventsOfService(e.taskServiceId), sign);
   if (e.studyId) deltas.add(C.eventsOfStudy(e.studyId), sign);
   return deltas;
