@@ -44,4 +44,29 @@ describe('task callbacks and the release phase', () => {
     expect((await h.api.call('DELETE', `/releases/${rel.item_id}`)).status).toBe(200);
     await h.waitForState(rel.item_id, 'canceled');
   });
+
+  it('refuses any report once the release is over, progress alone included, and changes nothing', async () => {
+    await h.reset();
+    const [svc] = await h.addServices(1, { stageMs: 0, publishMs: 0 });
+    const rel = await h.createRelease();
+    await h.waitForState(rel.item_id, 'staged');
+    expect((await h.api.call('POST', `/releases/${rel.item_id}/publish`)).status).toBe(200);
+    const done = await h.waitForState(rel.item_id, 'published');
+    const task = done.tasks[0].item_id as string;
+    const before = (await h.api.call('GET', `/tasks/${task}`)).body;
+    for (const body of [{ progress: 50 }, { state: 'published', progress: 10 }, { state: 'published' }]) {
+      const res = await h.api.call('PATCH', `/tasks/${task}`, { token: h.api.idp.service(), body });
+      expect(res.status).toBe(409);
+      expect(res.body.error.message).toContain('published');
+    }
+    // A failure report reaches the release itself: refused the same way.
+    const failed = await h.api.call('PATCH', `/tasks/${task}`, {
+      token: h.api.idp.service(),
+      body: { state: 'failed' },
+    });
+    expect(failed.status).toBe(409);
+    expect((await h.api.call('GET', `/tasks/${task}`)).body).toEqual(before);
+    expect((await h.release(rel.item_id)).state).toBe('published');
+    expect(svc.fake.callbacks.every((c) => c.status === 200)).toBe(true);
+  });
 });
