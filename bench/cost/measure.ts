@@ -400,8 +400,22 @@ async function measureCallbacks(ctx: ReleaseCtx, meter: MeterReader) {
     logSample.push(...records);
     const count = records.filter((r) => r.k === 'invoke' && isCallback(r)).length;
     if (count === 0) throw new Error('no PATCH /tasks callback was recorded');
-    say(`  ${count} callbacks`);
-    return { usage: scale(usageOf(records, isCallback, true), 1 / count), measuredCallbacks: count };
+    const usage = scale(usageOf(records, isCallback, true), 1 / count);
+    // What one callback asks of DynamoDB: its requests (round trips) and the write units they cost.
+    const callbackIds = new Set(
+      records.filter((r) => r.k === 'invoke' && isCallback(r)).map((r) => (r as InvokeRecord).id),
+    );
+    const ddb = records.filter(
+      (r): r is DdbRecord => r.k === 'ddb' && r.inv !== undefined && callbackIds.has(r.inv),
+    );
+    const byOp = new Map<string, number>();
+    for (const r of ddb) byOp.set(r.op, (byOp.get(r.op) ?? 0) + 1);
+    say(
+      `  ${count} callbacks; each: ${(ddb.length / count).toFixed(2)} DynamoDB requests ` +
+        `(${[...byOp].map(([op, n]) => `${op} ${(n / count).toFixed(2)}`).join(', ')}), ` +
+        `${(usage['ddb.wru'] ?? 0).toFixed(1)} write units, ${(usage['ddb.rru'] ?? 0).toFixed(1)} read units`,
+    );
+    return { usage, measuredCallbacks: count };
   } finally {
     await retire(ctx, fakes);
   }

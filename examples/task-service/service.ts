@@ -141,23 +141,31 @@ export async function startTaskService(
   const report = async (task: Task) => {
     if (!opts.coordinatorUrl) return;
     const requestId = requestIds.get(task.id);
-    try {
-      const token = await opts.callbackToken?.();
-      const res = await fetch(`${opts.coordinatorUrl.replace(/\/$/, '')}/tasks/${task.id}`, {
-        method: 'PATCH',
-        headers: {
-          'Content-Type': 'application/json',
-          ...(token ? { Authorization: `Bearer ${token}` } : {}),
-          ...(requestId ? { 'X-Request-Id': requestId } : {}),
-        },
-        body: JSON.stringify({ state: task.state, progress: task.progress }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      log(`PATCH /tasks/${task.id} ${task.state} ${task.progress}% -> ${res.status}`);
-      await res.arrayBuffer();
-    } catch (err) {
-      // The coordinator polls too: a lost callback only costs time.
-      log(`PATCH /tasks/${task.id} failed: ${String(err)}`);
+    const body = JSON.stringify({ state: task.state, progress: task.progress });
+    // A 409 or 503 with Retry-After passes with time (docs/task-service-api.md): the same report is sent again.
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      try {
+        const token = await opts.callbackToken?.();
+        const res = await fetch(`${opts.coordinatorUrl.replace(/\/$/, '')}/tasks/${task.id}`, {
+          method: 'PATCH',
+          headers: {
+            'Content-Type': 'application/json',
+            ...(token ? { Authorization: `Bearer ${token}` } : {}),
+            ...(requestId ? { 'X-Request-Id': requestId } : {}),
+          },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        log(`PATCH /tasks/${task.id} ${task.state} ${task.progress}% -> ${res.status}`);
+        await res.arrayBuffer();
+        const retryAfter = Number(res.headers.get('retry-after') ?? Number.NaN);
+        if (!((res.status === 409 || res.status === 503) && retryAfter >= 0)) return;
+        await new Promise((r) => setTimeout(r, retryAfter * 1000));
+      } catch (err) {
+        // The coordinator polls too: a lost callback only costs time.
+        log(`PATCH /tasks/${task.id} failed: ${String(err)}`);
+        return;
+      }
     }
   };
 
