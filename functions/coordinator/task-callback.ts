@@ -27,7 +27,8 @@ import { getTask } from './tasks.js';
  * PATCH /tasks/<id>: a task service reports its task's state and progress. Only the transitions below are
  * accepted (anything else is a 409); repeating the current state only updates the progress. The write is conditioned
  * on the state we read, and carries the task's state-change event. Once the release is over (published, canceled,
- * failed) nothing is accepted, progress included (409).
+ * failed) nothing is accepted, progress included (409); a report of exactly the state and progress the task has is
+ * answered with the task and writes nothing, so sending a report again is always safe.
  */
 export const TASK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
   // pending -> staged and staged -> published: a fast service reports the end of its work before the coordinator
@@ -154,6 +155,13 @@ async function judgeAndWrite(
       throw new ConflictError(`Task ${id} may not change from ${task.state} to ${to}`);
     }
     const progress = report.progress ?? task.progress;
+    if (!changes && progress === task.progress) {
+      // A report of exactly what the task is (a report sent again after a Retry-After that the poll loop overtook):
+      // nothing to write, whatever the release's state. The index may lag, so it is confirmed first.
+      if (target.confirmed) return task;
+      target = await deps.releases.confirmTarget(target);
+      continue;
+    }
     if (changes && (to === 'failed' || to === 'canceled')) {
       const failed = await reportEnd(deps, task, to, actor);
       if (failed) return failed;

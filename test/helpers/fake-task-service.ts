@@ -188,6 +188,8 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
         break;
       case 'start': {
         const t = task as FakeTask;
+        // Sent again (a step retried after its write failed): the work already runs, as the spec allows.
+        if (t.state === 'running' || t.state === 'staged') break;
         if (t.state !== 'pending') return send(res, 503, { message: `cannot start a ${t.state} task` });
         if (stageMs === 0 && !options.failStaging) {
           t.state = 'staged';
@@ -215,6 +217,8 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
       }
       case 'publish': {
         const t = task as FakeTask;
+        // Sent again (a step retried after its write failed): a task already publishing (or published) says so.
+        if (t.state === 'publishing' || t.state === 'published') break;
         if (t.state !== 'staged') return send(res, 503, { message: `cannot publish a ${t.state} task` });
         if (publishMs === 0) {
           t.state = 'published';

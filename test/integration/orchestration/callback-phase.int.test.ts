@@ -54,11 +54,18 @@ describe('task callbacks and the release phase', () => {
     const done = await h.waitForState(rel.item_id, 'published');
     const task = done.tasks[0].item_id as string;
     const before = (await h.api.call('GET', `/tasks/${task}`)).body;
-    for (const body of [{ progress: 50 }, { state: 'published', progress: 10 }, { state: 'published' }]) {
+    for (const body of [{ progress: 50 }, { state: 'published', progress: 10 }, { state: 'running' }]) {
       const res = await h.api.call('PATCH', `/tasks/${task}`, { token: h.api.idp.service(), body });
       expect(res.status).toBe(409);
       expect(res.body.error.message).toContain('published');
     }
+    // Exactly what the task is (a report sent again): answered with the task, nothing written.
+    const same = await h.api.call('PATCH', `/tasks/${task}`, {
+      token: h.api.idp.service(),
+      body: { state: 'published', progress: 100 },
+    });
+    expect(same.status).toBe(200);
+    expect(same.body).toEqual(before);
     // A failure report reaches the release itself: refused the same way.
     const failed = await h.api.call('PATCH', `/tasks/${task}`, {
       token: h.api.idp.service(),

@@ -345,6 +345,18 @@ describe('task callbacks', () => {
     }
   });
 
+  it('answers a report of exactly what the task is with the task, writing nothing, even once the release is over', async () => {
+    const { deps, calls, written } = release('published');
+    await expect(reportTask(deps, 'TA_1', { state: 'running', progress: 0 }, service)).resolves.toMatchObject(
+      {
+        state: 'running',
+      },
+    );
+    // Confirmed on the task itself (the index may lag), never written.
+    expect(calls).toEqual(['reportTarget', 'confirmTarget']);
+    expect(written).toEqual([]);
+  });
+
   it('answers 409 or 503 with Retry-After when conflicts or throttling outlast the retries', async () => {
     const { deps, state } = release();
     state.fail = new ChangeConflictError('Too much concurrent activity; retry');
