@@ -25,6 +25,10 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 
 export default defineConfig({
   test: {
+    // The GraphQL validation rules' packages go through vite like the sources, so they import the very graphql
+    // build the sources do (Node itself would hand them graphql's ESM build, the sources get its CommonJS one, and
+    // graphql refuses types from another copy of itself).
+    server: { deps: { inline: ['graphql-query-complexity', /@escape\.tech\/graphql-armor/] } },
     ...(jsonReport && process.env.CONTRACT_COVERAGE !== '1'
       ? { reporters: ['default', 'json'], outputFile: { json: jsonReport } }
       : {}),
@@ -33,7 +37,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
-          env,
+          // CDK's built-in CloudFormation template validation (a WASM linter, advisory: it never fails a synth) is
+          // most of a whole-app synth's CPU, about 15 s, and these tests assert on the templates themselves. The CDK
+          // CLI runs of test/cdk/cli.test.ts start from an environment of their own and keep it, as operators do.
+          env: { ...env, CDK_VALIDATION: 'false' },
           setupFiles,
           testTimeout: 60_000,
           // The CDK suite synthesizes whole apps (cdk-nag included) in its hooks: seconds of CPU that a busy 2-core
@@ -69,7 +76,6 @@ export default defineConfig({
             'test/integration/orchestration/health-count.int.test.ts',
             'test/integration/orchestration/local-step-functions.int.test.ts',
             'test/integration/files/local-s3.int.test.ts',
-            'test/integration/files/documents-adapters.int.test.ts',
             // No handler in them: the dashboard's server, and how npm start ends on Ctrl-C.
             'test/integration/local-stack/ui-server.int.test.ts',
             'test/integration/local-stack/npm-start.int.test.ts',

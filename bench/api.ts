@@ -17,7 +17,6 @@ import { resolve } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { K } from '../functions/adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { ROOT } from '../local/config.js';
 import { tableEnv } from '../local/dynamodb-local.js';
 import {
@@ -144,7 +143,7 @@ async function measureRepository(
 ): Promise<LoopResult> {
   const names = tableEnv(process.env.TABLE_PREFIX ?? 'local');
   const doc = benchDocumentClient(endpoint);
-  const repo = new DynamoReleaseRepository(new SdkDocuments(doc), {
+  const repo = new DynamoReleaseRepository(doc, {
     coordinator: names.COORDINATOR_TABLE,
     studies: names.STUDIES_TABLE,
   });

@@ -25,7 +25,6 @@ import { DynamoEventRepository, eventItem } from '../functions/adapters/dynamodb
 import { putAll, setServiceTaskCounts, Tally } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
 import * as releaseItems from '../functions/adapters/dynamodb/releases/items.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
 import type {
   CoordinatorEvent,
@@ -98,7 +97,7 @@ async function seed(
   from: { services: number; releases: number; events: number },
 ): Promise<number> {
   const table = s.tables.coordinator;
-  const servicesRepo = new DynamoTaskServiceRepository(new SdkDocuments(s.doc), s.tables);
+  const servicesRepo = new DynamoTaskServiceRepository(s.doc, s.tables);
   const tally = new Tally();
   const items: Record<string, unknown>[] = [];
   const services: TaskService[] = [];
@@ -352,8 +351,8 @@ async function main() {
   let meter = meteredDocumentClient(stack.dynamodb);
   const quietWaits: number[] = [];
   const depsOf = (m: typeof meter) => ({
-    events: new DynamoEventRepository(new SdkDocuments(m.doc), tables),
-    releases: new DynamoReleaseRepository(new SdkDocuments(m.doc), tables),
+    events: new DynamoEventRepository(m.doc, tables),
+    releases: new DynamoReleaseRepository(m.doc, tables),
   });
   /**
    * Right after a bulk load of 230,000 items DynamoDB Local stalls now and then for up to about 300 ms (raw GetItem,

@@ -20,8 +20,8 @@ import { join, resolve } from 'node:path';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
+import { freshCredentials } from '../functions/coordinator/service-credentials.js';
 import { reportTask } from '../functions/coordinator/task-callback.js';
 import { ROOT } from '../local/config.js';
 import { createTables, localClient, startDynamoLocal } from '../local/dynamodb-local.js';
@@ -249,22 +249,25 @@ async function callbackWork(doc: ReturnType<typeof benchDocumentClient>): Promis
       }
     }) as typeof doc.send,
   } as typeof doc;
-  const docs = new SdkDocuments(counted);
+  const docs = counted;
   const releases = new DynamoReleaseRepository(docs, tables);
   const services = new DynamoTaskServiceRepository(docs, tables);
   const svcs = [];
   for (let i = 0; i < CALLBACK_SERVICES; i++)
     svcs.push(
-      await services.create({
-        name: `svc ${i}`,
-        description: '',
-        author: 'bench',
-        url: 'http://127.0.0.1:9',
-        enabled: true,
-        healthStatus: 'ok',
-        lastOkStatus: 0,
-        clientId: null,
-      }),
+      await services.create(
+        {
+          name: `svc ${i}`,
+          description: '',
+          author: 'bench',
+          url: 'http://127.0.0.1:9',
+          enabled: true,
+          healthStatus: 'ok',
+          lastOkStatus: 0,
+          clientId: null,
+        },
+        freshCredentials(),
+      ),
     );
   const taskIds: string[] = [];
   // One more release than the concurrent run uses: its callbacks run one at a time first, to see where one goes.

@@ -19,9 +19,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { AwsHttp, S3_SERVICE } from '../functions/adapters/aws-http.js';
-import { requestHandler } from '../functions/adapters/request-handler.js';
-import { S3Http } from '../functions/adapters/s3-http.js';
+import { s3Client } from '../functions/adapters/aws.js';
 import { S3ObjectStore } from '../functions/adapters/s3-store.js';
 import { ROOT } from '../local/config.js';
 import { startS3 } from '../local/s3.js';
@@ -93,14 +91,13 @@ async function main() {
         MultipartUpload: { Parts: etags },
       }),
     );
-    // The worker's own store: signed requests on the functions' HTTP handler.
-    const http = new AwsHttp(S3_SERVICE, {
-      region: 'us-east-1',
-      endpoint: s3.env.AWS_ENDPOINT_URL_S3,
-      credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-      requestHandler: requestHandler(),
+    // The worker's own store and client, as the function builds them from its environment.
+    Object.assign(process.env, s3.env, {
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'S3RVER',
+      AWS_SECRET_ACCESS_KEY: 'S3RVER',
     });
-    const store = new S3ObjectStore(new S3Http(http, true), 'bench-verify');
+    const store = new S3ObjectStore(s3Client(), 'bench-verify');
     let streamSeconds = Number.POSITIVE_INFINITY;
     for (let round = 0; round < 2; round++) {
       const t1 = performance.now();

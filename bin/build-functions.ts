@@ -1,7 +1,8 @@
 /**
  * `npm run build:functions`: every function of lib/api-manifest.ts and lib/orchestration-manifest.ts bundled into
  * dist/functions/<entry>/index.mjs with the exact esbuild call CDK makes (lib/bundling.ts). The local stack runs
- * these with LOCAL_HANDLERS=bundled; `npm run bench:cold` measures them. Fails when a bundle is over 400 KB.
+ * these with LOCAL_HANDLERS=bundled; `npm run bench:cold` measures them. Fails when a bundle is over the 1 MB
+ * sanity cap (MAX_BUNDLE_BYTES).
  */
 import { statSync } from 'node:fs';
 import {

@@ -9,6 +9,9 @@
  * end.
  *
  * Settings: DEMO_STAGE_SECONDS (3), DEMO_PUBLISH_SECONDS (2), POLL_SECONDS (2), DEMO_KEEP=1 keeps the data dir.
+ *
+ * Ctrl-C, or SIGINT or SIGTERM sent to this process alone (the `demo` script execs node, so npm's process is this
+ * one), stops what runs (the drc command, the task services, the stack), removes the data dir and exits 0.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +34,10 @@ const t = () => `${((Date.now() - started) / 1000).toFixed(1).padStart(5)}s`;
 let stack: ChildProcess | undefined;
 const services: RunningTaskService[] = [];
 let dataDir = '';
+/** The drc command running now, stopped with the demo. */
+let running: ChildProcess | undefined;
+/** Set by SIGINT / SIGTERM: what fails from then on is the stop itself, not an error of the demo. */
+let stopping = false;
 
 async function main() {
   dataDir = mkdtempSync(join(tmpdir(), 'release-demo-'));
@@ -47,8 +54,9 @@ async function main() {
   const issuer = `http://127.0.0.1:${ports.IDP_PORT}`;
 
   out(`${t()}  starting the local stack (data in ${dataDir}) ...`);
-  // tsx itself, not through npx: npx does not pass SIGTERM on, and the stack must stop with the demo.
-  stack = spawn(join('node_modules', '.bin', 'tsx'), ['bin/local.ts'], {
+  // Node with tsx as its loader, as `npm start` runs it: no npx (it does not pass SIGTERM on) and no tsx command in
+  // between (it may end the child itself when a signal reaches only the parent), so the stack stops with the demo.
+  stack = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
     env: {
       ...process.env,
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
@@ -104,10 +112,15 @@ async function main() {
   // Child processes, never spawnSync: the task services live in this process and must keep answering meanwhile.
   const runDrc = (args: string[], capture: boolean) =>
     new Promise<string>((resolve, reject) => {
+      if (stopping) {
+        reject(new Error('stopping'));
+        return;
+      }
       const child = spawn(process.execPath, [join('bin', 'drc.mjs'), ...args], {
         env: drcEnv,
         stdio: capture ? ['ignore', 'pipe', 'pipe'] : 'inherit',
       });
+      running = child;
       let text = '';
       let err = '';
       child.stdout?.on('data', (d: Buffer) => {
@@ -116,11 +129,11 @@ async function main() {
       child.stderr?.on('data', (d: Buffer) => {
         err += d.toString();
       });
-      child.once('close', (code) =>
-        code === 0
-          ? resolve(text)
-          : reject(new Error(`drc ${args.join(' ')} exited with status ${code} ${err}`)),
-      );
+      child.once('close', (code, signal) => {
+        if (running === child) running = undefined;
+        if (code === 0) resolve(text);
+        else reject(new Error(`drc ${args.join(' ')} exited with status ${code ?? signal} ${err}`));
+      });
     });
   /** Runs `drc args`, printing the command line; its output goes to this terminal (tables and bars on a TTY). */
   const drc = async (...args: string[]) => {
@@ -132,20 +145,19 @@ async function main() {
 
   await drc('login', '--sub', 'demo');
 
-  // Two reference task services: they verify the coordinator's token against the local IdP and call back with a
-  // token of their own (client credentials, client "task-service").
-  const callbackToken = clientCredentials(
-    `${issuer}/oauth/token`,
-    'task-service',
-    'task-service-local-secret',
-  );
+  // Two reference task services: they verify the coordinator's token against the local IdP and, once registered,
+  // the signature of every action with the secret their registration answered; each calls back with a client of
+  // its own, which the registration made (--create-client).
   for (const name of ['dataservice snapshot', 'portal ETL']) {
+    const secrets: string[] = [];
+    let callbackToken: (() => Promise<string | null>) | undefined;
     const svc = await startTaskService(
       {
         name,
         coordinatorUrl: api,
-        callbackToken,
+        callbackToken: () => callbackToken?.() ?? Promise.resolve(null),
         auth: { mode: 'jwks', issuer, audience: ['task-services'] },
+        signingSecrets: () => secrets,
         stageSeconds: name === 'portal ETL' ? stageSeconds * 1.5 : stageSeconds,
         publishSeconds,
         progressSteps: 3,
@@ -154,23 +166,23 @@ async function main() {
       { port: 0, host: '127.0.0.1' },
     );
     services.push(svc);
-    await drc(
-      'services',
-      'add',
-      name,
-      svc.url,
-      '--description',
-      `reference task service (${name})`,
-      '--author',
-      'demo',
+    const args = ['services', 'add', name, svc.url, '--description', `reference task service (${name})`];
+    out(
+      `\n$ drc ${args.map((a) => (/[\s"']/.test(a) ? `"${a}"` : a)).join(' ')} --author demo --create-client`,
     );
+    const added = await drcJson(...args, '--author', 'demo', '--create-client');
+    out(`  ${added.kf_id}: signing secret and client ${added.client_id} handed to the service (shown once)`);
+    secrets.push(added.secret);
+    callbackToken = clientCredentials(`${issuer}/oauth/token`, added.client_id, added.client_secret);
   }
   await drc('services', 'ls');
   await drc('studies', 'ls', '--limit', '3');
 
-  const studies = (await drcJson('studies', 'ls', '--limit', '2')).results.map(
-    (s: { kf_id: string }) => s.kf_id,
-  );
+  // Two visible studies (the newest sample study is a hidden one, which the portal would not show).
+  const studies = (await drcJson('studies', 'ls', '--limit', '10')).results
+    .filter((s: { visible: boolean }) => s.visible)
+    .slice(0, 2)
+    .map((s: { kf_id: string }) => s.kf_id);
   const studyArgs = studies.flatMap((id: string) => ['--study', id]);
   await drc(
     'releases',
@@ -197,12 +209,20 @@ async function main() {
   await drc('signed-url', studies[0], fileId);
 }
 
-async function cleanup() {
+let cleaning: Promise<void> | undefined;
+/** Stops everything the demo started, once, whoever asks (the end of the demo, a failure, a signal). */
+function cleanup(): Promise<void> {
+  cleaning ??= stopAll();
+  return cleaning;
+}
+
+async function stopAll() {
+  running?.kill('SIGTERM');
   if (services.length) {
     out(`${t()}  stopping the task services ...`);
     await Promise.all(services.splice(0).map((s) => s.stop()));
   }
-  if (stack && stack.exitCode === null) {
+  if (stack && stack.exitCode === null && stack.signalCode === null) {
     out(`${t()}  stopping the local stack ...`);
     const exited = new Promise<number | null>((r) => stack?.once('exit', (code) => r(code)));
     stack.kill('SIGTERM');
@@ -224,8 +244,23 @@ async function cleanup() {
 main()
   .then(cleanup)
   .catch(async (err) => {
+    // After a signal, the step that was running fails because the stop pulled things from under it: not news.
+    if (stopping) return;
     process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
     await cleanup();
     process.exit(1);
   });
-process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    out(`\n${t()}  ${signal}: stopping the demo ...`);
+    void cleanup().then(
+      () => process.exit(0),
+      (err) => {
+        process.stderr.write(`demo: stopping failed: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  });

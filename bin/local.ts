@@ -27,7 +27,6 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 import { log } from '../functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '../lib/api-manifest.js';
 import { bundleAll } from '../lib/bundling.js';
@@ -42,6 +41,7 @@ import { createLocalApi, lambdaContext } from '../local/http-server.js';
 import { parseClients, startIdp } from '../local/idp.js';
 import { startLocalLambda } from '../local/lambda.js';
 import { meter, metered, meteredEventSink } from '../local/meter.js';
+import { routeMetricLines } from '../local/metrics-file.js';
 import { Readiness } from '../local/readiness.js';
 import { startS3 } from '../local/s3.js';
 import { type Schedules, scheduledEvent, startSchedules } from '../local/scheduler.js';
@@ -119,7 +119,7 @@ async function migrateStoredData(client: DynamoDBClient, prefix: string): Promis
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const tables = tableEnv(prefix);
   const coordinator = { coordinator: tables.COORDINATOR_TABLE, studies: tables.STUDIES_TABLE };
-  const releases = new DynamoReleaseRepository(new SdkDocuments(doc), coordinator);
+  const releases = new DynamoReleaseRepository(doc, coordinator);
   const added = await releases.indexActiveReleases();
   if (added.length) log.info('releases added to the active index', { releases: added });
   const rewritten =
@@ -273,12 +273,15 @@ async function main(): Promise<void> {
     throw new Error(
       `Invalid configuration: COORDINATOR_CLIENT_ID "${config.COORDINATOR_CLIENT_ID}" is not in IDP_CLIENTS`,
     );
+  const adminClient = clients.find((c) => c.roles.includes('admin'));
   if (coordinatorClient.audience === config.AUTH_AUDIENCE)
     throw new Error(
       "Invalid configuration: the coordinator client's audience must differ from AUTH_AUDIENCE, or its token would work against the coordinator",
     );
   mkdirSync(config.DATA_DIR, { recursive: true });
   use(claimDataDir(config.DATA_DIR));
+  // The functions' metric lines go to a file, not into this log (on AWS they stay on stdout, for CloudWatch).
+  use(routeMetricLines({ file: config.LOCAL_METRICS_FILE, echo: process.env.LOG_LEVEL === 'debug' }));
   // LOCAL_METER_FILE (npm run cost:measure): its proxies stop last, after everything that calls through them.
   const costMeter = meter();
   if (costMeter) use({ name: 'meter', env: {}, stop: () => costMeter.stop() });
@@ -378,6 +381,7 @@ async function main(): Promise<void> {
     issuer: config.IDP_ISSUER,
     audience: config.AUTH_AUDIENCE,
     clients,
+    verifyAudience: coordinatorClient.audience,
     tokenTtlSeconds: config.IDP_TOKEN_TTL_SECONDS,
     devTokens: config.IDP_DEV_TOKENS,
     corsOrigins,
@@ -393,6 +397,15 @@ async function main(): Promise<void> {
       COORDINATOR_TOKEN_URL: idp.tokenUrl,
       COORDINATOR_CLIENT_ID: coordinatorClient.client_id,
       COORDINATOR_CLIENT_SECRET: coordinatorClient.client_secret,
+      // `create_client` makes each task service its own client here, with an admin client's credentials (as the
+      // deployed coordinator makes Cognito app clients with its IAM role). Without an admin client: not offered.
+      ...(adminClient
+        ? {
+            TASK_SERVICE_CLIENTS_IDP_URL: idp.url,
+            TASK_SERVICE_CLIENTS_IDP_CLIENT_ID: adminClient.client_id,
+            TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET: adminClient.client_secret,
+          }
+        : {}),
     },
     urls: { 'Identity provider': `http://${publicHost(config.HOST)}:${new URL(idp.url).port}` },
     stop: idp.stop,
@@ -507,6 +520,7 @@ function banner(config: LocalConfig, apis: Record<string, string>, token: string
     token,
     '',
     `Open ${apis.Dashboard} and sign in (roles "admin" to steer releases).`,
+    `Metrics (CloudWatch EMF lines) are written to ${shown(config.LOCAL_METRICS_FILE)}.`,
     `Try: curl -H "Authorization: Bearer $(cat ${shown(tokenFile)})" ${apis['Coordinator API']}/studies`,
     '',
   ];

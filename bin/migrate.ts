@@ -9,7 +9,6 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tablesFromEnv } from '../functions/adapters/dynamodb/common.js';
 import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../functions/adapters/dynamodb/sdk-documents.js';
 
 const filesTable = process.env.FILES_TABLE;
 if (!filesTable) throw new Error('Invalid configuration: FILES_TABLE is required');
@@ -18,7 +17,7 @@ const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
   marshallOptions: { removeUndefinedValues: true },
 });
 const tables = tablesFromEnv();
-const indexed = await new DynamoReleaseRepository(new SdkDocuments(doc), tables).indexActiveReleases();
+const indexed = await new DynamoReleaseRepository(doc, tables).indexActiveReleases();
 const coordinator = await migrateCoordinator(doc, tables);
 const files = await migrateFiles(doc, filesTable);
 process.stdout.write(

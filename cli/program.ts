@@ -70,7 +70,14 @@ const tokenColumns: Column<DevToken>[] = [
   { header: 'token', value: (t) => t.token },
   { header: 'created', value: (t) => t.created_at },
   { header: 'by', value: (t) => t.created_by },
+  { header: 'expires', value: (t) => t.expires_at ?? 'never' },
+  { header: 'studies', value: (t) => t.studies?.join(' ') ?? 'all' },
 ];
+
+/** Printed under an answer that carries a secret: the coordinator keeps no way to show it again. */
+const SHOWN_ONCE =
+  'The secret(s) above are shown this once: give `secret` to the task service (WEBHOOK_SECRET or ' +
+  'WEBHOOK_SECRET_FILE), and client_id / client_secret, if any, to its client credentials.';
 
 const showRelease = (r: Release) =>
   `${record(r as unknown as Record<string, unknown>, ['kf_id', 'name', 'description', 'state', 'version', 'studies', 'author', 'is_major', 'tags', 'created_at'])}\n` +
@@ -224,11 +231,17 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
     .command('add <name> <url>')
     .description('register a task service')
     .option('--description <text>', 'what it does', '')
-    .option('--author <name>', 'who registers it')
+    .option('--author <name>', 'who registers it (default: your token subject)')
     .option('--client-id <id>', 'the OAuth client whose tokens may report for it')
+    .option(
+      '--create-client',
+      'have the coordinator make the service an OAuth client of its own (answers client_id and client_secret)',
+    )
     .option('--disabled', 'register it disabled')
     .action(async (name: string, url: string, opts, cmd: Command) => {
       const s = S(cmd);
+      if (opts.createClient && opts.clientId)
+        throw new CliError('--create-client and --client-id exclude each other', 2);
       const api = await s.coordinator();
       const svc = await must(
         api.POST('/task-services', {
@@ -238,13 +251,39 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
             description: opts.description,
             ...(opts.author ? { author: opts.author } : {}),
             ...(opts.clientId ? { client_id: opts.clientId } : {}),
+            ...(opts.createClient ? { create_client: true } : {}),
             ...(opts.disabled ? { enabled: false } : {}),
           },
           headers: creating(),
         }),
         'POST /task-services',
       );
-      show(s.o, svc, () => record(svc));
+      show(s.o, svc, () => `${record(svc)}\n${SHOWN_ONCE}`);
+    });
+  services
+    .command('rotate-secret <id>')
+    .description('give a task service a new signing secret; the old one still signs during the grace period')
+    .option(
+      '--grace <seconds>',
+      'how long the old secret still signs (default 86400, 24 hours; 0 ends it at once)',
+      positiveInt,
+    )
+    .action(async (id: string, opts, cmd: Command) => {
+      const s = S(cmd);
+      const api = await s.coordinator();
+      const svc = await must(
+        api.POST('/task-services/{id}/rotate-secret', {
+          params: { path: { id } },
+          body: opts.grace === undefined ? {} : { grace_seconds: opts.grace },
+        }),
+        `POST /task-services/${id}/rotate-secret`,
+      );
+      show(
+        s.o,
+        svc,
+        () =>
+          `${record(svc, ['kf_id', 'name', 'url', 'secret', 'previous_secret_expires_at'])}\n${SHOWN_ONCE}`,
+      );
     });
   for (const [verb, enabled] of [
     ['enable', true],
@@ -340,8 +379,9 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
     }
     if (s.o.json) s.o.out(JSON.stringify({ type: 'created', release: r }));
     else s.o.out(`created release ${r.kf_id} (${r.tasks.length} task(s))`);
+    // A release created just now: every one of its events happens during this watch.
     setExit(
-      await watchRelease(api, r.kf_id, { intervalMs: opts.interval * 1000 }, s.o, (stop) =>
+      await watchRelease(api, r.kf_id, { intervalMs: opts.interval * 1000, fromStart: true }, s.o, (stop) =>
         hooks.onInterrupt?.(stop),
       ),
     );
@@ -349,13 +389,20 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
   watchInterval(
     releases
       .command('watch <id>')
-      .description('live progress of a release until it is staged, published, failed or canceled'),
+      .description(
+        'live progress of a release until it is staged, published, failed or canceled: its state, its tasks and the events that happen from now on',
+      )
+      .option('--from-start', "show the release's earlier events first"),
   ).action(async (id: string, opts, cmd: Command) => {
     const s = S(cmd);
     const api = await s.coordinator();
     setExit(
-      await watchRelease(api, id, { intervalMs: opts.interval * 1000 }, s.o, (stop) =>
-        hooks.onInterrupt?.(stop),
+      await watchRelease(
+        api,
+        id,
+        { intervalMs: opts.interval * 1000, fromStart: Boolean(opts.fromStart) },
+        s.o,
+        (stop) => hooks.onInterrupt?.(stop),
       ),
     );
   });
@@ -524,11 +571,24 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
   devTokens
     .command('create <name>')
     .description('create a developer token (its secret is shown only now)')
-    .action(async (name: string, _opts, cmd: Command) => {
+    .option(
+      '--expires-in <seconds>',
+      'refuse it after this many seconds (default: it never expires)',
+      positiveInt,
+    )
+    .option('--expires-at <time>', 'refuse it after this RFC 3339 instant, e.g. 2027-01-31T00:00:00Z')
+    .option('--study <id...>', 'the only studies it reaches (default: every study)')
+    .action(async (name: string, opts, cmd: Command) => {
       const s = S(cmd);
       const api = await s.files();
+      const body = {
+        name,
+        ...(opts.expiresIn !== undefined ? { expires_in: opts.expiresIn as number } : {}),
+        ...(opts.expiresAt !== undefined ? { expires_at: opts.expiresAt as string } : {}),
+        ...(opts.study ? { studies: opts.study as string[] } : {}),
+      };
       const t = await must(
-        api.POST('/developer-tokens', { body: { name }, headers: creating() }),
+        api.POST('/developer-tokens', { body, headers: creating() }),
         'POST /developer-tokens',
       );
       show(s.o, t, () => `${record(t)}\nkeep the token now: it is never shown again`);

@@ -67,6 +67,8 @@ export async function tailEvents(api: CoordinatorClient, opts: TailOptions, o: O
 
 export interface WatchOptions {
   intervalMs: number;
+  /** Show the release's earlier events first; otherwise only what happens after the watch starts. */
+  fromStart?: boolean;
 }
 
 export interface WatchSummary {
@@ -80,9 +82,13 @@ export interface WatchSummary {
 }
 
 /**
- * `drc releases watch`: the release's state, one progress bar per task (service name, state, progress) and each new
- * event, until the release is staged, published, failed or canceled; then a summary. In a pipe or with --json:
- * one JSON line per change (`release`, `task`, `event`) and a last `summary` line. Resolves to the exit status.
+ * `drc releases watch`: the release's state, one progress bar per task (service name, state, progress) and each
+ * event that happens after the watch starts (with `fromStart`, the release's earlier events first), until the
+ * release is staged, published, failed or canceled; then a summary. In a pipe or with --json: one JSON line per
+ * change (`release`, `task`, `event`) and a last `summary` line. Resolves to the exit status.
+ *
+ * The state and the tasks are shown as they are when the watch starts: that is the present, not history. Events
+ * are history: without `fromStart`, the newest page of the release's events is read first and only marked as seen.
  */
 export async function watchRelease(
   api: CoordinatorClient,
@@ -114,6 +120,7 @@ export async function watchRelease(
   onStop(() => multi?.stop());
 
   const line = (value: unknown) => o.out(JSON.stringify(value));
+  if (!opts.fromStart) await newEvents(api, seen, { release: id }, 100, true);
   let release: Release;
   for (;;) {
     release = await must(api.GET('/releases/{id}', { params: { path: { id } } }), `GET /releases/${id}`);

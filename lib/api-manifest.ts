@@ -91,6 +91,7 @@ export const FILES_API: ApiFunction[] = [
     shipped: DOCS_PACKAGE_FILES,
   },
   // Downloads and signed URLs also take developer and signed-URL tokens: open at the gateway (bearerOnly false).
+  // GraphQL takes bearer JWTs only: the gateway refuses anonymous documents (bearerOnly, from its contract).
   entry('FilesDownload', 'functions/files/handlers/download.ts', downloadRoutes, { files: 'rw' }),
   entry('FilesSignedUrl', 'functions/files/handlers/signed-url.ts', signedUrlRoutes, { files: 'rw' }),
   entry('Files', 'functions/files/handlers/files.ts', fileRoutes, { files: 'rw', studies: 'r' }),

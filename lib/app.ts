@@ -1,10 +1,11 @@
-import { type App, type StackProps, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import type { App, StackProps } from 'aws-cdk-lib';
 import { AuthStack } from './auth.js';
 import { CoordinatorStack } from './coordinator-stack.js';
 import { DashboardSiteStack, DashboardStack } from './dashboard.js';
 import { FilesStack } from './files-stack.js';
-import { ObservabilityStack } from './observability.js';
+import { addNagChecks } from './nag.js';
+import { ALARM_IDS, ObservabilityStack } from './observability.js';
+import { assertSupportedRegion } from './regions.js';
 import { readSettings, removalPolicies, type Settings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
 
@@ -27,7 +28,7 @@ export interface ReleaseCoordinatorApp {
 }
 
 export interface BuildOptions {
-  /** Run cdk-nag AwsSolutionsChecks on synth (default true). */
+  /** Run cdk-nag's AwsSolutions and Serverless packs on synth (default true; lib/nag.ts). */
   nag?: boolean;
   /** Account/region for every stack; default: the CLI's (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION). */
   env?: StackProps['env'];
@@ -50,6 +51,7 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
     account: process.env.CDK_DEFAULT_ACCOUNT,
     region: process.env.CDK_DEFAULT_REGION,
   };
+  assertSupportedRegion(env.region);
   const names = settings.stackNames;
 
   // The dashboard's URL is needed by Cognito (callback), the files bucket and the APIs (CORS), so its hosting
@@ -105,6 +107,18 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
     ],
     stateMachineArn: coordinator.stateMachine.arn,
     graphqlLogGroup: files.functions.FilesGraphql?.fn.logGroup,
+    failureQueues: [
+      {
+        alarmId: ALARM_IDS.scheduleFailures,
+        queueName: coordinator.scheduleFailures.queue.queueName,
+        what: 'A scheduled run (health check, reconciler or study sync)',
+      },
+      {
+        alarmId: ALARM_IDS.verificationFailures,
+        queueName: files.verificationFailures.queue.queueName,
+        what: 'An upload verification',
+      },
+    ],
   });
 
   let dashboardSite: DashboardSiteStack | undefined;
@@ -131,6 +145,6 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
   coordinator.addStackDependency(stateful);
   files.addStackDependency(stateful);
 
-  if (options.nag ?? true) Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  if (options.nag ?? true) addNagChecks(app);
   return { settings, stateful, auth, coordinator, files, dashboard, dashboardSite, observability };
 }

@@ -11,6 +11,8 @@ export interface Capabilities {
   orchestration?: boolean;
   /** Calls task services with the coordinator's own client-credentials token, so reads the client secret. */
   coordinatorToken?: boolean;
+  /** Registers task services: creates and deletes their Cognito app clients (`create_client`). */
+  serviceClients?: boolean;
   /**
    * Objects of the study files bucket: `read` serves and presigns downloads, `readwrite` also uploads (single and
    * multipart) and deletes. Presigned URLs act with the signing function's rights, so these bound them too.
@@ -32,8 +34,9 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   // Every minute: starts an execution for each release that is not terminal and has none running; re-delivers a
   // wake that failed.
   Reconciler: { orchestration: true },
-  // POST/PATCH /task-services probe GET {url}/status with the coordinator's token.
-  TaskServices: { coordinatorToken: true },
+  // POST/PATCH /task-services probe GET {url}/status with the coordinator's token; POST (create_client) and DELETE
+  // make and remove each service's app client.
+  TaskServices: { coordinatorToken: true, serviceClients: true },
   // Sends initialize/start/get_status/publish/cancel to every task service; continues a long-running release in a
   // fresh execution (StartExecution) before it reaches the execution history limit.
   ReleaseStep: { coordinatorToken: true, orchestration: true },

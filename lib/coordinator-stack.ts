@@ -7,11 +7,12 @@ import { type ApiFunction, COORDINATOR_API } from './api-manifest.js';
 import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
 import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
 import { EventsSink } from './events-sink.js';
-import { commonEnvironment, coordinatorTokenEnvironment } from './function-env.js';
+import { FailureQueue } from './failure-queue.js';
+import { commonEnvironment, coordinatorTokenEnvironment, serviceClientEnvironment } from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
 import { WORKER_FUNCTIONS, type WorkerFunction } from './orchestration-manifest.js';
 import { ReleaseStateMachine } from './release-state-machine.js';
-import { WorkerSchedules } from './schedules.js';
+import { type ScheduleKind, scheduleMaxEventAge, WorkerSchedules } from './schedules.js';
 import { ServiceFunction } from './service-function.js';
 import type { Settings } from './settings.js';
 import type { TableKey } from './table-definitions.js';
@@ -38,6 +39,8 @@ export class CoordinatorStack extends Stack {
   readonly events: EventsSink;
   readonly auth: AuthSettings;
   readonly filesBucket: IBucket;
+  /** Runs of the schedules that could not be delivered or failed (lib/schedules.ts). */
+  readonly scheduleFailures: FailureQueue;
 
   constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
     super(scope, id, props);
@@ -70,23 +73,45 @@ export class CoordinatorStack extends Stack {
       ...(settings.coordinatorBaseUrl ? { PUBLIC_BASE_URL: settings.coordinatorBaseUrl } : {}),
     };
 
+    const scheduleMinutes: Record<ScheduleKind, number> = {
+      healthCheck: settings.healthIntervalMinutes,
+      studySync: settings.studySyncMinutes,
+      reconcile: settings.reconcileMinutes,
+    };
+    this.scheduleFailures = new FailureQueue(this, 'ScheduleFailures', {
+      description: 'Failed or undeliverable runs of the schedules (health check, reconciler, study sync)',
+    });
+
     // Manifest names are free-form; keep them in their own scope so they never collide with other ids.
     const functionsScope = new Construct(this, 'Functions');
     const build = (entry: ApiFunction | WorkerFunction, kind: 'http' | 'worker') => {
       const writesEvents = entry.tables.coordinator === 'rw';
+      const schedule = 'schedule' in entry ? entry.schedule : undefined;
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
         description: `Coordinator ${kind === 'http' ? 'API' : 'worker'}: ${entry.name} (${entry.entry})`,
-        environment: { ...baseEnv, ...(writesEvents ? this.events.env : {}) },
+        environment: {
+          // Before baseEnv, so context functionEnv can override TASK_SERVICE_CLIENT_REQUIRED.
+          ...(capabilitiesOf(entry.name).serviceClients ? serviceClientEnvironment(this.auth) : {}),
+          ...baseEnv,
+          ...(writesEvents ? this.events.env : {}),
+        },
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,
         tableAccess: entry.tables,
         tables: props.tables,
         tracing: settings.tracing,
+        // A scheduled run that fails is not run again by Lambda (lib/schedules.ts says why): it goes to the queue.
+        asyncInvoke: schedule && {
+          retryAttempts: 0,
+          maxEventAge: scheduleMaxEventAge(scheduleMinutes[schedule]),
+          onFailure: this.scheduleFailures.queue,
+        },
       });
       if (writesEvents) this.events.grantPublish(fn.fn);
       if (capabilitiesOf(entry.name).coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);
+      if (capabilitiesOf(entry.name).serviceClients) this.auth.serviceClients?.grant(fn.fn);
       this.functions[entry.name] = fn;
       return fn;
     };
@@ -108,11 +133,8 @@ export class CoordinatorStack extends Stack {
     }
 
     new WorkerSchedules(this, 'Schedules', {
-      minutes: {
-        healthCheck: settings.healthIntervalMinutes,
-        studySync: settings.studySyncMinutes,
-        reconcile: settings.reconcileMinutes,
-      },
+      minutes: scheduleMinutes,
+      deadLetterQueue: this.scheduleFailures.queue,
       targets: workers
         .filter((w) => w.schedule)
         .map((worker) => ({ worker, fn: this.functions[worker.name].fn })),

@@ -1,16 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  CfnOutput,
-  DockerImage,
-  Duration,
-  Fn,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-  Validations,
-} from 'aws-cdk-lib';
+import { CfnOutput, DockerImage, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import {
   CachePolicy,
   Function as CfFunction,
@@ -36,7 +27,8 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { Construct } from 'constructs';
-import { acknowledgeWildcardResource } from './nag.js';
+import { withBundleCache } from './bundling.js';
+import { acknowledge, acknowledgeMatching, escapeRegExp } from './nag.js';
 import { removalPolicies, type Settings } from './settings.js';
 
 /**
@@ -107,11 +99,6 @@ export class DashboardStack extends Stack {
       objectOwnership: ObjectOwnership.OBJECT_WRITER,
       lifecycleRules: [{ expiration: Duration.days(365) }],
     });
-    Validations.of(logs).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason:
-        'This is the access-log destination of the dashboard; logging its own writes would only log the logs.',
-    });
 
     this.bucket = new Bucket(this, 'Site', {
       ...common,
@@ -162,22 +149,23 @@ export class DashboardStack extends Stack {
       logBucket: logs,
       logFilePrefix: 'cloudfront/',
     });
-    Validations.of(this.distribution).acknowledge({
-      id: 'AwsSolutions-CFR1',
-      reason: 'Operators may sign in from anywhere; the APIs authorize every request with a token.',
-    });
-    Validations.of(this.distribution).acknowledge({
-      id: 'AwsSolutions-CFR2',
-      reason:
-        'The distribution serves static files only; the APIs it calls verify a token on every request. A WAF web ACL ' +
+    acknowledge(
+      this.distribution,
+      'AwsSolutions-CFR1',
+      'Operators may sign in from anywhere; the APIs authorize every request with a token.',
+    );
+    acknowledge(
+      this.distribution,
+      'AwsSolutions-CFR2',
+      'The distribution serves static files only; the APIs it calls verify a token on every request. A WAF web ACL ' +
         'costs more than the dashboard itself; attach one in front of it if policy requires.',
-    });
-    Validations.of(this.distribution).acknowledge({
-      id: 'AwsSolutions-CFR4',
-      reason:
-        'The default *.cloudfront.net certificate cannot pin a minimum TLS version; a custom domain with an ACM ' +
+    );
+    acknowledge(
+      this.distribution,
+      'AwsSolutions-CFR4',
+      'The default *.cloudfront.net certificate cannot pin a minimum TLS version; a custom domain with an ACM ' +
         'certificate (TLSv1.2_2021) is the way to raise it.',
-    });
+    );
 
     this.url = `https://${this.distribution.distributionDomainName}`;
     const prefix = props.settings.prefix;
@@ -244,18 +232,20 @@ export class DashboardSiteStack extends Stack {
         image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:22-slim'),
         local: {
           tryBundle(outputDir: string) {
-            execFileSync(
-              process.execPath,
-              [
-                join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
-                'build',
-                '--config',
-                join(UI_DIR, 'vite.config.ts'),
-                '--outDir',
-                outputDir,
-                '--emptyOutDir',
-              ],
-              { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+            withBundleCache('dashboard-ui', outputDir, () =>
+              execFileSync(
+                process.execPath,
+                [
+                  join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+                  'build',
+                  '--config',
+                  join(UI_DIR, 'vite.config.ts'),
+                  '--outDir',
+                  outputDir,
+                  '--emptyOutDir',
+                ],
+                { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+              ),
             );
             return true;
           },
@@ -282,24 +272,30 @@ export class DashboardSiteStack extends Stack {
     });
     // The new index.html must never point at assets that are not there yet.
     this.entry.node.addDependency(this.assets);
-    acknowledgeBucketDeploymentHandler(this, this.bucket);
+    acknowledgeBucketDeploymentHandler(this, props.hosting.bucketName);
   }
 }
 
 /**
- * BucketDeployment runs a CDK-provided singleton Lambda (aws-cli `s3 sync`) whose runtime, managed policy and
- * grants are CDK's: read on the CDK asset bucket, write on the site bucket, invalidations on the distribution
- * (CloudFront has no resource-level permission for them). Acknowledge them on that handler only.
+ * BucketDeployment runs a CDK-provided singleton Lambda (aws-cli `s3 sync`) whose runtime, managed policy, tracing
+ * and grants are CDK's: read on the CDK asset bucket, write on the site bucket, invalidations on the distribution
+ * (CloudFront has no resource-level permission for them). Acknowledge them on that handler only. The asset bucket's
+ * name holds the bootstrap qualifier, the account and the region, which differ between deployments, so it is matched
+ * by a pattern.
  */
-function acknowledgeBucketDeploymentHandler(stack: Stack, site: IBucket): void {
-  const qualifier =
-    (stack.node.tryGetContext('@aws-cdk/core:bootstrapQualifier') as string | undefined) ?? 'hnb659fds';
+function acknowledgeBucketDeploymentHandler(stack: Stack, siteBucketExportName: string): void {
   for (const child of stack.node.children) {
     if (!child.node.id.startsWith('Custom::CDKBucketDeployment')) continue;
     const grants =
       'CDK BucketDeployment grants: read on the CDK asset bucket, write on objects of the dashboard bucket only';
+    const cdkOwned = 'CDK BucketDeployment handler; its runtime and configuration are chosen by aws-cdk-lib.';
     const reasons: Record<string, string> = {
-      'AwsSolutions-L1': 'CDK BucketDeployment handler; its runtime is chosen and updated by aws-cdk-lib.',
+      'AwsSolutions-L1': cdkOwned,
+      'Serverless-LambdaLatestVersion': cdkOwned,
+      'Serverless-LambdaTracing': cdkOwned,
+      'Serverless-LambdaDLQ':
+        'CDK BucketDeployment handler, run by CloudFormation during a deploy, which fails (and rolls back) when ' +
+        'the handler does; there is no event to keep for later.',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
         'CDK BucketDeployment handler: basic execution role for its own logs.',
       'AwsSolutions-IAM5[Action::s3:GetObject*]': grants,
@@ -307,15 +303,27 @@ function acknowledgeBucketDeploymentHandler(stack: Stack, site: IBucket): void {
       'AwsSolutions-IAM5[Action::s3:List*]': grants,
       'AwsSolutions-IAM5[Action::s3:DeleteObject*]': grants,
       'AwsSolutions-IAM5[Action::s3:Abort*]': grants,
-      [`AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-${qualifier}-assets-<AWS::AccountId>-<AWS::Region>/*]`]:
-        'The CDK asset bucket, where the built app is staged.',
       'AwsSolutions-IAM5[Resource::*]': 'cloudfront:CreateInvalidation has no resource-level permission.',
     };
-    for (const [id, reason] of Object.entries(reasons)) Validations.of(child).acknowledge({ id, reason });
-    acknowledgeWildcardResource(
+    for (const [id, reason] of Object.entries(reasons)) acknowledge(child, id, reason);
+    acknowledgeMatching(
       child,
-      site.arnForObjects('*'),
+      'AwsSolutions-IAM5',
+      CDK_ASSET_BUCKET_OBJECTS,
+      'The CDK asset bucket (cdk-<qualifier>-assets-<account>-<region>), where the built app is staged.',
+    );
+    acknowledgeMatching(
+      child,
+      'AwsSolutions-IAM5',
+      new RegExp(`^Resource::arn:<AWS::Partition>:s3:::${escapeRegExp(siteBucketExportName)}/\\*$`),
       'The deployment writes the app into the dashboard bucket: every object of that one bucket.',
     );
   }
 }
+
+/**
+ * The objects of the CDK bootstrap asset bucket, as cdk-nag shows them: a bootstrap qualifier (lowercase letters and
+ * digits), then the account and the region, literal when the stack has a concrete env and pseudo parameters when not.
+ */
+export const CDK_ASSET_BUCKET_OBJECTS =
+  /^Resource::arn:<AWS::Partition>:s3:::cdk-[a-z0-9]{1,10}-assets-(<AWS::AccountId>|\d{12})-(<AWS::Region>|[a-z]{2}(-[a-z]+)+-\d)\/\*$/;

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AnyPrincipal, Effect, type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import {
   BlockPublicAccess,
@@ -44,10 +44,6 @@ export class FilesBucket extends Construct {
     this.accessLogs = new Bucket(this, 'AccessLogs', {
       ...common,
       lifecycleRules: [{ expiration: Duration.days(365) }],
-    });
-    Validations.of(this.accessLogs).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason: 'This is the server access log destination; logging its own writes would only log the logs.',
     });
 
     this.bucket = new Bucket(this, 'Bucket', {

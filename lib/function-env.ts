@@ -42,6 +42,22 @@ export function commonEnvironment({
   };
 }
 
+/**
+ * The registry of task services on AWS: every service must be bound to the OAuth client that acts for it
+ * (TASK_SERVICE_CLIENT_REQUIRED, overridable with functionEnv), and, with Cognito, `create_client` makes that client.
+ */
+export function serviceClientEnvironment(auth: AuthSettings): Record<string, string> {
+  return {
+    TASK_SERVICE_CLIENT_REQUIRED: 'true',
+    ...(auth.serviceClients
+      ? {
+          TASK_SERVICE_CLIENTS_USER_POOL_ID: auth.serviceClients.userPoolId,
+          TASK_SERVICE_CLIENTS_SCOPE: auth.serviceClients.scope,
+        }
+      : {}),
+  };
+}
+
 /** The coordinator's own client credentials, for calls to task services. */
 export function coordinatorTokenEnvironment(auth: AuthSettings): Record<string, string> {
   const env: Record<string, string> = {};

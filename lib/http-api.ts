@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   CorsHttpMethod,
@@ -14,6 +14,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ApiFunction } from './api-manifest.js';
 import { API_CORS } from './cors.js';
+import { acknowledge } from './nag.js';
 
 export interface ManifestHttpApiProps {
   apiName: string;
@@ -122,13 +123,13 @@ export class ManifestHttpApi extends Construct {
           this.api.addRoutes({ path, methods: [HttpMethod.OPTIONS], integration });
       }
     }
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-APIG4',
-      reason:
-        'Routes that only take a bearer JWT have a JWT authorizer. The others are open at the gateway by design: ' +
+    acknowledge(
+      this.api,
+      'AwsSolutions-APIG4',
+      'Routes that only take a bearer JWT have a JWT authorizer. The others are open at the gateway by design: ' +
         '/health is public, and downloads, signed URLs and GraphQL also take developer or signed-URL tokens ' +
         '(?token=, Authorization: Token) that only the Lambda can check. Every route is authorized in its Lambda.',
-    });
+    );
     this.url = this.api.apiEndpoint;
   }
 }

@@ -18,6 +18,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { METRIC, METRICS_SERVICE, SIGNED_URL_MINTED_LINE } from '../functions/shared/metric-names.js';
+import { acknowledge } from './nag.js';
 import type { Settings } from './settings.js';
 
 /**
@@ -33,6 +34,8 @@ export interface ObservabilityProps extends StackProps {
   stateMachineArn: string;
   /** FilesGraphql's log group: its minted signed URLs are counted by a metric filter (metric-names.ts). */
   graphqlLogGroup?: ILogGroup;
+  /** The queues of asynchronous work that failed for good (lib/failure-queue.ts), by their alarm's id. */
+  failureQueues?: { alarmId: string; queueName: string; what: string }[];
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -43,6 +46,8 @@ export const ALARM_IDS = {
   api5xx: (api: string) => `${api}Api5xxRate`,
   executionsFailed: 'ExecutionsFailedOrTimedOut',
   reconcilerRedrives: 'ReconcilerRedrives',
+  scheduleFailures: 'ScheduleFailures',
+  verificationFailures: 'VerificationFailures',
 } as const;
 
 export class ObservabilityStack extends Stack {
@@ -60,7 +65,15 @@ export class ObservabilityStack extends Stack {
       masterKey: Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
       enforceSSL: true,
     });
-    if (settings.alarmEmail) this.topic.addSubscription(new EmailSubscription(settings.alarmEmail));
+    if (settings.alarmEmail) {
+      const email = this.topic.addSubscription(new EmailSubscription(settings.alarmEmail));
+      acknowledge(
+        email,
+        'Serverless-SNSRedrivePolicy',
+        'An alarm e-mail that cannot be delivered is not worth keeping: the alarm, its state and its history stay in ' +
+          'CloudWatch, and the other subscribers of the topic get it.',
+      );
+    }
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.topic.topicArn,
       description: 'Subscribe on-call channels here',
@@ -176,6 +189,22 @@ export class ObservabilityStack extends Stack {
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+
+    for (const q of props.failureQueues ?? [])
+      alarm(q.alarmId, {
+        alarmDescription: `${q.what} failed for good and waits in the ${q.alarmId} queue (docs/operations.md#${q.alarmId.toLowerCase()})`,
+        metric: new Metric({
+          namespace: 'AWS/SQS',
+          metricName: 'ApproximateNumberOfMessagesVisible',
+          statistic: 'Maximum',
+          period: FIVE_MINUTES,
+          dimensionsMap: { QueueName: q.queueName },
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
 
     const graph = (title: string, left: IMetric[], width = 12) =>
       new GraphWidget({ title, left, width, height: 6 });

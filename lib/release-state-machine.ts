@@ -1,11 +1,11 @@
 import { join } from 'node:path';
-import { ArnFormat, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct, type IConstruct } from 'constructs';
-import { acknowledgeWildcardResource } from './nag.js';
+import { acknowledge, acknowledgeMatching, escapeRegExp } from './nag.js';
 import { REPO_ROOT } from './service-function.js';
 
 export const RELEASE_ASL_FILE = join(REPO_ROOT, 'statemachines', 'release.asl.json');
@@ -42,6 +42,8 @@ export class ReleaseStateMachine extends Construct {
   /** ARN computed from the fixed name: safe to hand to functions the machine itself invokes. */
   readonly arn: string;
   readonly executionArnPattern: string;
+  /** The machine's fixed name. */
+  readonly name: string;
 
   /** The ARN a machine of this name will have in the scope's stack (no reference to the resource). */
   static arnFor(scope: Construct, stateMachineName: string): string {
@@ -57,6 +59,7 @@ export class ReleaseStateMachine extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     const name = props.stateMachineName;
+    this.name = name;
     this.arn = ReleaseStateMachine.arnFor(this, name);
     this.executionArnPattern = stack.formatArn({
       service: 'states',
@@ -96,12 +99,12 @@ export class ReleaseStateMachine extends Construct {
         resources: Object.values(props.tasks).map((fn) => fn.functionArn),
       }),
     );
-    Validations.of(this.stateMachine.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'Added by CDK for execution logging (logs:CreateLogDelivery, ...) and X-Ray (xray:PutTraceSegments, ...); ' +
+    acknowledge(
+      this.stateMachine.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Added by CDK for execution logging (logs:CreateLogDelivery, ...) and X-Ray (xray:PutTraceSegments, ...); ' +
         'these actions support no resource-level permissions.',
-    });
+    );
   }
 
   /** StartExecution and the task-token callbacks on this machine only; DescribeExecution on its executions only. */
@@ -120,9 +123,13 @@ export class ReleaseStateMachine extends Construct {
         resources: [this.executionArnPattern],
       }),
     );
-    acknowledgeWildcardResource(
+    // Region and account are the stack's: literal with a concrete env, pseudo parameters without one.
+    acknowledgeMatching(
       grantee.grantPrincipal as unknown as IConstruct,
-      this.executionArnPattern,
+      'AwsSolutions-IAM5',
+      new RegExp(
+        `^Resource::arn:<AWS::Partition>:states:(<AWS::Region>|[a-z0-9-]+):(<AWS::AccountId>|\\d{12}):execution:${escapeRegExp(this.name)}:\\*$`,
+      ),
       'Execution names are release ids chosen at run time; the pattern covers executions of this one machine.',
     );
   }

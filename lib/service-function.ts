@@ -1,20 +1,16 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  AssetHashType,
-  DockerImage,
-  type Duration,
-  type ILocalBundling,
-  RemovalPolicy,
-  Validations,
-} from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, type Duration, type ILocalBundling, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { BUNDLE_HANDLER, bundleFunction } from './bundling.js';
+import { BUNDLE_HANDLER, bundleFunction, withBundleCache } from './bundling.js';
+import { acknowledge } from './nag.js';
 import type { TableKey } from './table-definitions.js';
 import { grantTableAccess } from './tables.js';
 
@@ -36,6 +32,12 @@ export interface ServiceFunctionProps {
   tables: Record<TableKey, ITable>;
   /** X-Ray active tracing (the `tracing` setting; default on). */
   tracing?: boolean;
+  /**
+   * For a function invoked asynchronously (a schedule, an Invoke with InvocationType Event): how often Lambda retries
+   * a failed run, how old an event may get, and where an event that failed every attempt goes. Without it the
+   * function is invoked synchronously only (API Gateway, a Step Functions task).
+   */
+  asyncInvoke?: { retryAttempts: number; maxEventAge: Duration; onFailure: IQueue };
 }
 
 /**
@@ -45,7 +47,7 @@ export interface ServiceFunctionProps {
 class EntryBundler implements ILocalBundling {
   constructor(readonly entry: string) {}
   tryBundle(outputDir: string): boolean {
-    bundleFunction(this.entry, outputDir);
+    withBundleCache(this.entry, outputDir, () => bundleFunction(this.entry, outputDir));
     return true;
   }
 }
@@ -103,8 +105,7 @@ export class ServiceFunction extends Construct {
       timeout: props.timeout,
       role: this.role,
       logGroup,
-      // Active tracing from Lambda itself instead of the Powertools tracer: the tracer brings aws-xray-sdk-core,
-      // which would put the bundles at about 490 KB, over the 400 KB limit (docs/operations.md, Tracing).
+      // Active tracing from Lambda itself rather than the Powertools tracer (docs/operations.md, Traces).
       tracing: props.tracing === false ? Tracing.DISABLED : Tracing.ACTIVE,
       environment: {
         ...props.environment,
@@ -112,20 +113,44 @@ export class ServiceFunction extends Construct {
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       },
     });
-    Validations.of(this.fn).acknowledge({
-      id: 'AwsSolutions-L1',
-      reason:
-        'nodejs22.x is the runtime this project targets (issue 2 §4): its toolchain, tests and local stack run ' +
-        'on the same Node 22 major, so what is tested is what runs.',
-    });
+    if (props.asyncInvoke) {
+      const { onFailure, ...retries } = props.asyncInvoke;
+      this.fn.configureAsyncInvoke({ ...retries, onFailure: new SqsDestination(onFailure) });
+      acknowledge(
+        this.fn,
+        'Serverless-LambdaDLQ',
+        'Asynchronous events that fail every attempt go to the on-failure destination (an SQS queue), which records ' +
+          'the error and the request with the event; a dead-letter queue as well would only get a copy of the event.',
+      );
+    } else {
+      acknowledge(
+        this.fn,
+        'Serverless-LambdaDLQ',
+        'Invoked synchronously only (API Gateway, a Step Functions task): an error goes back to the caller, which ' +
+          'answers or retries it; a dead-letter queue only ever receives asynchronous events.',
+      );
+    }
+    for (const rule of ['AwsSolutions-L1', 'Serverless-LambdaLatestVersion'])
+      acknowledge(
+        this.fn,
+        rule,
+        'nodejs22.x is the runtime this project targets: its toolchain, tests and local stack run on the same ' +
+          'Node 22 major (the node@22 devDependency), so what is tested is what runs.',
+      );
 
-    if (props.tracing !== false)
-      Validations.of(this.role).acknowledge({
-        id: 'AwsSolutions-IAM5[Resource::*]',
-        reason:
-          'Added by CDK for X-Ray active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords); these actions ' +
+    if (props.tracing === false)
+      acknowledge(
+        this.fn,
+        'Serverless-LambdaTracing',
+        'Tracing is switched off by the operator (the `tracing` context setting, docs/deploy.md); it is on by default.',
+      );
+    else
+      acknowledge(
+        this.role,
+        'AwsSolutions-IAM5[Resource::*]',
+        'Added by CDK for X-Ray active tracing (xray:PutTraceSegments, xray:PutTelemetryRecords); these actions ' +
           'support no resource-level permissions.',
-      });
+      );
 
     for (const [key, access] of Object.entries(props.tableAccess) as [TableKey, 'r' | 'rw'][]) {
       grantTableAccess(props.tables[key], key, access, this.fn);

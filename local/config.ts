@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { parseEnv } from '../functions/shared/config.js';
@@ -37,6 +37,11 @@ export const localEnv = z.object({
    */
   DYNAMODB_PROXY_PORT: port(0),
   DATA_DIR: z.string().min(1).default('.local'),
+  /**
+   * Where the functions' CloudWatch metric lines (EMF) go instead of the stack's log: <DATA_DIR>/metrics.log by
+   * default. At LOG_LEVEL=debug they are printed as well (local/metrics-file.ts).
+   */
+  LOCAL_METRICS_FILE: z.string().min(1).optional(),
   /**
    * source: the handlers' TypeScript modules; bundled: the minified bundles that deploy, built at start-up into
    * dist/functions (or LOCAL_BUNDLES_DIR) by the same esbuild call as CDK (local/handlers.ts, lib/bundling.ts).
@@ -81,13 +86,15 @@ export const localEnv = z.object({
   COORDINATOR_CLIENT_ID: z.string().min(1).default('coordinator'),
   ADMIN_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(86_400),
 });
-export type LocalConfig = z.infer<typeof localEnv>;
+/** The settings, with the paths made absolute and the metrics file defaulted into DATA_DIR. */
+export type LocalConfig = z.infer<typeof localEnv> & { LOCAL_METRICS_FILE: string };
 
 export function parseLocalConfig(env: NodeJS.ProcessEnv = process.env): LocalConfig {
   const config = parseEnv(localEnv, env);
   return {
     ...config,
     DATA_DIR: resolve(config.DATA_DIR),
+    LOCAL_METRICS_FILE: resolve(config.LOCAL_METRICS_FILE ?? join(config.DATA_DIR, 'metrics.log')),
     // A file source is made absolute, so handlers resolve it the same way whatever their working directory.
     STUDIES_SOURCE: /^https?:\/\//.test(config.STUDIES_SOURCE)
       ? config.STUDIES_SOURCE

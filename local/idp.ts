@@ -6,6 +6,7 @@ import { type Clock, systemClock } from '../functions/shared/clock.js';
 import { AppError, BadRequestError, NotFoundError, UnauthorizedError } from '../functions/shared/errors.js';
 import { parse, toErrorResponse } from '../functions/shared/http.js';
 import { corsHeaders, preflightHeaders } from '../lib/cors.js';
+import { CreatedClients } from './idp-clients.js';
 import { jwks, loadOrCreateSigningKey, type SigningKey, signJwt, verifyJwt } from './jwt.js';
 import { errorPage, signInPage } from './sign-in-page.js';
 
@@ -20,8 +21,12 @@ import { errorPage, signInPage } from './sign-in-page.js';
  *                                            dashboard); POST /authorize signs in and redirects back with a code
  *   POST /oauth/token                        client credentials (form or JSON; secret in the body or HTTP Basic),
  *                                            or authorization_code with the PKCE code_verifier (public clients)
- *   GET  /oauth/token/verify                 200 with the claims of a valid bearer token, 401 otherwise (the
- *                                            spec's `{auth_url}/oauth/token/verify`, used by task services)
+ *   GET  /oauth/token/verify                 200 with the claims of a valid bearer token issued for the task
+ *                                            services' audience (or `?audience=` one of the provider's), 401
+ *                                            otherwise (the spec's `{auth_url}/oauth/token/verify`, used by task
+ *                                            services to check the coordinator's token)
+ *   POST /clients, DELETE /clients/<id>      create / delete a client-credentials client with role `service` (the
+ *                                            coordinator does, for `create_client`); HTTP Basic of an admin client
  *   POST /dev/tokens                         mint any token: {"sub","roles","groups","client_id","expires_in"}
  *                                            (local only; on a non-loopback address only with devTokens: true)
  *
@@ -93,6 +98,11 @@ export interface IdpOptions {
   /** The `aud` of every token, and the audience the verify endpoint accepts. */
   audience: string;
   clients: IdpClient[];
+  /**
+   * The audience `/oauth/token/verify` checks when the request names none: the task services' (the coordinator's
+   * token), so a token for the APIs, replayed at a task service that verifies here, is refused.
+   */
+  verifyAudience?: string;
   /** Lifetime of client-credentials tokens, seconds. */
   tokenTtlSeconds?: number;
   /**
@@ -140,6 +150,11 @@ export interface Idp {
 
 /** Longest lifetime a dev token may ask for: 30 days. */
 export const MAX_DEV_TOKEN_SECONDS = 30 * 24 * 3600;
+
+const newClientBody = z.strictObject({
+  /** For people reading the list: the task service's name. */
+  name: z.string().max(200).default(''),
+});
 
 const devTokenBody = z.strictObject({
   sub: z.string().min(1),
@@ -311,8 +326,14 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
   const ttl = opts.tokenTtlSeconds ?? 3600;
   const nowSeconds = () => Math.floor(clock.nowMs() / 1000);
   const clients = new Map(opts.clients.map((c) => [c.client_id, c]));
+  const created = new CreatedClients(join(opts.dataDir, 'idp', 'clients.json'));
+  const verifyAudience = opts.verifyAudience ?? TASK_SERVICE_AUDIENCE;
   const audiences = [
-    ...new Set([opts.audience, ...opts.clients.flatMap((c) => (c.audience ? [c.audience] : []))]),
+    ...new Set([
+      opts.audience,
+      verifyAudience,
+      ...opts.clients.flatMap((c) => (c.audience ? [c.audience] : [])),
+    ]),
   ];
   const devTokens = opts.devTokens ?? isLoopbackHost(opts.host);
   const codes = new Map<string, IssuedCode>();
@@ -353,7 +374,7 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
    * client id is a public client of this development provider.
    */
   const checkClient = (p: AuthorizeParams): string | null => {
-    if (clients.has(p.client_id))
+    if (clients.has(p.client_id) || created.has(p.client_id))
       return `${p.client_id} is a client-credentials client; sign-in is for public clients such as the dashboard`;
     let url: URL;
     try {
@@ -527,6 +548,16 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
           if (!secret) fields.client_secret = ['Required (in the body or by HTTP Basic)'];
           throw new AppError(400, 'invalid_request', 'Client credentials are missing', fields);
         }
+        const made = created.get(id);
+        if (made && created.verify(id, secret)) {
+          const token = mint({
+            sub: made.client_id,
+            roles: made.roles,
+            groups: [],
+            extra: { client_id: made.client_id },
+          });
+          return { status: 200, body: tokenResponse(token, ttl) };
+        }
         const client = clients.get(id);
         if (!client || !sameSecret(secret, client.client_secret)) throw invalidClient();
         const token = mint({
@@ -541,22 +572,53 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
     },
     '/oauth/token/verify': {
       GET: async (req) => {
+        // The audience is checked, never "any of ours": a token for the APIs is not the coordinator's token.
+        const asked = new URL(req.url ?? '/', 'http://local').searchParams.get('audience');
+        const audience = asked ?? verifyAudience;
+        if (!audiences.includes(audience))
+          throw new AppError(400, 'invalid_request', `Unknown audience ${JSON.stringify(audience)}`, {
+            audience: [`must be one of ${audiences.join(', ')}`],
+          });
         const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
         if (!m) throw new UnauthorizedError();
         try {
-          // Any token this provider signed, for any of its audiences (the APIs', the task services'), unexpired.
-          const claims = verifyJwt(key, m[1], {
-            issuer,
-            audience: audiences,
-            nowSeconds: nowSeconds(),
-          });
+          const claims = verifyJwt(key, m[1], { issuer, audience: [audience], nowSeconds: nowSeconds() });
           return { status: 200, body: claims };
         } catch {
-          throw new UnauthorizedError('Invalid or expired token');
+          throw new UnauthorizedError(`Invalid or expired token, or not one for ${audience}`);
         }
       },
     },
   };
+  /** The client-management routes: HTTP Basic credentials of a configured client with the admin role. */
+  const requireAdminClient = (req: IncomingMessage) => {
+    const basic = basicCredentials(req.headers.authorization);
+    const client = basic ? clients.get(basic.id) : undefined;
+    if (!basic || !client || !sameSecret(basic.secret, client.client_secret)) throw invalidClient();
+    if (!client.roles.includes('admin'))
+      throw new AppError(403, 'forbidden', `Client ${client.client_id} lacks the admin role`);
+  };
+  routes['/clients'] = {
+    POST: async (req) => {
+      requireAdminClient(req);
+      const body = parse(newClientBody, decodeBody(req, await readBody(req), false));
+      const { client, secret } = created.create(body.name, (id) => clients.has(id), new Date(clock.nowMs()));
+      return {
+        status: 200,
+        body: { client_id: client.client_id, client_secret: secret, roles: client.roles, name: client.name },
+      };
+    },
+  };
+  routes['/clients/{id}'] = {
+    DELETE: async (req) => {
+      requireAdminClient(req);
+      const id = decodeURIComponent(new URL(req.url ?? '/', 'http://local').pathname.split('/')[2] ?? '');
+      // Only clients made here: the configured ones (IDP_CLIENTS) are the stack's own.
+      if (!created.delete(id)) throw new NotFoundError(`No created client ${id}`);
+      return { status: 204 };
+    },
+  };
+
   if (devTokens) {
     routes['/authorize'] = {
       GET: async (req) => {
@@ -642,7 +704,7 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
 
   const server: Server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://local').pathname.replace(/(.)\/$/, '$1');
-    const methods = routes[path];
+    const methods = routes[path] ?? (/^\/clients\/[^/]+$/.test(path) ? routes['/clients/{id}'] : undefined);
     const allow = methods ? Object.keys(methods).join(', ') : undefined;
     const cors = corsHeaders(req.headers.origin, opts.corsOrigins ?? []) ?? {};
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {

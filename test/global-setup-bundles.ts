@@ -5,7 +5,7 @@ import { bundleAll, describeOversized, oversizedBundles, repoRelative } from '..
 /**
  * The bundled project runs the integration suites against the bundles that deploy: they are built once per run,
  * with lib/bundling.ts (the CDK's own esbuild call), into the directory the project's LOCAL_BUNDLES_DIR names. A
- * bundle over the size limit (MAX_BUNDLE_BYTES, 400 KB) fails the project before any suite runs.
+ * bundle over the sanity cap (MAX_BUNDLE_BYTES, 1 MB) fails the project before any suite runs.
  */
 export default function setup(project: TestProject) {
   const dir = project.config.env?.LOCAL_BUNDLES_DIR;

@@ -141,7 +141,9 @@ export interface paths {
         put?: never;
         /**
          * Register a task service
-         * @description Registering (and a change of `url`) first calls `GET {url}/status` with the coordinator's own token; only a 200 whose body is a JSON object with a string `name` passes, anything else is a 400 naming `url`.
+         * @description Registering (and a change of `url`) first calls `GET {url}/status` with the coordinator's own token; only a 200 whose body is a JSON object with a string `name` passes, anything else is a 400 naming `url`. Without `author`, the author is the caller (its token's subject).
+         *
+         *     The answer carries the service's signing secret (`secret`, `whsec_…`), shown this once: every action the coordinator sends the service is signed with it (Standard Webhooks; docs/task-service-api.md). With `create_client: true` the coordinator also makes a client-credentials client for the service at the identity provider (role `service`), binds the service to it (`client_id`) and answers its `client_secret`, also once.
          *
          *     Requires the `admin` role.
          */
@@ -168,7 +170,9 @@ export interface paths {
         post?: never;
         /**
          * Remove a task service
-         * @description Requires the `admin` role.
+         * @description Its signing secrets go with it, and so does the client made for it by `create_client` (if the identity provider fails, the removal still stands and the error log names the client to delete by hand).
+         *
+         *     Requires the `admin` role.
          */
         delete: operations["deleteTaskService"];
         options?: never;
@@ -180,6 +184,28 @@ export interface paths {
          *     Requires the `admin` role.
          */
         patch: operations["updateTaskService"];
+        trace?: never;
+    };
+    "/task-services/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a task service's signing secret
+         * @description Gives the service a new signing secret (`secret`, shown this once). The one it replaces still signs for `grace_seconds` (default 86400 s, 24 hours; at most 604800; 0 ends it at once): meanwhile every action carries both signatures, so the service verifies with either secret while the new one is rolled out. A secret replaced earlier is dropped.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["rotateTaskServiceSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/release-notes": {
@@ -438,6 +464,36 @@ export interface components {
             client_id: string | null;
             created_at: string;
         };
+        TaskServiceRegistration: {
+            item_id: string;
+            kf_id: string;
+            name: string;
+            description: string;
+            author: string;
+            url: string;
+            enabled: boolean;
+            health_status: string;
+            last_ok_status: number;
+            client_id: string | null;
+            created_at: string;
+            secret: string;
+            client_secret?: string;
+        };
+        TaskServiceSecret: {
+            item_id: string;
+            kf_id: string;
+            name: string;
+            description: string;
+            author: string;
+            url: string;
+            enabled: boolean;
+            health_status: string;
+            last_ok_status: number;
+            client_id: string | null;
+            created_at: string;
+            secret: string;
+            previous_secret_expires_at: string | null;
+        };
         Task: {
             item_id: string;
             kf_id: string;
@@ -592,7 +648,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -822,7 +878,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -951,7 +1007,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1011,12 +1067,13 @@ export interface operations {
                     name: string;
                     /** @default  */
                     description?: string;
-                    /** @default  */
                     author?: string;
                     url: string;
                     /** @default true */
                     enabled?: boolean;
                     client_id?: string | null;
+                    /** @default false */
+                    create_client?: boolean;
                 };
             };
         };
@@ -1029,7 +1086,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TaskService"];
+                    "application/json": components["schemas"]["TaskServiceRegistration"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -1149,12 +1206,47 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    rotateTaskServiceSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task service id (TS_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default 86400 */
+                    grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Rotate a task service's signing secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskServiceSecret"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            500: components["responses"]["Error500"];
+        };
+    };
     listReleaseNotes: {
         parameters: {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1366,7 +1458,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1531,7 +1623,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;

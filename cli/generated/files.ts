@@ -151,7 +151,7 @@ export interface paths {
         };
         /**
          * Download a file's newest available version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405).
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -173,7 +173,7 @@ export interface paths {
         };
         /**
          * Download a version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405).
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -195,7 +195,7 @@ export interface paths {
         };
         /**
          * Download a file's newest available version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405). The same route as the study/file spelling, kept for clients of the original service.
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -217,7 +217,7 @@ export interface paths {
         };
         /**
          * Download a version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405). The same route as the study/file spelling, kept for clients of the original service.
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -239,7 +239,7 @@ export interface paths {
         };
         /**
          * Download a file's newest available version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405). The same route as the study/file spelling, kept for clients of the original service.
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -261,7 +261,7 @@ export interface paths {
         };
         /**
          * Download a version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405). The same route as the study/file spelling, kept for clients of the original service.
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -283,7 +283,7 @@ export interface paths {
         };
         /**
          * Download a file's newest available version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405). The same route as the study/file spelling, kept for clients of the original service.
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -305,7 +305,7 @@ export interface paths {
         };
         /**
          * Download a version
-         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for; a HEAD never spends it (405). The same route as the study/file spelling, kept for clients of the original service.
+         * @description Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token works once, on the path it was minted for. A HEAD answers the status and headers of the bytes (never a redirect) with no side effect: it claims no token, reads no object and writes no audit record. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -327,7 +327,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -335,7 +335,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -355,7 +355,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -363,7 +363,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -383,7 +383,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -391,7 +391,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -411,7 +411,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -419,7 +419,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -439,7 +439,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -447,7 +447,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -467,7 +467,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -475,7 +475,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -495,7 +495,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -503,7 +503,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a file's newest version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -523,7 +523,7 @@ export interface paths {
         };
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -531,7 +531,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a signed URL of a version
-         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. The same route as the study/file spelling, kept for clients of the original service.
+         * @description The same authorization as a download (a bearer JWT or a developer token); answers an absolute, version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints nothing. The same route as the study/file spelling, kept for clients of the original service.
          *
          *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
          */
@@ -557,7 +557,7 @@ export interface paths {
         put?: never;
         /**
          * Create a developer token
-         * @description The answer is the only place the secret is ever shown.
+         * @description The answer is the only place the secret is ever shown. Optional: `expires_at` (an RFC 3339 instant) or `expires_in` (seconds), after which the token is refused (default: never); `studies`, the only studies whose files it reaches (default: every study). Both hold for downloads, signed URLs (a link dies with its token) and the GA4GH DRS routes.
          *
          *     Requires the `admin` role.
          */
@@ -621,9 +621,9 @@ export interface paths {
         put?: never;
         /**
          * Run a GraphQL operation
-         * @description Anonymous callers see nothing private; errors of resolvers come back in `errors` with a 200, as GraphQL does. An unparsable or invalid document is a 400 in the GraphQL shape.
+         * @description Needs a bearer JWT (401 without one, before the document is read). Errors of resolvers come back in `errors` with a 200, as GraphQL does. An unparsable or invalid document is a 400 in the GraphQL shape, and so is one over a limit (aliases, depth, directives, fields, cost, mutations, tokens): its error names the limit in `extensions.limit`, with `maximum` and `found`.
          *
-         *     A bearer token is optional; what the caller may see depends on it.
+         *     Any valid bearer token.
          */
         post: operations["graphql"];
         delete?: never;
@@ -918,6 +918,8 @@ export interface components {
             token: string;
             created_at: string;
             created_by: string | null;
+            expires_at: string | null;
+            studies: string[] | null;
         };
         AuditRecord: {
             id: string;
@@ -1163,15 +1165,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The path exists; the method does not (Allow lists those that do) */
-        Error405: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description The change does not fit the current state, or a concurrent change overtook it */
         Error409: {
             headers: {
@@ -1221,7 +1214,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1388,7 +1381,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -1686,8 +1679,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1735,8 +1726,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1782,8 +1771,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1831,8 +1818,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1878,8 +1863,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1927,8 +1910,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -1974,8 +1955,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -2023,8 +2002,6 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description A HEAD with a single-use signed-URL token (it would spend the link) */
-            405: components["responses"]["Error405"];
             500: components["responses"]["Error500"];
         };
     };
@@ -2697,7 +2674,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -2751,6 +2728,9 @@ export interface operations {
             content: {
                 "application/json": {
                     name: string;
+                    expires_at?: string | null;
+                    expires_in?: number | null;
+                    studies?: string[] | null;
                 };
             };
         };
@@ -2803,7 +2783,7 @@ export interface operations {
             query?: {
                 /** @description Page size: 10 by default, at most 100 (more is a 400) */
                 limit?: number;
-                /** @description Records to skip; past the end, `results` is empty */
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
                 offset?: number;
                 /** @description Opaque position from a previous page’s `next` or `previous` link */
                 cursor?: string;
@@ -2883,7 +2863,7 @@ export interface operations {
                     "application/json": components["schemas"]["GraphqlResponse"];
                 };
             };
-            /** @description The document does not parse or validate (GraphQL shape), or the body is invalid */
+            /** @description The document does not parse or validate, or breaks a limit (GraphQL shape), or the body is invalid */
             400: {
                 headers: {
                     [name: string]: unknown;

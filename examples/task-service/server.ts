@@ -1,9 +1,15 @@
 import { z } from 'zod';
-import { type Action, clientCredentials, startTaskService, type TaskServiceOptions } from './service.js';
+import {
+  type Action,
+  clientCredentials,
+  secretFile,
+  startTaskService,
+  type TaskServiceOptions,
+} from './service.js';
 
 /**
- * Runs the reference task service: `npx tsx examples/task-service/server.ts`. Every setting is an environment
- * variable (see examples/task-service/README.md); the defaults fit the local stack (`npm start`).
+ * Runs the reference task service: `npm run task-service`. Every setting is an environment variable (see
+ * examples/task-service/README.md); the defaults fit the local stack (`npm start`).
  */
 const list = z
   .string()
@@ -38,6 +44,10 @@ const env = z
     AUTH_URL: z.string().url().optional(),
     /** A role the coordinator's token must carry, e.g. service. */
     AUTH_REQUIRED_ROLE: z.string().optional(),
+    /** The signing secret the registration answered (`whsec_…`); actions must then be signed with it. */
+    WEBHOOK_SECRET: z.string().optional(),
+    /** A file holding it (or the registration's JSON answer), read again when it changes; no restart needed. */
+    WEBHOOK_SECRET_FILE: z.string().optional(),
     /** Callback token: a fixed one, or client credentials at TOKEN_URL. */
     CALLBACK_TOKEN: z.string().optional(),
     TOKEN_URL: z.string().url().optional(),
@@ -55,7 +65,7 @@ const auth: TaskServiceOptions['auth'] =
   env.AUTH_MODE === 'none'
     ? { mode: 'none' }
     : env.AUTH_MODE === 'verify'
-      ? { mode: 'verify', authUrl: env.AUTH_URL ?? env.AUTH_ISSUER }
+      ? { mode: 'verify', authUrl: env.AUTH_URL ?? env.AUTH_ISSUER, audience: env.AUTH_AUDIENCE }
       : {
           mode: 'jwks',
           issuer: env.AUTH_ISSUER,
@@ -76,6 +86,11 @@ const service = await startTaskService(
     coordinatorUrl: env.COORDINATOR_URL,
     callbackToken,
     auth,
+    signingSecrets: env.WEBHOOK_SECRET_FILE
+      ? secretFile(env.WEBHOOK_SECRET_FILE)
+      : env.WEBHOOK_SECRET
+        ? () => [env.WEBHOOK_SECRET as string]
+        : undefined,
     stageSeconds: env.STAGE_SECONDS,
     publishSeconds: env.PUBLISH_SECONDS,
     progressSteps: env.PROGRESS_STEPS,
@@ -85,9 +100,22 @@ const service = await startTaskService(
   { port: env.PORT, host: env.HOST },
 );
 process.stdout.write(`[${env.SERVICE_NAME}] listening on ${service.url}\n`);
+if (!env.WEBHOOK_SECRET && !env.WEBHOOK_SECRET_FILE)
+  process.stdout.write(
+    `[${env.SERVICE_NAME}] signatures are not checked: set WEBHOOK_SECRET or WEBHOOK_SECRET_FILE to the secret the registration answered\n`,
+  );
 
-const shutdown = () => {
-  void service.stop().then(() => process.exit(0));
+// SIGINT or SIGTERM, to this process alone (a supervisor, a script) or to its whole group (Ctrl-C, which also reaches
+// npm, which passes it on again): stop once, free the port, exit 0.
+let stopping = false;
+const shutdown = (signal: NodeJS.Signals) => {
+  if (stopping) return;
+  stopping = true;
+  process.stdout.write(`[${env.SERVICE_NAME}] ${signal}: stopping\n`);
+  service.stop().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
 };
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);

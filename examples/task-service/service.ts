@@ -1,6 +1,8 @@
+import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { JwtVerifier } from 'aws-jwt-verify';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
+import { Webhook } from 'standardwebhooks';
 
 /**
  * The reference task service: what a task service owes the coordinator (spec: Task service API), in one file.
@@ -11,7 +13,10 @@ import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
  *                  400 invalid input, 404 unknown task, 503 action rejected (e.g. publish before staged)
  *
  * Every request must carry the coordinator's bearer token, checked with aws-jwt-verify against the identity
- * provider's JWKS (or, with authMode "verify", by asking {authUrl}/oauth/token/verify). The work itself is faked:
+ * provider's JWKS (or, with authMode "verify", by asking {authUrl}/oauth/token/verify?audience=…). With a signing
+ * secret, every POST /tasks must also carry the coordinator's Standard Webhooks signature for this service (the
+ * secret it got at registration), made less than 5 minutes ago, with a webhook-id not seen before; GET /status never
+ * needs one (the coordinator calls it before the service has a secret). The work itself is faked:
  * staging and publishing take a configurable time, report progress, and end with a PATCH /tasks/<id> to the
  * coordinator (the coordinator also polls with get_status, so callbacks are an optimisation, not a must).
  * Failures can be injected at any action.
@@ -29,8 +34,14 @@ export interface TaskServiceOptions {
   /** How the coordinator's token is checked. */
   auth:
     | { mode: 'jwks'; issuer: string; audience: string[]; jwksUri?: string; requiredRole?: string }
-    | { mode: 'verify'; authUrl: string }
+    | { mode: 'verify'; authUrl: string; audience: string[] }
     | { mode: 'none' };
+  /**
+   * The service's signing secrets (`whsec_…`, from its registration or a rotation), asked for each action. Unset:
+   * signatures are not checked (the service relies on the bearer token alone). Set but answering none (the secret
+   * file is not written yet): every action is refused (401) until there is one.
+   */
+  signingSecrets?: () => string[];
   stageSeconds: number;
   publishSeconds: number;
   /** Progress reports (PATCH with the running state) during staging. */
@@ -69,11 +80,17 @@ function checker(auth: TaskServiceOptions['auth']): (header: string | undefined)
   if (auth.mode === 'verify') {
     return async (header) => {
       const token = bearer(header);
-      const res = await fetch(`${auth.authUrl.replace(/\/$/, '')}/oauth/token/verify`, {
-        headers: { Authorization: `Bearer ${token}` },
-        signal: AbortSignal.timeout(5000),
-      }).catch(() => null);
-      if (res?.status !== 200) throw new HttpError(401, 'the token did not verify');
+      // The audience is named: the identity provider then refuses a token issued for anything else (an API's).
+      for (const audience of auth.audience) {
+        const url = `${auth.authUrl.replace(/\/$/, '')}/oauth/token/verify?audience=${encodeURIComponent(audience)}`;
+        const res = await fetch(url, {
+          headers: { Authorization: `Bearer ${token}` },
+          signal: AbortSignal.timeout(5000),
+        }).catch(() => null);
+        await res?.arrayBuffer();
+        if (res?.status === 200) return;
+      }
+      throw new HttpError(401, 'the token did not verify');
     };
   }
   const verifier = JwtVerifier.create(
@@ -110,6 +127,81 @@ function checker(auth: TaskServiceOptions['auth']): (header: string | undefined)
   };
 }
 
+/** How long a signature is good for: Standard Webhooks' tolerance, which the standardwebhooks package applies. */
+export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
+
+/**
+ * Checks an action's Standard Webhooks signature (standardwebhooks: HMAC-SHA256 over `<webhook-id>.<timestamp>.<body>`,
+ * timestamp within 5 minutes either way). A signature made with another service's secret does not verify here:
+ * the secret is this service's alone. A webhook-id seen in the last 5 minutes is a replay and is refused too (older
+ * ones fail the timestamp check anyway), so a captured request cannot be played again.
+ */
+function signatureChecker(secrets: (() => string[]) | undefined) {
+  if (!secrets) return () => {};
+  const seen = new Map<string, number>();
+  return (raw: string, headers: IncomingMessage['headers']) => {
+    const current = secrets();
+    if (current.length === 0)
+      throw new HttpError(401, 'no signing secret configured yet: actions are refused');
+    const h = (name: string) => (typeof headers[name] === 'string' ? (headers[name] as string) : '');
+    const signed = {
+      'webhook-id': h('webhook-id'),
+      'webhook-timestamp': h('webhook-timestamp'),
+      'webhook-signature': h('webhook-signature'),
+    };
+    let why = 'missing signature headers';
+    let ok = false;
+    for (const secret of current) {
+      try {
+        new Webhook(secret).verify(raw, signed);
+        ok = true;
+        break;
+      } catch (err) {
+        why = err instanceof Error ? err.message : String(err);
+      }
+    }
+    if (!ok) throw new HttpError(401, `the signature does not verify: ${why}`);
+    const now = Date.now();
+    for (const [id, until] of seen) if (until <= now) seen.delete(id);
+    if (seen.has(signed['webhook-id']))
+      throw new HttpError(401, 'the signature does not verify: replayed webhook-id');
+    seen.set(signed['webhook-id'], now + 2 * SIGNATURE_TOLERANCE_SECONDS * 1000);
+  };
+}
+
+/**
+ * The signing secret from a file, read again whenever the file changes, so the secret the coordinator answers at
+ * registration (or rotation) takes effect without a restart. The file holds the `whsec_…` value, or the JSON answer
+ * of `POST /task-services` / `rotate-secret` (its `secret` field). A missing or empty file gives no secret.
+ */
+export function secretFile(path: string): () => string[] {
+  let cache: { mtimeMs: number; size: number; secrets: string[] } | undefined;
+  return () => {
+    let stat: { mtimeMs: number; size: number };
+    try {
+      stat = statSync(path);
+    } catch {
+      cache = undefined;
+      return [];
+    }
+    if (cache && cache.mtimeMs === stat.mtimeMs && cache.size === stat.size) return cache.secrets;
+    const text = readFileSync(path, 'utf8').trim();
+    let secrets: string[] = [];
+    if (text.startsWith('{')) {
+      try {
+        const secret = (JSON.parse(text) as { secret?: unknown }).secret;
+        if (typeof secret === 'string') secrets = [secret];
+      } catch {
+        secrets = [];
+      }
+    } else {
+      secrets = text.split(/\s+/).filter(Boolean);
+    }
+    cache = { mtimeMs: stat.mtimeMs, size: stat.size, secrets };
+    return secrets;
+  };
+}
+
 export interface RunningTaskService {
   url: string;
   server: Server;
@@ -125,6 +217,7 @@ export async function startTaskService(
 ): Promise<RunningTaskService> {
   const tasks = new Map<string, Task>();
   const authorize = checker(opts.auth);
+  const checkSignature = signatureChecker(opts.signingSecrets);
   const log = opts.log ?? (() => {});
   const failAt = new Set(opts.failAt);
   const service: RunningTaskService = {
@@ -265,9 +358,11 @@ export async function startTaskService(
         }
         if (path !== '/tasks' || req.method !== 'POST')
           throw new HttpError(404, `no route ${req.method} ${path}`);
+        const raw = Buffer.concat(chunks).toString('utf8');
+        checkSignature(raw, req.headers);
         let body: Record<string, unknown>;
         try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          body = JSON.parse(raw);
         } catch {
           throw new HttpError(400, 'the body is not JSON');
         }

@@ -1,9 +1,18 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { crc32 } from 'node:zlib';
-import { XmlNode } from '@aws-sdk/xml-builder';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ObjectStore, UploadedObject } from '../files/ports.js';
-import { drain, type S3Http, xmlBody, xmlText } from './s3-http.js';
 
 const isNotFound = (err: unknown) => {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -20,56 +29,49 @@ const CLIENT_PART_ERRORS = new Set([
   'InvalidRequest',
 ]);
 
-const S3_NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
-
-/** An XML list member that S3 may send once (an object) or several times (an array). */
-const many = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-
 /**
- * The study-file bucket behind the ObjectStore port, on signed S3 requests (functions/adapters/s3-http.ts) rather
- * than @aws-sdk/client-s3: each request is the one the SDK client sends with checksums WHEN_REQUIRED (no default
- * CRC32 signed into presigned PUTs as the checksum of an empty body), signature included, as
- * test/unit/adapters/aws-signing.test.ts proves operation by operation.
+ * The study-file bucket behind the ObjectStore port, on @aws-sdk/client-s3 and @aws-sdk/s3-request-presigner. The
+ * client must be built with checksums WHEN_REQUIRED (s3Client() in functions/adapters/aws.ts is): the SDK's default
+ * CRC32 would be signed into presigned PUTs as the checksum of an empty body.
  */
 export class S3ObjectStore implements ObjectStore {
   constructor(
-    private readonly s3: S3Http,
+    private readonly s3: S3Client,
     private readonly bucket: string,
   ) {}
 
-  async presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<string> {
+  presignPut(key: string, sha256Base64: string, expiresIn: number): Promise<string> {
     // The declared SHA-256 travels in the signed query string: S3 rejects a body that does not match it and stores
     // the checksum, which the confirmation then reads back instead of re-reading the bytes.
-    const request = await this.s3.request('PUT', this.bucket, {
-      key,
-      query: { 'x-id': 'PutObject' },
-      headers: { 'x-amz-checksum-sha256': sha256Base64 },
-    });
-    return this.s3.presign(request, { expiresIn });
+    return getSignedUrl(
+      this.s3,
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, ChecksumSHA256: sha256Base64 }),
+      { expiresIn },
+    );
   }
 
   async startMultipart(key: string, contentType: string): Promise<string> {
     // S3 keeps a CRC64NVME of the whole object and checks the assembled bytes against the parts it received
     // (s3rver ignores checksums; the SHA-256 the worker computes is the check that runs everywhere).
-    const out = await this.s3.sendXml('POST', this.bucket, {
-      key,
-      query: { uploads: '' },
-      headers: {
-        'content-type': contentType,
-        'x-amz-checksum-algorithm': 'CRC64NVME',
-        'x-amz-checksum-type': 'FULL_OBJECT',
-      },
-    });
-    if (typeof out.UploadId !== 'string' || !out.UploadId) throw new Error('S3 returned no UploadId');
+    const out = await this.s3.send(
+      new CreateMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ContentType: contentType,
+        ChecksumAlgorithm: 'CRC64NVME',
+        ChecksumType: 'FULL_OBJECT',
+      }),
+    );
+    if (!out.UploadId) throw new Error('S3 returned no UploadId');
     return out.UploadId;
   }
 
-  async presignPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string> {
-    const request = await this.s3.request('PUT', this.bucket, {
-      key,
-      query: { 'x-id': 'UploadPart', partNumber: String(partNumber), uploadId },
-    });
-    return this.s3.presign(request, { expiresIn });
+  presignPart(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string> {
+    return getSignedUrl(
+      this.s3,
+      new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: partNumber }),
+      { expiresIn },
+    );
   }
 
   async completeMultipart(
@@ -78,25 +80,17 @@ export class S3ObjectStore implements ObjectStore {
     parts: { partNumber: number; etag: string }[],
     size: number,
   ): Promise<{ ok: true } | { ok: false; reason: string }> {
-    const doc = new XmlNode('CompleteMultipartUpload').a('xmlns', S3_NS);
-    for (const p of parts)
-      doc.c(new XmlNode('Part').c(xmlText('ETag', p.etag)).c(xmlText('PartNumber', String(p.partNumber))));
     try {
-      await this.s3.sendXml(
-        'POST',
-        this.bucket,
-        {
-          key,
-          query: { uploadId },
-          headers: {
-            'x-amz-checksum-type': 'FULL_OBJECT',
-            // S3 refuses to assemble an object of another size than declared.
-            'x-amz-mp-object-size': String(size),
-            'content-type': 'application/xml',
-          },
-          body: xmlBody(doc),
-        },
-        { errorIn200: true },
+      await this.s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+          ChecksumType: 'FULL_OBJECT',
+          // S3 refuses to assemble an object of another size than declared.
+          MpuObjectSize: size,
+        }),
       );
       return { ok: true };
     } catch (err) {
@@ -108,11 +102,8 @@ export class S3ObjectStore implements ObjectStore {
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {
     try {
-      await drain(
-        await this.s3.send('DELETE', this.bucket, {
-          key,
-          query: { 'x-id': 'AbortMultipartUpload', uploadId },
-        }),
+      await this.s3.send(
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
       );
     } catch (err) {
       // Already completed or aborted: nothing left to clean up.
@@ -122,17 +113,13 @@ export class S3ObjectStore implements ObjectStore {
 
   async stat(key: string): Promise<UploadedObject | null> {
     try {
-      const out = await this.s3.send('HEAD', this.bucket, {
-        key,
-        headers: { 'x-amz-checksum-mode': 'ENABLED' },
-      });
-      await drain(out);
-      const sum = out.headers['x-amz-checksum-sha256'];
+      const out = await this.s3.send(
+        new HeadObjectCommand({ Bucket: this.bucket, Key: key, ChecksumMode: 'ENABLED' }),
+      );
+      const sum = out.ChecksumSHA256;
       // A multipart object reports a composite checksum ("<b64>-<parts>"): not the hash of the whole object.
-      const full =
-        sum && !sum.includes('-') && out.headers['x-amz-checksum-type'] !== 'COMPOSITE' ? sum : null;
-      const length = out.headers['content-length'];
-      return { size: length === undefined ? 0 : Number(length), sha256Base64: full };
+      const full = sum && !sum.includes('-') && out.ChecksumType !== 'COMPOSITE' ? sum : null;
+      return { size: out.ContentLength ?? 0, sha256Base64: full };
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
@@ -140,9 +127,9 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async hash(key: string, opts: { deadlineMs?: number } = {}): Promise<string> {
-    const out = await this.s3.send('GET', this.bucket, { key, query: { 'x-id': 'GetObject' } });
+    const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
     const digest = createHash('sha256');
-    const body = out.body as Readable;
+    const body = out.Body as Readable;
     for await (const chunk of body) {
       if (opts.deadlineMs !== undefined && Date.now() > opts.deadlineMs) {
         body.destroy();
@@ -154,53 +141,41 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async read(key: string): Promise<Uint8Array> {
-    const out = await this.s3.send('GET', this.bucket, { key, query: { 'x-id': 'GetObject' } });
-    if (!out.body) throw new Error(`S3 returned no body for ${key}`);
-    return drain(out);
+    const out = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    if (!out.Body) throw new Error(`S3 returned no body for ${key}`);
+    return out.Body.transformToByteArray();
   }
 
-  async presignGet(
+  presignGet(
     key: string,
     opts: { contentDisposition: string; contentType: string; expiresIn: number; signedAtMs?: number },
   ): Promise<string> {
-    const request = await this.s3.request('GET', this.bucket, {
-      key,
-      query: {
-        'x-id': 'GetObject',
-        'response-cache-control': 'no-store',
-        'response-content-disposition': opts.contentDisposition,
-        'response-content-type': opts.contentType,
+    return getSignedUrl(
+      this.s3,
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ResponseContentDisposition: opts.contentDisposition,
+        ResponseContentType: opts.contentType,
+        ResponseCacheControl: 'no-store',
+      }),
+      {
+        expiresIn: opts.expiresIn,
+        ...(opts.signedAtMs === undefined ? {} : { signingDate: new Date(opts.signedAtMs) }),
       },
-    });
-    return this.s3.presign(request, {
-      expiresIn: opts.expiresIn,
-      signingDate: opts.signedAtMs === undefined ? undefined : new Date(opts.signedAtMs),
-    });
+    );
   }
 
   async delete(keys: string[]): Promise<void> {
     for (let i = 0; i < keys.length; i += 1000) {
       const batch = keys.slice(i, i + 1000);
-      const doc = new XmlNode('Delete').a('xmlns', S3_NS);
-      for (const k of batch) doc.c(new XmlNode('Object').c(xmlText('Key', k)));
-      doc.c(xmlText('Quiet', 'true'));
-      const body = xmlBody(doc);
-      // DeleteObjects is one of the operations S3 requires a checksum for; the SDK sends a CRC32 even with its
-      // checksums WHEN_REQUIRED.
-      const crc = Buffer.alloc(4);
-      crc.writeUInt32BE(crc32(body));
-      const out = await this.s3.sendXml('POST', this.bucket, {
-        query: { delete: '' },
-        headers: {
-          'content-type': 'application/xml',
-          'x-amz-sdk-checksum-algorithm': 'CRC32',
-          'x-amz-checksum-crc32': crc.toString('base64'),
-        },
-        body,
-      });
-      const failed = many(out.Error as { Key?: string; Code?: string } | undefined).filter(
-        (e) => e.Code !== 'NoSuchKey',
+      const out = await this.s3.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
       );
+      const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
       if (failed.length)
         throw new Error(`S3 could not delete ${failed.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
     }

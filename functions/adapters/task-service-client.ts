@@ -12,16 +12,20 @@ import type {
 } from '../coordinator/ports.js';
 import { addressRefusal, checkServiceUrl, type UrlPolicy } from '../coordinator/url-policy.js';
 import type { CallOutcome, TaskServiceCalls } from '../orchestration/ports.js';
+import { type Clock, systemClock } from '../shared/clock.js';
 import { boolEnv, parseEnv } from '../shared/config.js';
 import { hasCode } from '../shared/errors.js';
 import { logKeys } from '../shared/log.js';
 import * as z from '../shared/zod.js';
 import type { TokenProvider } from './token-client.js';
+import { signatureHeaders } from './webhook-signing.js';
 
 /**
  * The coordinator's HTTP client for task services (spec: Task service API), behind the TaskServiceClient port
  * (functions/coordinator/ports.ts, which also lists the failure kinds). Every request carries the coordinator's
- * bearer token; failing to get one is the only thing thrown (TokenUnavailableError, code `token_unavailable`).
+ * bearer token; failing to get one is the only thing thrown (TokenUnavailableError, code `token_unavailable`). An
+ * action given the service's signing secrets is also signed for that service (Standard Webhooks headers,
+ * webhook-signing.ts); GET /status is not signed.
  */
 export type { ActionBody, CallFailure, CallResult, FailureKind, StatusBody, TaskServiceClient };
 
@@ -176,6 +180,8 @@ export interface TaskServiceClientOptions {
   resolve?: Resolve;
   /** A fetch double for unit tests: requests then skip the connection-time address check (not the URL rules). */
   fetch?: typeof fetch;
+  /** The clock of the signatures' `webhook-timestamp`. */
+  clock?: Clock;
 }
 
 export function createTaskServiceClient(
@@ -183,11 +189,12 @@ export function createTaskServiceClient(
   options: TaskServiceClientOptions = {},
 ): TaskServiceClient {
   const policy = options.policy ?? urlPolicyFromEnv();
+  const clock = options.clock ?? systemClock;
   const fetchImpl = options.fetch;
   const guarded = fetchImpl ? null : guardedRequester(policy, options.resolve ?? systemResolve);
   async function call(
     url: string,
-    init: { method: 'GET' | 'POST'; body?: string },
+    init: { method: 'GET' | 'POST'; body?: string; secrets?: readonly string[] },
     timeoutMs: number,
   ): Promise<CallResult<unknown>> {
     try {
@@ -200,6 +207,9 @@ export function createTaskServiceClient(
     const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
     if (token) headers.Authorization = `Bearer ${token}`;
     if (init.body !== undefined) headers['Content-Type'] = 'application/json';
+    // Signed last, just before sending: the timestamp is when the request leaves, and the body is the exact bytes sent.
+    if (init.body !== undefined)
+      Object.assign(headers, signatureHeaders(init.secrets ?? [], init.body, clock) ?? {});
     // The work's correlation id (the caller's X-Request-Id, carried through the orchestration), so a task service's
     // logs and ours can be joined.
     const correlationId = logKeys().correlation_id;
@@ -255,8 +265,12 @@ export function createTaskServiceClient(
         };
       return { ok: true, status: out.status, body: out.body as StatusBody };
     },
-    async action(url, body, timeoutMs) {
-      const out = await call(join(url, '/tasks'), { method: 'POST', body: JSON.stringify(body) }, timeoutMs);
+    async action(url, body, timeoutMs, secrets) {
+      const out = await call(
+        join(url, '/tasks'),
+        { method: 'POST', body: JSON.stringify(body), secrets },
+        timeoutMs,
+      );
       if (!out.ok) return out;
       if (!isObject(out.body))
         return {
@@ -275,7 +289,8 @@ export function taskServiceCalls(client: TaskServiceClient): TaskServiceCalls {
       ? { ok: true, body: out.body }
       : { ok: false, kind: out.failure.kind, reason: out.failure.message };
   return {
-    action: async (url, body, timeoutMs) => reduce(await client.action(url, body, timeoutMs)),
+    action: async (url, body, timeoutMs, secrets) =>
+      reduce(await client.action(url, body, timeoutMs, secrets)),
     status: async (url, timeoutMs) => reduce(await client.status(url, timeoutMs)),
   };
 }

@@ -12,6 +12,7 @@ import type {
   TaskService,
   TaskState,
 } from './model.js';
+import type { ServiceCredentials } from './service-credentials.js';
 
 /**
  * The ports the coordinator's use cases depend on, and the errors their adapters throw. Adapters implement them:
@@ -54,8 +55,20 @@ export interface RegistryGuard {
 }
 
 export interface TaskServiceRepository {
-  create(input: Omit<TaskService, 'id' | 'createdAt'>): Promise<TaskService>;
+  /** The record and its credentials (service-credentials.ts), in one transaction. */
+  create(input: Omit<TaskService, 'id' | 'createdAt'>, credentials: ServiceCredentials): Promise<TaskService>;
   get(id: string): Promise<TaskService | null>;
+  /** The service's credentials; null for an unknown id or a service registered before they existed. */
+  credentials(id: string): Promise<ServiceCredentials | null>;
+  /**
+   * Replaces the credentials read as `expected` (null: there were none) with `next`; 'changed' when they were
+   * rotated meanwhile (read again and retry), 'missing' when the service does not exist.
+   */
+  replaceCredentials(
+    id: string,
+    expected: ServiceCredentials | null,
+    next: ServiceCredentials,
+  ): Promise<'replaced' | 'changed' | 'missing'>;
   /** Sets the given fields; null when the service does not exist. */
   update(
     id: string,
@@ -77,8 +90,23 @@ export interface TaskServiceRepository {
   readGuard(): Promise<RegistryGuard>;
   /** The enabled services to give tasks to, with the guard the release creation must check. */
   enabledForNewRelease(): Promise<{ services: TaskService[]; guard: RegistryGuard }>;
-  /** Deletes unless a release was created since `guard` was read ('retry'); 'missing' when there is no such id. */
+  /**
+   * Deletes the service and its credentials unless a release was created since `guard` was read ('retry');
+   * 'missing' when there is no such id.
+   */
   delete(id: string, guard: RegistryGuard): Promise<'deleted' | 'missing' | 'retry'>;
+}
+
+/**
+ * Creates and deletes the OAuth client-credentials client of one task service (role `service`): Cognito app clients
+ * on AWS (functions/adapters/cognito-service-clients.ts), the local identity provider's `POST /clients` locally
+ * (functions/adapters/idp-service-clients.ts). Failures are thrown as AppErrors (503 `identity_provider_unavailable`).
+ */
+export interface ServiceClientProvisioner {
+  /** A new client for the service named `name`; its secret exists only in this answer. */
+  create(name: string): Promise<{ clientId: string; clientSecret: string }>;
+  /** Deletes a client this provisioner created; an unknown client is not an error. */
+  delete(clientId: string): Promise<void>;
 }
 
 export interface NewRelease {
@@ -370,6 +398,14 @@ export interface ActionBody {
 export interface TaskServiceClient {
   /** GET {url}/status. 200 with a JSON object carrying a string `name` is the only success. */
   status(url: string, timeoutMs?: number): Promise<CallResult<StatusBody>>;
-  /** POST {url}/tasks with an action. 200 with a JSON object is the only success; the caller checks its fields. */
-  action(url: string, body: ActionBody, timeoutMs: number): Promise<CallResult<Record<string, unknown>>>;
+  /**
+   * POST {url}/tasks with an action. 200 with a JSON object is the only success; the caller checks its fields.
+   * `secrets`: the service's signing secrets (Standard Webhooks); the request carries one signature per secret.
+   */
+  action(
+    url: string,
+    body: ActionBody,
+    timeoutMs: number,
+    secrets?: readonly string[],
+  ): Promise<CallResult<Record<string, unknown>>>;
 }

@@ -1,4 +1,4 @@
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ValidationError } from '../shared/errors.js';
 
 /**
@@ -8,9 +8,16 @@ import { ValidationError } from '../shared/errors.js';
  *
  *   1. http or https, with a host, and no credentials in the URL;
  *   2. never an instance-metadata address (169.254.169.254, fd00:ec2::254) or any link-local address;
- *   3. loopback, private, shared (CGNAT), unspecified and unique-local addresses only with TASK_SERVICE_ALLOW_PRIVATE;
+ *   3. loopback, private, shared (CGNAT), unspecified and unique-local addresses only with TASK_SERVICE_ALLOW_PRIVATE,
+ *      and loopback and unspecified addresses never on AWS (the Lambda runtime API listens on loopback);
  *   4. plain http only with TASK_SERVICE_ALLOW_HTTP;
- *   5. multicast, broadcast and reserved addresses never.
+ *   5. multicast, broadcast, documentation, deprecated and reserved addresses never.
+ *
+ * An IPv6 address that carries an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, SIIT
+ * ::ffff:0:a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:aabb:ccdd::) is judged as that IPv4 address, because that is
+ * where a translator or the kernel sends it. Forms whose IPv4 address cannot be read from the address alone (the
+ * local-use NAT64 prefix 64:ff9b:1::/48, Teredo 2001::/32) and the deprecated site-local fec0::/10 are refused.
+ * Parsing and range matching are ipaddr.js's.
  *
  * Rule 2 and 3 apply to the address a name resolves to when the connection is made (task-service-client.ts checks
  * it in its DNS lookup), so a name that resolves elsewhere later (DNS rebinding) is refused then.
@@ -20,81 +27,98 @@ export interface UrlPolicy {
   allowPrivate: boolean;
   /** TASK_SERVICE_ALLOW_HTTP: plain http may be used (the local stack sets it). */
   allowHttp: boolean;
+  /**
+   * Whether this runs on AWS (Lambda or another AWS compute), where loopback is never opened, whatever
+   * `allowPrivate` says. Unset: read from the environment (runsOnAws).
+   */
+  onAws?: boolean;
 }
 
 export const PRIVATE_RULE =
   'loopback and private addresses are refused unless TASK_SERVICE_ALLOW_PRIVATE=true';
 export const HTTP_RULE = 'plain http is refused unless TASK_SERVICE_ALLOW_HTTP=true';
+export const AWS_LOOPBACK_RULE =
+  'loopback addresses are always refused on AWS, whatever TASK_SERVICE_ALLOW_PRIVATE says (the Lambda runtime API listens there)';
 
-function ranges(v4: string[], v6: string[]): BlockList {
-  const list = new BlockList();
-  for (const cidr of v4) {
-    const [net, bits] = cidr.split('/');
-    list.addSubnet(net, Number(bits), 'ipv4');
-  }
-  for (const cidr of v6) {
-    const [net, bits] = cidr.split('/');
-    list.addSubnet(net, Number(bits), 'ipv6');
-  }
-  return list;
+/**
+ * Lambda sets AWS_LAMBDA_FUNCTION_NAME and AWS_LAMBDA_RUNTIME_API (the runtime API's loopback address) in every
+ * function's environment, and AWS compute sets AWS_EXECUTION_ENV (AWS_Lambda_nodejs22.x, AWS_ECS_FARGATE, ...).
+ * The local stack runs the handlers in a plain Node process, which has none of them.
+ */
+export function runsOnAws(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(
+    env.AWS_LAMBDA_FUNCTION_NAME || env.AWS_LAMBDA_RUNTIME_API || env.AWS_EXECUTION_ENV?.startsWith('AWS_'),
+  );
 }
 
-const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254']);
-const LINK_LOCAL = ranges(['169.254.0.0/16'], ['fe80::/10']);
-const NEVER = ranges(
-  ['224.0.0.0/4', '240.0.0.0/4', '192.0.0.0/24', '192.0.2.0/24', '198.51.100.0/24', '203.0.113.0/24'],
-  ['ff00::/8', '2001:db8::/32', '100::/64'],
-);
-const INTERNAL = ranges(
-  [
-    '0.0.0.0/8',
-    '10.0.0.0/8',
-    '100.64.0.0/10',
-    '127.0.0.0/8',
-    '172.16.0.0/12',
-    '192.168.0.0/16',
-    '198.18.0.0/15',
-  ],
-  ['::/128', '::1/128', 'fc00::/7'],
-);
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+const cidrs = (list: string[]): Range[] => list.map((c) => ipaddr.parseCIDR(c));
+const within = (ip: ipaddr.IPv4 | ipaddr.IPv6, list: Range[]) =>
+  list.some(([net, bits]) => net.kind() === ip.kind() && ip.match(net, bits));
 
-/** An IPv4 address written inside an IPv6 one (::ffff:a.b.c.d, ::ffff:7f00:1, 64:ff9b::a.b.c.d) is judged as IPv4. */
-function embeddedV4(address: string): string | null {
-  const lower = address.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-  if (hex) {
-    const [a, b] = [Number.parseInt(hex[1], 16), Number.parseInt(hex[2], 16)];
-    return `${a >> 8}.${a & 255}.${b >> 8}.${b & 255}`;
-  }
+const METADATA = cidrs(['169.254.169.254/32', 'fd00:ec2::254/128']);
+const LINK_LOCAL = cidrs(['169.254.0.0/16', 'fe80::/10']);
+const NEVER = cidrs([
+  '224.0.0.0/4', // multicast
+  '240.0.0.0/4', // reserved, broadcast
+  '192.0.0.0/24', // IETF protocol assignments
+  '192.0.2.0/24', // documentation
+  '192.88.99.0/24', // 6to4 relay anycast (deprecated)
+  '198.51.100.0/24',
+  '203.0.113.0/24',
+  'ff00::/8', // multicast
+  '2001:db8::/32', // documentation
+  '3fff::/20', // documentation
+  '100::/64', // discard
+  'fec0::/10', // site-local, deprecated: the old private range
+  '64:ff9b:1::/48', // local-use NAT64: which IPv4 address it reaches is the local translator's choice
+  '2001::/32', // Teredo: tunnels to an IPv4 address hidden in the address
+]);
+const LOOPBACK = cidrs(['127.0.0.0/8', '0.0.0.0/8', '::1/128', '::/128']);
+const PRIVATE = cidrs([
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '198.18.0.0/15',
+  'fc00::/7',
+]);
+/** IPv6 forms that carry an IPv4 address in their last 32 bits. */
+const V4_IN_LAST_32 = cidrs(['::ffff:0:0/96', '::/96', '::ffff:0:0:0/96', '64:ff9b::/96']);
+const SIX_TO_FOUR = cidrs(['2002::/16']);
+
+/** The IPv4 address an IPv6 address stands for, when it carries one (see the rules above). */
+function embeddedV4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = ip.parts;
+  if (within(ip, LOOPBACK)) return null; // ::1 and :: are in ::/96, but are IPv6's own
+  if (within(ip, V4_IN_LAST_32)) return new ipaddr.IPv4([p[6] >> 8, p[6] & 255, p[7] >> 8, p[7] & 255]);
+  if (within(ip, SIX_TO_FOUR)) return new ipaddr.IPv4([p[1] >> 8, p[1] & 255, p[2] >> 8, p[2] & 255]);
   return null;
+}
+
+/** Parses an IP literal (brackets and an IPv6 zone allowed); null when it is none. */
+function parseIp(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  return ipaddr.isValid(bare) ? ipaddr.parse(bare) : null;
 }
 
 /** Why the coordinator must not connect to `address` (an IP literal), or null when it may. */
 export function addressRefusal(address: string, policy: UrlPolicy): string | null {
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const v4 = embeddedV4(bare);
-  const ip = v4 ?? bare;
-  const family = isIP(ip);
-  if (family === 0) return `${address} is not an IP address`;
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  const shown = ip.toLowerCase();
-  if (METADATA.has(shown) || (type === 'ipv6' && expandV6(shown) === expandV6('fd00:ec2::254')))
-    return `${address} is an instance-metadata address, which is always refused`;
-  if (LINK_LOCAL.check(ip, type)) return `${address} is a link-local address, which is always refused`;
-  if (NEVER.check(ip, type)) return `${address} is a multicast or reserved address, which is always refused`;
-  if (INTERNAL.check(ip, type) && !policy.allowPrivate)
-    return `${address} is a loopback or private address; ${PRIVATE_RULE}`;
+  const parsed = parseIp(address);
+  if (!parsed) return `${address} is not an IP address`;
+  const v4 = parsed.kind() === 'ipv6' ? embeddedV4(parsed as ipaddr.IPv6) : null;
+  const ip = v4 ?? parsed;
+  const shown = v4 ? `${address} (IPv4 ${v4.toString()})` : address;
+  if (within(ip, METADATA)) return `${shown} is an instance-metadata address, which is always refused`;
+  if (within(ip, LINK_LOCAL)) return `${shown} is a link-local address, which is always refused`;
+  if (within(ip, NEVER))
+    return `${shown} is a multicast, reserved or deprecated address, which is always refused`;
+  const loopback = within(ip, LOOPBACK);
+  if (loopback && (policy.onAws ?? runsOnAws()))
+    return `${shown} is a loopback address; ${AWS_LOOPBACK_RULE}`;
+  if ((loopback || within(ip, PRIVATE)) && !policy.allowPrivate)
+    return `${shown} is a loopback or private address; ${PRIVATE_RULE}`;
   return null;
-}
-
-function expandV6(ip: string): string {
-  const [head, tail = ''] = ip.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const fill = ip.includes('::') ? Array(8 - h.length - t.length).fill('0') : [];
-  return [...h, ...fill, ...t].map((x) => x.padStart(4, '0')).join(':');
 }
 
 const refuse = (message: string) => new ValidationError(`Invalid url: ${message}`, { url: [message] });
@@ -118,7 +142,7 @@ export function checkServiceUrl(raw: string, policy: UrlPolicy): string {
   if (parsed.username || parsed.password) throw refuse('must not carry credentials (user:password@)');
   if (parsed.search || parsed.hash) throw refuse('must not carry a query or fragment');
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) || embeddedV4(host)) {
+  if (parseIp(host)) {
     const why = addressRefusal(host, policy);
     if (why) throw refuse(why);
   }

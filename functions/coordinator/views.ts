@@ -38,6 +38,20 @@ export function taskServiceJson(s: TaskService) {
   };
 }
 
+/** The registration's answer: the record plus the secrets shown this once. */
+export function registrationJson(r: { service: TaskService; secret: string; clientSecret: string | null }) {
+  return {
+    ...taskServiceJson(r.service),
+    secret: r.secret,
+    ...(r.clientSecret ? { client_secret: r.clientSecret } : {}),
+  };
+}
+
+/** A rotation's answer: the record, the new secret (shown this once), and the old one's end. */
+export function rotatedJson(r: { service: TaskService; secret: string; previousUntil: string | null }) {
+  return { ...taskServiceJson(r.service), secret: r.secret, previous_secret_expires_at: r.previousUntil };
+}
+
 export function noteJson(n: ReleaseNote, baseUrl: string) {
   return {
     ...ident(n.id),

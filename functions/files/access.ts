@@ -9,7 +9,12 @@ import type { AuditMethod } from './model.js';
 export type Caller =
   | { kind: 'anonymous' }
   | { kind: 'user'; sub: string | null; isAdmin: boolean; groups: readonly string[] }
-  | { kind: 'developer'; name: string };
+  | {
+      kind: 'developer';
+      name: string;
+      /** The studies the token was narrowed to at creation; null: every study. */
+      studies: readonly string[] | null;
+    };
 
 export const ANONYMOUS_CALLER: Caller = { kind: 'anonymous' };
 
@@ -35,9 +40,9 @@ export function requireAuthenticated(caller: Caller): void {
   if (caller.kind === 'anonymous') throw new UnauthorizedError();
 }
 
-/** Whether the caller may read a study's files: admins, members of the study, developer tokens. */
+/** Whether the caller may read a study's files: admins, members of the study, developer tokens that cover it. */
 export function canReadStudy(caller: Caller, studyId: string): boolean {
-  if (caller.kind === 'developer') return true;
+  if (caller.kind === 'developer') return caller.studies === null || caller.studies.includes(studyId);
   return caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId));
 }
 
@@ -49,6 +54,8 @@ export function canReadStudy(caller: Caller, studyId: string): boolean {
 export function requireStudyRead(caller: Caller, studyId: string): void {
   requireAuthenticated(caller);
   if (canReadStudy(caller, studyId)) return;
+  if (caller.kind === 'developer')
+    throw new ForbiddenError(`Developer token ${caller.name} does not cover study ${studyId}`);
   throw new ForbiddenError(`You are not a member of study ${studyId}`);
 }
 
@@ -69,6 +76,16 @@ export function requireStudyWrite(caller: Caller, studyId: string): void {
   throw new ForbiddenError(
     `Uploading to study ${studyId} requires the admin role or membership of the study`,
   );
+}
+
+/**
+ * Uploading to a record found by its own id (a new version of a file, a confirmation, fresh upload URLs): as
+ * requireVisible, a caller who may not upload to its study gets exactly the answer for an unknown id.
+ */
+export function requireWritable(caller: Caller, studyId: string, notFound: () => Error): void {
+  requireAuthenticated(caller);
+  if (caller.kind === 'user' && (caller.isAdmin || caller.groups.includes(studyId))) return;
+  throw notFound();
 }
 
 export function requireAdmin(caller: Caller): void {

@@ -6,7 +6,8 @@ import { count, METRIC } from '../shared/metrics.js';
 import { actorOf, type Caller, methodOf, requireStudyRead } from './access.js';
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
-import type { AuditMethod, RequestInfo, VersionRecord } from './model.js';
+import { developerCaller, devTokenExpired } from './dev-tokens.js';
+import { type AuditMethod, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { FilesDeps } from './ports.js';
 import { hashToken, newSignedToken, tokenKind } from './tokens.js';
 import { contentDisposition, downloadUrl } from './views.js';
@@ -39,11 +40,11 @@ interface Granted {
 
 const INVALID_LINK = 'This download link is invalid, has expired or has already been used';
 
-async function developer(deps: Pick<FilesDeps, 'devTokens'>, token: string): Promise<Granted> {
-  const hash = hashToken(token);
-  const record = await deps.devTokens.findByHash(hash);
-  if (!record) throw new UnauthorizedError('Unknown or revoked developer token');
-  return { method: 'developer_token', actor: null, devToken: record.name, devTokenHash: hash };
+/** A developer token: known, not revoked, not expired (401), and covering the path's study (403). */
+async function developer(deps: GrantDeps, token: string, studyId: string): Promise<Granted> {
+  const { caller, hash } = await developerCaller(deps, token);
+  requireStudyRead(caller, studyId);
+  return { method: 'developer_token', actor: null, devToken: caller.name, devTokenHash: hash };
 }
 
 /**
@@ -53,31 +54,42 @@ async function developer(deps: Pick<FilesDeps, 'devTokens'>, token: string): Pro
 /** What authorizing a download reads: developer tokens, signed-URL tokens and the clock. */
 type GrantDeps = Pick<FilesDeps, 'devTokens' | 'signedTokens' | 'clock'>;
 
-async function grant(deps: GrantDeps, presented: Presented, target: DownloadTarget): Promise<Granted> {
+/**
+ * `peek` (a HEAD) decides exactly as a download would, but reads a signed-URL token instead of claiming it: a HEAD
+ * writes nothing, so a link previewer cannot spend a link.
+ */
+async function grant(
+  deps: GrantDeps,
+  presented: Presented,
+  target: DownloadTarget,
+  mode: 'claim' | 'peek' = 'claim',
+): Promise<Granted> {
   if (presented.kind === 'caller') {
     requireStudyRead(presented.caller, target.studyId);
     return { method: methodOf(presented.caller), actor: actorOf(presented.caller), devToken: null };
   }
   const kind = tokenKind(presented.token);
-  if (kind === 'developer') return developer(deps, presented.token);
+  if (kind === 'developer') return developer(deps, presented.token, target.studyId);
   if (kind !== 'signed' || !target.versionId) throw new UnauthorizedError(INVALID_LINK);
   const hash = hashToken(presented.token);
   const claimId = randomUUID();
-  const claimed = await deps.signedTokens.claim(
-    hash,
-    { studyId: target.studyId, fileId: target.fileId, versionId: target.versionId },
-    deps.clock.nowMs(),
-    claimId,
-  );
+  const bound = { studyId: target.studyId, fileId: target.fileId, versionId: target.versionId };
+  const claimed =
+    mode === 'peek'
+      ? await deps.signedTokens.peek(hash, bound, deps.clock.nowMs())
+      : await deps.signedTokens.claim(hash, bound, deps.clock.nowMs(), claimId);
   if (!claimed) throw new UnauthorizedError(INVALID_LINK);
-  // A link minted with a developer token works only while that token exists (the claim stays spent either way).
-  if (claimed.dev_token_hash && !(await deps.devTokens.findByHash(claimed.dev_token_hash)))
-    throw new UnauthorizedError(INVALID_LINK);
+  // A link minted with a developer token works only while that token exists and has not expired (the claim stays
+  // spent either way).
+  if (claimed.dev_token_hash) {
+    const minter = await deps.devTokens.findByHash(claimed.dev_token_hash);
+    if (!minter || devTokenExpired(minter, deps.clock.nowMs())) throw new UnauthorizedError(INVALID_LINK);
+  }
   return {
     method: 'signed_url',
     actor: claimed.created_by,
     devToken: claimed.dev_token,
-    undo: () => deps.signedTokens.release(hash, claimId),
+    undo: mode === 'claim' ? () => deps.signedTokens.release(hash, claimId) : undefined,
   };
 }
 
@@ -126,7 +138,7 @@ export async function download(
       delivery = {
         kind: 'inline',
         body: await deps.store.read(version.key),
-        contentType: version.content_type,
+        contentType: servedContentType(version),
         contentDisposition: disposition,
       };
     } else {
@@ -134,7 +146,7 @@ export async function download(
         kind: 'redirect',
         location: await deps.store.presignGet(version.key, {
           contentDisposition: disposition,
-          contentType: version.content_type,
+          contentType: servedContentType(version),
           expiresIn: deps.config.DOWNLOAD_URL_TTL_SECONDS,
         }),
       };
@@ -163,6 +175,30 @@ export async function download(
   }
 }
 
+/** What a HEAD of a download answers: the headers of the bytes a GET would deliver. */
+export interface DownloadHeaders {
+  contentType: string;
+  contentDisposition: string;
+}
+
+/**
+ * A HEAD of a download: the same authorization and lookups as a GET, and the headers of the bytes, with no side
+ * effect. It claims no signed-URL token (it reads it), reads no object, signs no S3 URL (a HEAD is never a redirect:
+ * a Location would be a download that no audit record names) and writes no audit record.
+ */
+export async function inspectDownload(
+  deps: GrantDeps & Pick<FilesDeps, 'files'>,
+  presented: Presented,
+  target: DownloadTarget,
+): Promise<DownloadHeaders> {
+  await grant(deps, presented, target, 'peek');
+  const version = await resolveVersion(deps, target);
+  return {
+    contentType: servedContentType(version),
+    contentDisposition: contentDisposition(version.file_name),
+  };
+}
+
 export interface SignedUrl {
   url: string;
   expires_at: string;
@@ -180,10 +216,7 @@ export async function mintSignedUrl(
   baseUrl: string,
   info: RequestInfo,
 ): Promise<SignedUrl> {
-  if (presented.kind === 'token' && tokenKind(presented.token) !== 'developer')
-    throw new UnauthorizedError('Only a bearer token or a developer token can create a signed URL');
-  const granted = await grant(deps, presented, target);
-  const version = await resolveVersion(deps, target);
+  const { granted, version } = await mintable(deps, presented, target);
   const token = newSignedToken();
   const expiresMs = deps.clock.nowMs() + deps.config.SIGNED_URL_TTL_SECONDS * 1000;
   await deps.signedTokens.create(
@@ -218,4 +251,28 @@ export async function mintSignedUrl(
     expires_at: isoMicros(expiresMs),
     version_id: version.id,
   };
+}
+
+/** Who may mint, and which version a mint would pin: every check of a mint, none of its writes. */
+async function mintable(
+  deps: GrantDeps & Pick<FilesDeps, 'files'>,
+  presented: Presented,
+  target: DownloadTarget,
+): Promise<{ granted: Granted; version: VersionRecord }> {
+  if (presented.kind === 'token' && tokenKind(presented.token) !== 'developer')
+    throw new UnauthorizedError('Only a bearer token or a developer token can create a signed URL');
+  const granted = await grant(deps, presented, target, 'peek');
+  return { granted, version: await resolveVersion(deps, target) };
+}
+
+/**
+ * A HEAD of a signed-URL route: answers as the mint would (401, 403, 404 or 200) without minting, storing a token or
+ * writing an audit record.
+ */
+export async function inspectSignedUrl(
+  deps: GrantDeps & Pick<FilesDeps, 'files'>,
+  presented: Presented,
+  target: DownloadTarget,
+): Promise<void> {
+  await mintable(deps, presented, target);
 }

@@ -1,3 +1,4 @@
+import type { Clock } from '../shared/clock.js';
 import { mapLimit } from '../shared/concurrency.js';
 import { AppError, isAppError, NotFoundError, UnauthorizedError } from '../shared/errors.js';
 import { isId } from '../shared/ids.js';
@@ -7,13 +8,14 @@ import { actorOf, type Caller, requireAuthenticated, requireVisible } from './ac
 import { newAudit } from './audit.js';
 import { latestAvailable } from './catalog.js';
 import type { FilesConfig } from './config.js';
+import { developerCaller } from './dev-tokens.js';
 import type { Presented } from './downloads.js';
 import type { DrsConfig } from './drs-config.js';
 import type { BulkOutcome, DrsContext, Resolved } from './drs-model.js';
 import { authorizations, type DrsObjectJson, drsObjectJson, HTTPS_ACCESS_ID } from './drs-views.js';
-import type { FileRecord, RequestInfo, VersionRecord } from './model.js';
+import { type FileRecord, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { DevTokenRepository, FilesDeps } from './ports.js';
-import { hashToken, tokenKind } from './tokens.js';
+import { tokenKind } from './tokens.js';
 import { contentDisposition } from './views.js';
 
 /**
@@ -52,7 +54,7 @@ const notFound = (objectId: string) => new NotFoundError(`No DRS object ${object
  * nothing here. Passports are not supported: a request that carries only passports is anonymous, so 401.
  */
 export async function authenticate(
-  deps: { devTokens: Pick<DevTokenRepository, 'findByHash'> },
+  deps: { devTokens: Pick<DevTokenRepository, 'findByHash'>; clock: Clock },
   presented: Presented,
   opts: { passports?: boolean } = {},
 ): Promise<Caller> {
@@ -60,9 +62,8 @@ export async function authenticate(
   if (presented.kind === 'token') {
     if (tokenKind(presented.token) !== 'developer')
       throw new UnauthorizedError('Only bearer tokens and developer tokens are accepted here');
-    const record = await deps.devTokens.findByHash(hashToken(presented.token));
-    if (!record) throw new UnauthorizedError('Unknown or revoked developer token');
-    caller = { kind: 'developer', name: record.name };
+    // Known, not revoked, not expired; the studies it covers are checked on each object (requireVisible).
+    caller = (await developerCaller(deps, presented.token)).caller;
   } else caller = presented.caller;
   if (caller.kind === 'anonymous' && opts.passports)
     throw new UnauthorizedError('GA4GH Passports are not supported; send a bearer token instead');
@@ -140,7 +141,7 @@ async function mintAccessUrl(
 ): Promise<string> {
   const url = await deps.store.presignGet(version.key, {
     contentDisposition: contentDisposition(version.file_name),
-    contentType: version.content_type,
+    contentType: servedContentType(version),
     expiresIn: deps.config.DOWNLOAD_URL_TTL_SECONDS,
     signedAtMs: deps.clock.nowMs(),
   });

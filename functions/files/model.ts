@@ -16,6 +16,15 @@ export const StudyId = z.string().check(z.regex(idPattern('SD'), 'must be a SD_ 
 export const FileId = z.string().check(z.regex(idPattern('SF'), 'must be a SF_ id'));
 export const VersionId = z.string().check(z.regex(idPattern('FV'), 'must be a FV_ id'));
 
+/** An RFC 3339 date-time with its offset (2027-01-31T00:00:00Z, 2027-01-31T01:00:00.5+01:00), for expiries. */
+export const Rfc3339 = z.string().check(
+  z.regex(
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/,
+    'must be an RFC 3339 date-time such as 2027-01-31T00:00:00Z',
+  ),
+  z.refine((s) => !Number.isNaN(Date.parse(s)), 'is not a date-time that exists'),
+);
+
 /** Developer token names appear in URLs (DELETE /developer-tokens/<name>), so they stay plain. */
 export const DevTokenName = z
   .string()
@@ -27,6 +36,27 @@ export const DevTokenName = z
       'letters, digits, space, dot, underscore and dash; starts with a letter or digit',
     ),
   );
+
+/** The longest `content_type` accepted. */
+export const CONTENT_TYPE_MAX = 255;
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const QUOTED = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\t \\x21-\\x7e])*"';
+/**
+ * A media type as RFC 9110 (§8.3.1, §5.6) writes one: `type/subtype`, then `; name=value` parameters whose values are
+ * tokens or quoted strings, in visible ASCII. The value becomes a header of every download (and of S3's multipart
+ * upload), so a control character or a line break in it would make each of them fail.
+ */
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*(?:${TOKEN}=(?:${TOKEN}|${QUOTED}))?)*$`);
+
+/** Whether `s` is a valid media type, and short enough (checked first, so the pattern only ever sees 255 characters). */
+export function isMediaType(s: string): boolean {
+  return s.length <= CONTENT_TYPE_MAX && MEDIA_TYPE.test(s);
+}
+
+/** What a download says its bytes are: the version's media type, or octet-stream for one stored before the check. */
+export function servedContentType(v: Pick<VersionRecord, 'content_type'>): string {
+  return isMediaType(v.content_type) ? v.content_type : 'application/octet-stream';
+}
 
 /**
  * pending: created, bytes not confirmed yet; verifying: a confirmed multipart upload whose SHA-256 the verification
@@ -93,6 +123,10 @@ export const devTokenRecord = z.object({
   hint: z.string(),
   created_at: z.string(),
   created_by: z.nullable(z.string()),
+  /** After this instant the token is refused (401); null: it never expires (tokens made before expiries, too). */
+  expires_at: z._default(z.nullable(z.string()), null),
+  /** The only studies whose files it reaches; null: every study (as every token made before the field). */
+  studies: z._default(z.nullable(z.array(StudyId)), null),
 });
 export type DevTokenRecord = z.infer<typeof devTokenRecord>;
 

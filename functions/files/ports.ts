@@ -23,9 +23,13 @@ export interface FileRepository {
   /** Adds a pending version to an existing file that is not being deleted. */
   addVersion(version: VersionRecord, audit: AuditRecord): Promise<AddVersionOutcome>;
   getFile(fileId: string): Promise<FileRecord | null>;
+  /** Many files by id, in the order asked (null for an unknown id): one batched read per 100 ids. */
+  getFiles(fileIds: readonly string[]): Promise<(FileRecord | null)[]>;
   /** The file and all its versions in one read. */
   getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null>;
   getVersion(fileId: string, versionId: string): Promise<VersionRecord | null>;
+  /** Many versions by key, in the order asked (null for an unknown one): one batched read per 100 keys. */
+  getVersions(keys: readonly { fileId: string; versionId: string }[]): Promise<(VersionRecord | null)[]>;
   /** The file a version id was issued under (version ids are unique across files), or null for an unknown id. */
   fileIdOfVersion(versionId: string): Promise<string | null>;
   /**
@@ -71,6 +75,15 @@ export interface SignedTokenRepository {
   ): Promise<SignedTokenRecord | null>;
   /** Undoes a claim after a storage failure, so a download that never happened does not burn the token. */
   release(hash: string, claimId: string): Promise<void>;
+  /**
+   * Reads a token without claiming it (a HEAD): the record when a claim at `nowMs` for this very version would
+   * succeed, null otherwise. A strongly consistent read; it writes nothing.
+   */
+  peek(
+    hash: string,
+    target: { studyId: string; fileId: string; versionId: string },
+    nowMs: number,
+  ): Promise<SignedTokenRecord | null>;
 }
 
 export interface DevTokenRepository {

@@ -1,7 +1,14 @@
 import { isoMicros, nowIso } from '../shared/clock.js';
 import { AppError, ConflictError, hasCode, NotFoundError, ValidationError } from '../shared/errors.js';
 import { newId } from '../shared/ids.js';
-import { actorOf, type Caller, methodOf, requireAuthenticated, requireStudyWrite } from './access.js';
+import {
+  actorOf,
+  type Caller,
+  methodOf,
+  requireAuthenticated,
+  requireStudyWrite,
+  requireWritable,
+} from './access.js';
 import { newAudit } from './audit.js';
 import { abortQuietly } from './catalog.js';
 import type { FilesConfig } from './config.js';
@@ -183,9 +190,11 @@ export async function createVersion(
   info: RequestInfo,
 ): Promise<UploadStarted> {
   requireAuthenticated(caller);
+  const notFound = () => new NotFoundError(`No file ${fileId}`);
   const file = await deps.files.getFile(fileId);
-  if (!file) throw new NotFoundError(`No file ${fileId}`);
-  requireStudyWrite(caller, file.study_id);
+  if (!file) throw notFound();
+  // The study is known only now: a file of a study the caller may not upload to is an unknown id to them.
+  requireWritable(caller, file.study_id, notFound);
   checkSize(deps.config, input.size);
   for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
     const version = await newVersion(
@@ -216,9 +225,10 @@ export async function createVersion(
 
 async function pendingVersion(deps: UploadDeps, caller: Caller, fileId: string, versionId: string) {
   requireAuthenticated(caller);
+  const notFound = () => new NotFoundError(`No version ${versionId} of file ${fileId}`);
   const version = await deps.files.getVersion(fileId, versionId);
-  if (!version) throw new NotFoundError(`No version ${versionId} of file ${fileId}`);
-  requireStudyWrite(caller, version.study_id);
+  if (!version) throw notFound();
+  requireWritable(caller, version.study_id, notFound);
   return version;
 }
 

@@ -52,6 +52,8 @@ export function devTokenJson(t: DevTokenRecord, secret?: string) {
     token: secret ?? maskedToken(t.hint),
     created_at: t.created_at,
     created_by: t.created_by,
+    expires_at: t.expires_at,
+    studies: t.studies,
   };
 }
 

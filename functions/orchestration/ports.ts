@@ -57,6 +57,8 @@ export interface TaskServiceCalls {
       studies: string[];
     },
     timeoutMs: number,
+    /** The service's signing secrets: the action is signed for it with each (Standard Webhooks). */
+    secrets?: readonly string[],
   ): Promise<CallOutcome>;
   status(url: string, timeoutMs: number): Promise<CallOutcome>;
 }
@@ -64,7 +66,7 @@ export interface TaskServiceCalls {
 /** What the release steps (release-steps.ts) work with. */
 export interface OrchestrationDeps {
   releases: ReleaseReads & ReleaseChanges & OrchestrationState & PublishedVersions;
-  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth' | 'recordFailedCheck'>;
+  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth' | 'recordFailedCheck' | 'credentials'>;
   calls: TaskServiceCalls;
   /** Where stored events are fanned out (SNS / EventBridge / nowhere). */
   publisher: EventSink;

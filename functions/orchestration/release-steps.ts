@@ -1,5 +1,6 @@
 import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
 import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
+import { activeSecrets } from '../coordinator/service-credentials.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { mapLimit } from '../shared/concurrency.js';
@@ -223,11 +224,17 @@ export class ReleaseSteps {
       const who = `task service "${task.serviceName}" (${task.taskServiceId})`;
       if (!service)
         return { task, ok: false, reason: `${action} could not be sent: ${who} is no longer registered` };
+      // Read for every action (one small item by key): a rotation takes effect at the next action.
+      const secrets = activeSecrets(
+        await this.deps.services.credentials(service.id),
+        this.deps.clock.nowMs(),
+      );
       const started = performance.now();
       const out = await this.deps.calls.action(
         service.url,
         { action, task_id: task.id, release_id: agg.release.id, studies: agg.release.studies },
         timeoutMs,
+        secrets,
       );
       const dimensions = { TaskService: service.name, Action: action };
       durationMs(METRIC.actionLatency, performance.now() - started, dimensions);

@@ -95,6 +95,23 @@ export function createTokenVerifier(config: AuthConfig, now: () => number = Date
   };
 }
 
+/**
+ * The audience rule, exactly API Gateway's (HTTP API JWT authorizer): a token's `aud` must name one of the
+ * audiences; only a token WITHOUT `aud` is judged by its `client_id` (Cognito access tokens carry no `aud`). When a
+ * token carries both, `aud` alone decides and `client_id` is ignored, at the gateway and here, so no token is
+ * accepted by one and refused by the other. An `aud` that is a list passes when any entry matches.
+ */
+export function audienceAllowed(
+  payload: Readonly<Record<string, unknown>>,
+  audiences: readonly string[],
+): boolean {
+  if (payload.aud !== undefined) {
+    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    return aud.some((a) => typeof a === 'string' && audiences.includes(a));
+  }
+  return typeof payload.client_id === 'string' && audiences.includes(payload.client_id);
+}
+
 function createUncachedVerifier(config: AuthConfig): TokenVerifier {
   const audiences = config.AUTH_AUDIENCE;
   // An empty list must never mean "any audience": that would accept tokens minted for other APIs.
@@ -103,14 +120,11 @@ function createUncachedVerifier(config: AuthConfig): TokenVerifier {
     {
       issuer: config.AUTH_ISSUER,
       jwksUri: config.AUTH_JWKS_URI ?? `${config.AUTH_ISSUER.replace(/\/$/, '')}/.well-known/jwks.json`,
-      // Audience is checked below so that Cognito access tokens (client_id, no aud) are accepted too.
+      // Audience is checked below by the gateway's rule, so that Cognito access tokens (client_id, no aud) pass.
       audience: null,
       graceSeconds: config.AUTH_GRACE_SECONDS,
       customJwtCheck: ({ payload }) => {
-        const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-        const clientId = typeof payload.client_id === 'string' ? [payload.client_id] : [];
-        if (![...aud, ...clientId].some((a) => audiences.includes(a)))
-          throw new Error('audience not allowed');
+        if (!audienceAllowed(payload, audiences)) throw new Error('audience not allowed');
       },
     },
     { jwksCache: new SimpleJwksCache({ fetcher }) },

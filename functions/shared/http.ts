@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ANONYMOUS, bearerToken, type Principal, type TokenVerifier } from './auth.js';
 import { type Clock, systemClock } from './clock.js';
@@ -99,10 +98,37 @@ function lowerHeaders(h: APIGatewayProxyEventV2['headers']): Record<string, stri
   return out;
 }
 
+/**
+ * Whether JSON text nests arrays and objects deeper than `max`, read in one pass over the text (brackets inside
+ * strings do not count) without parsing it, so a body nested 100,000 deep costs no recursion anywhere.
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 function parseBody(event: APIGatewayProxyEventV2): unknown {
   if (event.body === undefined || event.body === null || event.body === '') return undefined;
   const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (text.trim() === '') return undefined;
+  // Before anything parses or walks the body, whatever its size: a deeply nested one is refused as it is.
+  if (nestsDeeperThan(text, LIMITS.bodyDepth))
+    throw ValidationError.field(
+      'body',
+      `nests arrays and objects more than ${LIMITS.bodyDepth} levels deep; at most ${LIMITS.bodyDepth} are accepted`,
+    );
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -229,7 +255,8 @@ export interface RouteInfo {
 /**
  * One Lambda entry point serving a group of routes. The chain is the same everywhere: route match (404/405 with
  * Allow), body parsing, authentication, authorization, the route's handler, and the error mapper last. The
- * returned handler carries its `routeTable`, so tests can enumerate every route of every manifest entry.
+ * returned handler carries its `routeTable`, so tests can enumerate every route of every manifest entry. It is a
+ * plain async Lambda handler, with no middleware engine around it (docs/architecture.md, "Why no middy").
  */
 export function httpApp(options: HttpAppOptions) {
   const base = httpBase(options);
@@ -238,9 +265,7 @@ export function httpApp(options: HttpAppOptions) {
     path,
     access,
   }));
-  return Object.assign(middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>(base), {
-    routeTable,
-  });
+  return Object.assign(base, { routeTable });
 }
 
 /**
@@ -344,7 +369,8 @@ function httpBase(options: HttpAppOptions) {
                 key,
                 identity: `${principal.clientId ?? ''}|${principal.sub ?? ''}`,
                 method,
-                path,
+                // The route's own spelling of the path: a trailing slash or a percent-encoded id is the same key.
+                path: normalizedPath(hit.r.path, params),
                 body: req.body,
                 remainingMs: context?.getRemainingTimeInMillis?.() ?? 30_000,
               },
@@ -362,6 +388,11 @@ function httpBase(options: HttpAppOptions) {
     }
     return render(res, allow, conditional(method, event.headers));
   }
+}
+
+/** A route's path template filled with its decoded parameters (each encoded again, so '/' inside one stays inside). */
+function normalizedPath(template: string, params: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
 }
 
 async function authenticate(access: Access, headers: Record<string, string>, verifier: TokenVerifier) {

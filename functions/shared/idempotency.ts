@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from './clock.js';
 import { AppError, ValidationError } from './errors.js';
 
@@ -38,16 +38,26 @@ export interface IdempotencyStore {
   /**
    * Claims `key` for a request whose body hashes to `fingerprint`: 'claimed' when no live record holds the key (none,
    * an expired one, or an in-progress one whose request can no longer be running); otherwise the record that holds
-   * it, or 'vanished' when that record was released between the failed claim and the read.
+   * it, or 'vanished' when that record was released between the failed claim and the read. `claimId` is this
+   * claim's own: a later claim of the same key (a take-over) has another.
    */
   claim(
     key: string,
-    claim: { fingerprint: string; nowMs: number; expiresAtMs: number; inProgressUntilMs: number },
+    claim: {
+      fingerprint: string;
+      claimId: string;
+      nowMs: number;
+      expiresAtMs: number;
+      inProgressUntilMs: number;
+    },
   ): Promise<IdempotencyRecord | 'claimed' | 'vanished'>;
-  /** Stores the answer of the request that holds the claim. */
-  complete(key: string, fingerprint: string, response: StoredResponse, expiresAtMs: number): Promise<void>;
-  /** Gives the key back after a failed request. */
-  release(key: string, fingerprint: string): Promise<void>;
+  /**
+   * Stores the answer of the request that holds the claim `claimId`; nothing when the key is no longer held by that
+   * claim (it was taken over after its request outlived it: the newer holder decides).
+   */
+  complete(key: string, claimId: string, response: StoredResponse, expiresAtMs: number): Promise<void>;
+  /** Gives the key back after a failed request, if `claimId` still holds it. */
+  release(key: string, claimId: string): Promise<void>;
 }
 
 export class IdempotencyMismatchError extends AppError {
@@ -74,16 +84,43 @@ export class IdempotencyInProgressError extends AppError {
   }
 }
 
-/** JSON with object keys sorted, so a body's fingerprint does not depend on the order the client wrote it in. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+/**
+ * JSON with object keys sorted, so a body's fingerprint does not depend on the order the client wrote it in. It
+ * walks the value with a stack of its own, never by recursion: the body is not validated yet when its fingerprint
+ * is taken (httpApp bounds its nesting before parsing it, BODY_MAX_DEPTH, but this does not rely on that).
+ */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  // Each entry is a value still to write, or a piece of punctuation already decided.
+  const stack: ({ value: unknown } | { text: string })[] = [{ value }];
+  while (stack.length) {
+    const next = stack.pop() as { value: unknown } | { text: string };
+    if ('text' in next) {
+      out.push(next.text);
+      continue;
+    }
+    const v = next.value;
+    if (Array.isArray(v)) {
+      const parts: ({ value: unknown } | { text: string })[] = [{ text: '[' }];
+      v.forEach((item, i) => {
+        if (i) parts.push({ text: ',' });
+        parts.push({ value: item === undefined ? null : item });
+      });
+      parts.push({ text: ']' });
+      for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
+    } else if (v && typeof v === 'object') {
+      const entries = Object.entries(v as Record<string, unknown>)
+        .filter(([, x]) => x !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const parts: ({ value: unknown } | { text: string })[] = [{ text: '{' }];
+      entries.forEach(([k, x], i) => {
+        parts.push({ text: `${i ? ',' : ''}${JSON.stringify(k)}:` }, { value: x });
+      });
+      parts.push({ text: '}' });
+      for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
+    } else out.push(JSON.stringify(v ?? null));
   }
-  return JSON.stringify(value ?? null);
+  return out.join('');
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
@@ -105,7 +142,11 @@ export interface IdempotentRequest {
   /** Who is calling: a key is theirs alone. */
   identity: string;
   method: string;
-  /** The request path (not its template): POST /releases/RE_1/notes and /releases/RE_2/notes are distinct. */
+  /**
+   * The request path, normalized (not its template): POST /releases/RE_1/notes and /releases/RE_2/notes are
+   * distinct, but /releases/RE_1/notes/ and /releases/%52E_1/notes are the same one (httpApp passes the route's
+   * template filled with the decoded parameters).
+   */
   path: string;
   body: unknown;
   /** How long this request can still run; a claim older than that is abandoned (the function timed out). */
@@ -123,16 +164,18 @@ export async function idempotent<R extends StoredResponse>(
   clock: Clock = systemClock,
 ): Promise<R | StoredResponse> {
   const key = sha256(JSON.stringify([req.identity, req.method, req.path, req.key]));
-  const fingerprint = sha256(canonical(req.body));
+  const fingerprint = sha256(canonicalJson(req.body));
   for (let attempt = 0; attempt < 3; attempt++) {
     const nowMs = clock.nowMs();
+    const claimId = randomUUID();
     const held = await store.claim(key, {
       fingerprint,
+      claimId,
       nowMs,
       expiresAtMs: nowMs + IDEMPOTENCY_TTL_MS,
       inProgressUntilMs: nowMs + req.remainingMs,
     });
-    if (held === 'claimed') return runClaimed(store, key, fingerprint, run, clock);
+    if (held === 'claimed') return runClaimed(store, key, claimId, run, clock);
     if (held === 'vanished') continue;
     if (held.fingerprint !== fingerprint) throw new IdempotencyMismatchError();
     if (held.state === 'in_progress') throw new IdempotencyInProgressError();
@@ -147,7 +190,7 @@ export async function idempotent<R extends StoredResponse>(
 async function runClaimed<R extends StoredResponse>(
   store: IdempotencyStore,
   key: string,
-  fingerprint: string,
+  claimId: string,
   run: () => Promise<R>,
   clock: Clock,
 ): Promise<R> {
@@ -155,12 +198,12 @@ async function runClaimed<R extends StoredResponse>(
   try {
     res = await run();
   } catch (err) {
-    await store.release(key, fingerprint);
+    await store.release(key, claimId);
     throw err;
   }
   if (res.status >= 200 && res.status < 300) {
     const { status, body, headers } = res;
-    await store.complete(key, fingerprint, { status, body, headers }, clock.nowMs() + IDEMPOTENCY_TTL_MS);
-  } else await store.release(key, fingerprint);
+    await store.complete(key, claimId, { status, body, headers }, clock.nowMs() + IDEMPOTENCY_TTL_MS);
+  } else await store.release(key, claimId);
   return res;
 }

@@ -8,6 +8,12 @@ import * as z from './zod.js';
 export const LIMITS = {
   /** Request bodies of both APIs (before JSON parsing). */
   bodyBytes: 256 * 1024,
+  /**
+   * How deeply a request body's JSON may nest arrays and objects, checked on the text before it is parsed: nothing
+   * the APIs take nests beyond 4, and code that walks a body (the idempotency fingerprint, the oversize message,
+   * zod) must never meet one deep enough to exhaust the stack.
+   */
+  bodyDepth: 32,
   /** Names: releases, task services. */
   name: 200,
   /** Free text: descriptions of releases, task services and release notes. */

@@ -18,6 +18,9 @@ export const MAX_OFFSET = 10_000;
  */
 export type Position = { after: string } | { before: string };
 
+/** A record's sort key in the newest-first lists: `<created_at>#<id>` (the repositories key their lists by it). */
+export const listSortKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
+
 const CURSOR_MAX = 1024;
 const positionSchema = z.union([
   z.strictObject({ v: z.literal(1), a: z.string().check(z.minLength(1), z.maxLength(512)) }),

@@ -5,8 +5,8 @@ export { METRIC } from './metric-names.js';
 
 /**
  * Business metrics as CloudWatch embedded metric format (EMF) lines through Powertools metrics: CloudWatch turns each
- * line of a Lambda function's log into metric data points, with no PutMetricData call and no extra latency. Locally
- * the same lines are printed with the logs.
+ * line of a Lambda function's log into metric data points, with no PutMetricData call and no extra latency, so on AWS
+ * they must go to stdout. The local stack moves them from its stdout into a file of their own (local/metrics-file.ts).
  *
  * Every data point is its own EMF line (Powertools' single metric): a point carries only its own dimensions (an
  * action's task service and action), and nothing is buffered across invocations, so concurrent invocations in one

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { AnswerDoc, Contracts, GroupDoc, RouteContract } from '../../functions/shared/contract.js';
 import type { Describe } from '../../functions/shared/contracts/schemas.js';
 import { LIMITS } from '../../functions/shared/limits.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../../functions/shared/list.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET } from '../../functions/shared/list.js';
 import * as z from '../../functions/shared/zod.js';
 
 /**
@@ -38,7 +38,10 @@ export interface ApiDescription {
 /** Query parameters shared by many routes, described once. */
 const QUERY_DOCS: Record<string, string> = {
   limit: `Page size: ${DEFAULT_LIMIT} by default, at most ${MAX_LIMIT} (more is a 400)`,
-  offset: 'Records to skip; past the end, `results` is empty',
+  offset:
+    `Records to skip, at most ${MAX_OFFSET.toLocaleString('en-US')} (more is a 400); past the end, \`results\` is ` +
+    'empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go ' +
+    'deeper',
   cursor: 'Opaque position from a previous page’s `next` or `previous` link',
   release: 'Only records of this release (an RE_ id or its URL)',
   study: 'Only records of this study (an SD_ id, or its URL on the coordinator)',
@@ -60,6 +63,13 @@ const STATUS_TEXT: Record<number, string> = {
   500: 'Something unexpected failed; the message names only the request id',
   503: 'A dependency is unavailable',
 };
+
+/**
+ * Bounds the server enforces beyond a parameter's zod schema. `offset` parses up to LIMITS.offset, so that the links'
+ * cursor pages can number deep pages, but a client's own offset is refused past MAX_OFFSET (assertOffset in
+ * functions/shared/list.ts): the document gives clients the bound that applies to them.
+ */
+const QUERY_BOUNDS: Record<string, Json> = { offset: { maximum: MAX_OFFSET } };
 
 /** zod's JSON Schema of a request part (what a client may send: defaults optional, coercions as input). */
 function inputSchema(schema: z.core.$ZodType): Json {
@@ -183,7 +193,7 @@ export function generateDocument(api: ApiDescription, version: string): Json {
             ...(doc.queryDocs?.[name] || QUERY_DOCS[name]
               ? { description: doc.queryDocs?.[name] ?? QUERY_DOCS[name] }
               : {}),
-            schema,
+            schema: { ...schema, ...QUERY_BOUNDS[name] },
           });
       }
       if (contract.tokens && contract.method !== 'OPTIONS' && !parameters.some((p) => p.name === 'token'))

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Stack, type StackProps } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,13 +23,13 @@ interface Synth {
   template: (stack: Stack | undefined) => Template;
 }
 
-function synth(context: Record<string, unknown> = {}, bundle = false): Synth {
+function synth(context: Record<string, unknown> = {}, bundle = false, env?: StackProps['env']): Synth {
   const outdir = mkdtempSync(join(outRoot, 'out-'));
   const app = new App({
     outdir,
     context: { 'aws:cdk:bundling-stacks': bundle ? ['ReleaseCoordinator-DashboardSite'] : [], ...context },
   });
-  const built = buildApp(app);
+  const built = buildApp(app, { env });
   const assembly = app.synth();
   return {
     built,
@@ -166,8 +166,10 @@ describe('dashboard app and runtime config', () => {
     expect(config).toMatchObject({ scope: 'openid email profile', pollMs: 1000 });
   });
 
-  it('builds ui/ with Vite at synth time, without Docker, into the deployed asset', () => {
-    const bundled = synth({}, true);
+  it('builds ui/ with Vite at synth time, without Docker, into the deployed asset (for a concrete account and region)', () => {
+    // As the CDK CLI synthesizes it: with the account and region of the operator's credentials, cdk-nag included.
+    const bundled = synth({}, true, { account: '123456789012', region: 'eu-west-1' });
+    expect(bundled.built.dashboardSite?.environment).toBe('aws://123456789012/eu-west-1');
     const dirs = readdirSync(bundled.outdir).filter((d) => existsSync(join(bundled.outdir, d, 'index.html')));
     expect(dirs).toHaveLength(1);
     const dir = join(bundled.outdir, dirs[0]);

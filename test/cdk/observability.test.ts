@@ -137,6 +137,25 @@ describe('operations: dashboard, alarms and alarm topic', () => {
     });
   });
 
+  it('alarms when asynchronous work failed for good: a message in a schedule or verification failure queue', () => {
+    for (const [id, stack, queue] of [
+      ['ScheduleFailures', s.built.coordinator, s.built.coordinator.scheduleFailures.queue],
+      ['VerificationFailures', s.built.files, s.built.files.verificationFailures.queue],
+    ] as const) {
+      const a = alarmNamed(s.ops, id);
+      expect(a).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        AlarmActions: [{ Ref: topicId }],
+      });
+      // The queue's name comes from its own stack, through an export.
+      expect(JSON.stringify(a.Dimensions)).toContain('Fn::ImportValue');
+      expect(stack.resolve(queue.queueName)).toBeDefined();
+    }
+  });
+
   it('the alarm topic is encrypted, SSL only, and subscribes the alarmEmail from context', () => {
     s.ops.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
     s.ops.resourceCountIs('AWS::SNS::Subscription', 0);
@@ -161,7 +180,7 @@ describe('operations: dashboard, alarms and alarm topic', () => {
       ),
     );
     const alarms = Object.values(s.ops.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(5);
+    expect(alarms).toHaveLength(7);
     for (const a of alarms) {
       const anchor = /docs\/operations\.md#([a-z0-9-]+)/.exec(a.Properties.AlarmDescription)?.[1];
       expect(anchor, a.Properties.AlarmName).toBeDefined();

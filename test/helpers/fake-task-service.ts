@@ -56,6 +56,9 @@ export interface ReceivedAction {
   authorization: string | undefined;
   /** The X-Request-Id the coordinator sent (its correlation id). */
   requestId: string | undefined;
+  /** The body exactly as received, and the Standard Webhooks headers the coordinator signed it with. */
+  raw: string;
+  webhook: { 'webhook-id'?: string; 'webhook-timestamp'?: string; 'webhook-signature'?: string };
   at: number;
 }
 
@@ -290,6 +293,12 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
         studies: body.studies,
         authorization: req.headers.authorization,
         requestId: req.headers['x-request-id'] as string | undefined,
+        raw: Buffer.concat(chunks).toString('utf8'),
+        webhook: Object.fromEntries(
+          ['webhook-id', 'webhook-timestamp', 'webhook-signature'].flatMap((h) =>
+            typeof req.headers[h] === 'string' ? [[h, req.headers[h]]] : [],
+          ),
+        ),
         at: Date.now(),
       });
       if (options.refuseAfter === action) req.headers['x-fake-last'] = '1';

@@ -5,12 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../local/dynamodb-local.js';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
 import { blockName, extractShellBlocks } from './markdown.js';
-import { ShellSession } from './shell-session.js';
+import { Terminals } from './terminals.js';
 
 /**
  * The walkthroughs are tests: every shell block of these documents runs, in order, against a fresh `npm start` on
- * free ports, as a reader would paste them (one terminal per document; background blocks in terminals of their
- * own). New blocks are picked up as they are written; markers are described in ./markdown.ts.
+ * free ports, as a reader would paste them, each in the terminal it names (a fresh shell per terminal and document:
+ * ./terminals.ts). New blocks are picked up as they are written; markers are described in ./markdown.ts. A block
+ * whose output holds a warning (npm's, Node's) fails: a reader would meet it with no word of explanation. At the end
+ * of each document every terminal still running a server gets Ctrl-C, and the server must exit with status 0.
  *
  * The blocks read their base URLs from variables that default to the standard local ones (C, FILES, IDP, TS_PORT),
  * so a reader gets the defaults and this run gets its own ports.
@@ -29,7 +31,11 @@ let stack: NpmStart | undefined;
 let scratch = '';
 const urls = { C: '', FILES: '', IDP: '', TS_PORT: '' };
 
-/** A reader's terminal: no node_modules/.bin on PATH (only npm scripts and npx put it there). */
+/**
+ * A reader's new terminal: no node_modules/.bin on PATH (only npm scripts and npx put it there), so `npx` runs on
+ * the machine's own Node as it does for a reader; and an npm cache of the run's own, so `npx drc` meets the project
+ * for the first time, as in a fresh clone.
+ */
 function readerEnv(): Record<string, string> {
   const path = (process.env.PATH ?? '')
     .split(delimiter)
@@ -43,9 +49,14 @@ function readerEnv(): Record<string, string> {
     TMPDIR: scratch,
     // `npx drc login` keeps its token under the config home: the run's own, never the developer's ~/.config.
     XDG_CONFIG_HOME: join(scratch, 'config'),
+    npm_config_cache: join(scratch, 'npm-cache'),
     ...urls,
   };
 }
+
+/** Lines of npm's or Node's warnings (npm warn EBADENGINE, (node:123) ExperimentalWarning, ...). */
+const warnings = (output: string) =>
+  output.split('\n').filter((l) => /^npm (warn|WARN)\b|^\(node:\d+\) \w*Warning|^\w*Warning: /.test(l));
 
 /**
  * Every file of the working tree with its size and mtime, less the directories that are never the docs' business
@@ -90,29 +101,32 @@ for (const doc of DOCUMENTS) {
   const blocks = extractShellBlocks(readFileSync(join(ROOT, doc), 'utf8'), doc).filter((b) => !b.skip);
 
   describe(doc, () => {
-    let session: ShellSession;
+    let terminals: Terminals;
     let before = new Map<string, string>();
     let broken = '';
 
     beforeAll(() => {
       before = snapshot();
-      session = new ShellSession({
+      terminals = new Terminals({
         cwd: ROOT,
         env: readerEnv(),
         dir: join(scratch, 'sessions', doc.replace(/[^\w.-]/g, '_')),
       });
     });
     afterAll(async () => {
-      await session?.close();
+      await terminals?.close();
     });
 
     for (const block of blocks) {
-      it(`${blockName(block)}${block.background ? ' [background]' : ''}`, async (ctx) => {
+      const kind = block.background ? ', background' : '';
+      it(`${blockName(block)} [terminal ${block.terminal}${kind}]`, async (ctx) => {
         // Later blocks build on earlier ones: after a failure they would only repeat it.
         if (broken) ctx.skip(`${broken} failed`);
         try {
-          const { output } = await session.run(block);
-          if (verbose) console.log(`── ${blockName(block)}\n${block.code}\n── output\n${output}`);
+          const { output } = await terminals.run(block);
+          if (verbose)
+            console.log(`── ${blockName(block)} [${block.terminal}]\n${block.code}\n── output\n${output}`);
+          expect(warnings(output), `${blockName(block)} printed a warning:\n${output}`).toEqual([]);
         } catch (err) {
           broken = blockName(block);
           if (stack)
@@ -123,12 +137,32 @@ for (const doc of DOCUMENTS) {
       }, 300_000);
     }
 
+    if (blocks.some((b) => b.background))
+      it('each server started in a terminal stops on Ctrl-C with exit status 0', async (ctx) => {
+        if (broken) ctx.skip(`${broken} failed`);
+        const ended = await terminals.interruptAll();
+        expect(ended.length).toBeGreaterThan(0);
+        for (const e of ended) {
+          expect(e.status, `${blockName(e.block)} after Ctrl-C:\n${e.output.slice(-3000)}`).toBe(0);
+          expect(warnings(e.output), blockName(e.block)).toEqual([]);
+        }
+      }, 60_000);
+
     it('writes nothing into the repository', () => {
       const written = [...snapshot()].filter(([path, stamp]) => before.get(path) !== stamp).map(([p]) => p);
       expect(written).toEqual([]);
     });
   });
 }
+
+if (!useRunning)
+  it("npm start's log holds no warning and no metric line: those are in DATA_DIR/metrics.log", () => {
+    const s = stack!;
+    expect(warnings(s.output())).toEqual([]);
+    expect(s.output()).not.toMatch(/^\{"_aws":/m);
+    // The walkthroughs' releases and downloads recorded their metrics there.
+    expect(readFileSync(join(s.dataDir, 'metrics.log'), 'utf8')).toMatch(/^\{"_aws":/m);
+  });
 
 if (!useRunning)
   it('npm start stops on SIGTERM with exit status 0 and leaves nothing running', async () => {

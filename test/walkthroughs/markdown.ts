@@ -4,13 +4,18 @@
  * A shell block is a fenced code block whose info string starts with bash, sh or shell. A doc author steers the
  * runner with an HTML comment (invisible once rendered) on the lines right before the fence, blank lines allowed:
  *
- *   <!-- walkthrough: background; ready: listening on -->   run it in a new shell, in the background, until the
- *                                                           document ends; go on once its output holds the text
+ *   <!-- walkthrough: terminal: curl -->                    the terminal it runs in (required unless skipped): each
+ *                                                           terminal is a shell of its own, and only the blocks of
+ *                                                           the same terminal share variables and functions
+ *   <!-- walkthrough: background; ready: listening on -->   a long-running process (a server): its terminal stays
+ *                                                           busy with it until the document ends; go on once its
+ *                                                           output holds the text
  *   <!-- walkthrough: skip: <why> -->                       never run it; the reason (to the end) is required
  *   <!-- walkthrough: timeout: 300 -->                      seconds this block may take (default 120)
  *
- * Directives are separated by `;`. An unknown directive, or a marker that is not followed by a shell block, is an
- * error, so a typo never silently changes what runs.
+ * Directives are separated by `;`, e.g. `<!-- walkthrough: terminal: task-service; background; ready: listening -->`.
+ * An unknown directive, a block without a terminal, or a marker that is not followed by a shell block, is an error,
+ * so a typo never silently changes what runs.
  */
 export interface ShellBlock {
   /** Path as given, e.g. README.md. */
@@ -20,6 +25,8 @@ export interface ShellBlock {
   /** The nearest heading above the block, e.g. "## Using it with curl". */
   heading: string;
   code: string;
+  /** The terminal the block runs in, e.g. "curl" (a name the document chooses; absent only for skipped blocks). */
+  terminal?: string;
   background?: { ready?: string };
   skip?: string;
   timeoutSeconds?: number;
@@ -27,6 +34,7 @@ export interface ShellBlock {
 
 const SHELL_LANGS = new Set(['bash', 'sh', 'shell']);
 const MARKER = /^\s*<!--\s*walkthrough:(.*?)-->\s*$/;
+const TERMINAL_NAME = /^[a-z][a-z0-9-]*$/;
 
 export class MarkerError extends Error {
   constructor(file: string, line: number, message: string) {
@@ -37,6 +45,7 @@ export class MarkerError extends Error {
 
 interface Marker {
   line: number;
+  terminal?: string;
   background?: boolean;
   ready?: string;
   skip?: string;
@@ -63,7 +72,11 @@ function parseMarker(file: string, line: number, body: string): Marker {
     const colon = text.indexOf(':');
     const key = (colon < 0 ? text : text.slice(0, colon)).trim();
     const value = colon < 0 ? '' : text.slice(colon + 1).trim();
-    if (key === 'background') marker.background = true;
+    if (key === 'terminal') {
+      if (!TERMINAL_NAME.test(value))
+        throw new MarkerError(file, line, '"terminal" needs a name: lower-case letters, digits and -');
+      marker.terminal = value;
+    } else if (key === 'background') marker.background = true;
     else if (key === 'ready') {
       if (!value) throw new MarkerError(file, line, '"ready" needs the text to wait for');
       marker.ready = value;
@@ -95,11 +108,18 @@ export function extractShellBlocks(markdown: string, file: string): ShellBlock[]
       for (; j < lines.length && !closing.test(lines[j]); j++)
         body.push(lines[j].startsWith(indent) ? lines[j].slice(indent.length) : lines[j].trimStart());
       if (SHELL_LANGS.has(lang.toLowerCase())) {
+        if (!pending?.terminal && !pending?.skip)
+          throw new MarkerError(
+            file,
+            i + 1,
+            'a shell block must say which terminal it runs in: <!-- walkthrough: terminal: <name> --> right before it',
+          );
         blocks.push({
           file,
           line: i + 2,
           heading,
           code: body.join('\n'),
+          ...(pending?.terminal ? { terminal: pending.terminal } : {}),
           ...(pending?.background ? { background: pending.ready ? { ready: pending.ready } : {} } : {}),
           ...(pending?.skip ? { skip: pending.skip } : {}),
           ...(pending?.timeoutSeconds ? { timeoutSeconds: pending.timeoutSeconds } : {}),

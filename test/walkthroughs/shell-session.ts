@@ -9,8 +9,8 @@ import { blockName, type ShellBlock } from './markdown.js';
  *
  * Each block is written to a file and `source`d (stdin from /dev/null, so no command can swallow the next block),
  * under `set -euo pipefail`: the first failing command ends the session, and an ERR trap names it with its line in
- * the Markdown file. Background blocks run in a shell of their own ("another terminal"): they get only the session's
- * starting environment, never the variables of earlier blocks.
+ * the Markdown file. The session has only its starting environment and what its own blocks did: another terminal's
+ * variables and functions never reach it (test/walkthroughs/terminals.ts keeps one session per terminal).
  */
 export interface BlockResult {
   output: string;
@@ -66,30 +66,32 @@ jq() { echo "jq is not a prerequisite: use the README's json helper or node" >&2
 export -f jq
 `;
 
-interface Background {
-  block: ShellBlock;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
 export interface SessionOptions {
   /** Working directory: the repository root, as for a reader of the README. */
   cwd: string;
-  /** The whole environment of the session (and of its background shells). */
+  /** The whole environment of the session: what a fresh terminal has, nothing a block set elsewhere. */
   env: Record<string, string>;
   /** A private directory for the block files. */
   dir: string;
 }
 
+/** How a background block ended when its terminal got Ctrl-C. */
+export interface Interrupted {
+  block: ShellBlock;
+  /** 0 when the block's command exited 0; else its status, or the signal that ended the shell. */
+  status: number | string;
+  output: string;
+}
+
 export class ShellSession {
   private readonly shell: ChildProcess;
   private readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  private readonly backgrounds: Background[] = [];
   private output = '';
   private control = '';
   private seq = 0;
-  private onControl?: () => void;
+  private readonly waiters = new Set<() => void>();
+  /** The background block this terminal is busy with (a server in the foreground, until Ctrl-C). */
+  private busy?: { block: ShellBlock; done: string; start: number };
 
   constructor(private readonly options: SessionOptions) {
     mkdirSync(options.dir, { recursive: true });
@@ -98,21 +100,23 @@ export class ShellSession {
       env: options.env,
       // fd 3 is the runner's own channel: "done <n>" after each block, apart from what the block prints.
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      // A process group of its own, as a terminal's: Ctrl-C (interrupt()) reaches everything started in it.
       detached: true,
     });
     const collect = (d: Buffer) => {
       this.output += d.toString();
+      this.notify();
     };
     this.shell.stdout?.on('data', collect);
     this.shell.stderr?.on('data', collect);
     (this.shell.stdio[3] as NodeJS.ReadableStream).on('data', (d: Buffer) => {
       this.control += d.toString();
-      this.onControl?.();
+      this.notify();
     });
     this.exited = new Promise((resolve) =>
       this.shell.once('exit', (code, signal) => {
         resolve({ code, signal });
-        this.onControl?.();
+        this.notify();
       }),
     );
     // A shell that died (a failed block) cannot take more input; its exit status is the report, not EPIPE.
@@ -120,43 +124,95 @@ export class ShellSession {
     this.shell.stdin?.write(PRELUDE);
   }
 
-  /** Runs one block in this session; rejects with a BlockFailure naming the block. */
-  async run(block: ShellBlock): Promise<BlockResult> {
-    if (block.background) return this.startBackground(block);
+  private notify() {
+    for (const f of this.waiters) f();
+  }
+
+  private get shellExited(): boolean {
+    return this.shell.exitCode !== null || this.shell.signalCode !== null;
+  }
+
+  /** Resolves to the first outcome whose test holds (checked on every output, control line and exit), or 'timeout'. */
+  private waitFor<T extends string>(tests: [T, () => boolean][], timeoutMs: number): Promise<T | 'timeout'> {
+    return new Promise((resolve) => {
+      const check = () => {
+        for (const [outcome, holds] of tests)
+          if (holds()) {
+            finish(outcome);
+            return;
+          }
+      };
+      const finish = (outcome: T | 'timeout') => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve(outcome);
+      };
+      const timer = setTimeout(() => finish('timeout'), timeoutMs);
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  /** Writes the block to a file and has the shell `source` it, then report "done <n>" on fd 3. */
+  private send(block: ShellBlock): { file: string; done: string; start: number } {
     const n = ++this.seq;
     const file = join(this.options.dir, `block-${n}.sh`);
     writeFileSync(file, `${block.code}\n`);
     const start = this.output.length;
-    const done = `done ${n}\n`;
     this.shell.stdin?.write(`source ${JSON.stringify(file)} </dev/null\nprintf 'done ${n}\\n' >&3\n`);
+    return { file, done: `done ${n}\n`, start };
+  }
+
+  /**
+   * Runs one block in this terminal; rejects with a BlockFailure naming the block. A background block is left
+   * running once its output holds its `ready` text: the terminal is then busy with it, as a terminal running a
+   * server in the foreground is, and takes no other block.
+   */
+  async run(block: ShellBlock): Promise<BlockResult> {
+    if (this.busy)
+      throw new BlockFailure(
+        block,
+        `its terminal is still running ${blockName(this.busy.block)} (a background block is the last of its terminal)`,
+        '',
+      );
+    const { file, done, start } = this.send(block);
     const timeoutMs = (block.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-    const outcome = await new Promise<'done' | 'exited' | 'timeout'>((resolve) => {
-      const timer = setTimeout(() => resolve('timeout'), timeoutMs);
-      this.onControl = () => {
-        if (this.control.includes(done)) {
-          clearTimeout(timer);
-          resolve('done');
-        } else if (this.shell.exitCode !== null || this.shell.signalCode !== null) {
-          clearTimeout(timer);
-          resolve('exited');
-        }
-      };
-      this.onControl();
-    });
-    this.onControl = undefined;
+    if (block.background) {
+      this.busy = { block, done, start };
+      const ready = block.background.ready;
+      if (!ready) return { output: '' };
+      const outcome = await this.waitFor(
+        [
+          ['ready', () => this.output.slice(start).includes(ready)],
+          ['ended', () => this.control.includes(done) || this.shellExited],
+        ],
+        timeoutMs,
+      );
+      const output = this.output.slice(start);
+      if (outcome === 'ready') return { output };
+      if (outcome === 'timeout') {
+        this.kill('SIGKILL');
+        await this.exited;
+        throw new BlockFailure(block, `printed no "${ready}" within ${timeoutMs / 1000} s`, output, file);
+      }
+      throw new BlockFailure(
+        block,
+        `ended (${this.shellExited ? `exit status ${this.shell.exitCode ?? this.shell.signalCode}` : 'exit status 0'}) before printing "${ready}"`,
+        output,
+        file,
+      );
+    }
+    const outcome = await this.waitFor(
+      [
+        ['done', () => this.control.includes(done)],
+        ['exited', () => this.shellExited],
+      ],
+      timeoutMs,
+    );
     // Let the pipes drain what the block printed last.
     await new Promise((r) => setImmediate(r));
     const output = this.output.slice(start);
-    if (outcome === 'done') {
-      const dead = this.backgrounds.find((b) => b.child.exitCode !== null && b.child.exitCode !== 0);
-      if (dead)
-        throw new BlockFailure(
-          dead.block,
-          `the background block exited with status ${dead.child.exitCode} while ${blockName(block)} ran`,
-          dead.output(),
-        );
-      return { output };
-    }
+    if (outcome === 'done') return { output };
     if (outcome === 'timeout') {
       this.kill('SIGKILL');
       await this.exited;
@@ -166,80 +222,54 @@ export class ShellSession {
     throw new BlockFailure(block, `failed with exit status ${code ?? signal}`, output, file);
   }
 
-  private async startBackground(block: ShellBlock): Promise<BlockResult> {
-    const n = ++this.seq;
-    const file = join(this.options.dir, `block-${n}.sh`);
-    writeFileSync(file, `${block.code}\n`);
-    const prelude = join(this.options.dir, 'prelude.sh');
-    writeFileSync(prelude, PRELUDE);
-    const child = spawn(
-      'bash',
-      ['--noprofile', '--norc', '-c', 'source "$0"; source "$1" </dev/null', prelude, file],
-      {
-        cwd: this.options.cwd,
-        env: this.options.env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      },
-    );
-    let out = '';
-    const changed: (() => void)[] = [];
-    const collect = (d: Buffer) => {
-      out += d.toString();
-      for (const f of changed) f();
+  /** A background block of this terminal that has ended by itself (a server that crashed), with its output. */
+  endedBackground(): { block: ShellBlock; output: string; status: number | string } | undefined {
+    if (!this.busy) return undefined;
+    const ended = this.control.includes(this.busy.done);
+    if (!ended && !this.shellExited) return undefined;
+    return {
+      block: this.busy.block,
+      output: this.output.slice(this.busy.start),
+      status: ended ? 0 : (this.shell.exitCode ?? this.shell.signalCode ?? 'unknown'),
     };
-    child.stdout?.on('data', collect);
-    child.stderr?.on('data', collect);
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => {
-        resolve(code);
-        for (const f of changed) f();
-      }),
-    );
-    this.backgrounds.push({ block, child, output: () => out, exited });
-    const ready = block.background?.ready;
-    if (!ready) return { output: '' };
-    const timeoutMs = (block.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-    const outcome = await new Promise<'ready' | 'exited' | 'timeout'>((resolve) => {
-      const timer = setTimeout(() => resolve('timeout'), timeoutMs);
-      const check = () => {
-        if (out.includes(ready)) {
-          clearTimeout(timer);
-          resolve('ready');
-        } else if (child.exitCode !== null || child.signalCode !== null) {
-          clearTimeout(timer);
-          resolve('exited');
-        }
-      };
-      changed.push(check);
-      check();
-    });
-    if (outcome === 'ready') return { output: out };
-    throw new BlockFailure(
-      block,
-      outcome === 'timeout'
-        ? `printed no "${ready}" within ${timeoutMs / 1000} s`
-        : `exited with status ${child.exitCode ?? child.signalCode} before printing "${ready}"`,
-      out,
-      file,
-    );
   }
 
-  /** Ends the session: the shell exits, background blocks get SIGTERM (then SIGKILL after 10 s). */
-  async close(): Promise<void> {
-    if (this.shell.exitCode === null && this.shell.signalCode === null) {
-      this.shell.stdin?.end('exit 0\n');
-      await Promise.race([this.exited, new Promise((r) => setTimeout(r, 10_000))]);
-      this.kill('SIGKILL');
-    }
-    await Promise.all(
-      this.backgrounds.map(async (b) => {
-        if (b.child.exitCode !== null || b.child.signalCode !== null) return;
-        signalGroup(b.child, 'SIGTERM');
-        const stopped = await Promise.race([b.exited.then(() => true), sleep(10_000).then(() => false)]);
-        if (!stopped) signalGroup(b.child, 'SIGKILL');
-      }),
+  /**
+   * Ctrl-C in this terminal: SIGINT to its whole process group, as a terminal sends it, then waits (30 s at most)
+   * for the background block to end. Its command must exit 0 for the shell to go on (under `set -e` a non-zero
+   * status, or death by the signal, ends the shell instead).
+   */
+  async interrupt(): Promise<Interrupted | undefined> {
+    const busy = this.busy;
+    if (!busy) return undefined;
+    this.kill('SIGINT');
+    const outcome = await this.waitFor(
+      [
+        ['done', () => this.control.includes(busy.done)],
+        ['exited', () => this.shellExited],
+      ],
+      30_000,
     );
+    this.busy = undefined;
+    const output = this.output.slice(busy.start);
+    if (outcome === 'done') return { block: busy.block, status: 0, output };
+    if (outcome === 'timeout')
+      return { block: busy.block, status: 'still running 30 s after Ctrl-C', output };
+    const { code, signal } = await this.exited;
+    return { block: busy.block, status: code ?? signal ?? 'unknown', output };
+  }
+
+  /** Ends the terminal: Ctrl-C for a background block still running, then the shell exits; SIGKILL for leftovers. */
+  async close(): Promise<void> {
+    if (this.busy && !this.shellExited) await this.interrupt();
+    if (!this.shellExited) {
+      this.shell.stdin?.end('exit 0\n');
+      await Promise.race([this.exited, sleep(10_000)]);
+    }
+    // Whatever a block left behind in the terminal's process group.
+    this.kill('SIGTERM');
+    await sleep(100);
+    this.kill('SIGKILL');
   }
 
   private kill(signal: NodeJS.Signals) {

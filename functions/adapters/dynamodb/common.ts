@@ -9,6 +9,8 @@ import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput }
  * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id; gsi3 / gsi4 serve
  * the lists' filters). Every list sort key is `<created>#<id>` (listSk), newest first.
  *   task service   TS#<id>        / TS        gsi1 TS            gsi3 TS#EN#<true|false>            (enabled filter)
+ *   credentials    TS#<id>        / CRED      no index keys: the service's signing secrets and created client (never
+ *                                            read by a list; see functions/coordinator/service-credentials.ts)
  *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
  *                                            gsi3 RE#ST#<state>                                    (state filter)
  *                                            + `noteIds`, so a page of releases finds its notes without a query

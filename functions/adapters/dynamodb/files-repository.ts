@@ -19,7 +19,7 @@ import {
   readCount,
   transact,
 } from './common.js';
-import { type Documents, GetCommand, UpdateCommand } from './documents.js';
+import { BatchGetCommand, type Documents, GetCommand, UpdateCommand } from './documents.js';
 import { auditWrites } from './files-audit.js';
 import { FC, FK, TOTALS_SHARDS } from './files-table.js';
 
@@ -176,6 +176,40 @@ export class DynamoFileRepository implements FileRepository {
       new GetCommand({ TableName: this.table, Key: FK.file(fileId), ConsistentRead: true }),
     );
     return out.Item ? decode(fileRecord, out.Item) : null;
+  }
+
+  async getFiles(fileIds: readonly string[]): Promise<(FileRecord | null)[]> {
+    const items = await this.batchGet(fileIds.map((id) => FK.file(id)));
+    return items.map((i) => (i ? decode(fileRecord, i) : null));
+  }
+
+  async getVersions(
+    keys: readonly { fileId: string; versionId: string }[],
+  ): Promise<(VersionRecord | null)[]> {
+    const items = await this.batchGet(keys.map((k) => FK.version(k.fileId, k.versionId)));
+    return items.map((i) => (i ? decode(versionRecord, i) : null));
+  }
+
+  /**
+   * Items by key, strongly consistent, in the order of `keys` (null where none): one BatchGetItem per 100 distinct
+   * keys, plus one more for any keys DynamoDB left unprocessed (throttling).
+   */
+  private async batchGet(keys: { pk: string; sk: string }[]): Promise<(Record<string, unknown> | null)[]> {
+    const id = (k: { pk: unknown; sk: unknown }) => `${String(k.pk)}\u0000${String(k.sk)}`;
+    const distinct = [...new Map(keys.map((k) => [id(k), k])).values()];
+    const found = new Map<string, Record<string, unknown>>();
+    for (let i = 0; i < distinct.length; i += 100) {
+      let pending: Record<string, unknown>[] | undefined = distinct.slice(i, i + 100);
+      while (pending?.length) {
+        const out = await this.doc.send(
+          new BatchGetCommand({ RequestItems: { [this.table]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of out.Responses?.[this.table] ?? [])
+          found.set(id(item as { pk: unknown; sk: unknown }), item as Record<string, unknown>);
+        pending = out.UnprocessedKeys?.[this.table]?.Keys as Record<string, unknown>[] | undefined;
+      }
+    }
+    return keys.map((k) => found.get(id(k)) ?? null);
   }
 
   async getFileWithVersions(fileId: string): Promise<{ file: FileRecord; versions: VersionRecord[] } | null> {

@@ -1,3 +1,5 @@
+import { listSortKey } from '../../shared/list.js';
+
 /**
  * Key layout of the `files` table (pk / sk; gsi1 lists one kind newest first; gsi2 finds an item by its own id, and
  * for audit records, by file). Only the files-* repositories use it.
@@ -52,7 +54,7 @@ export const FK = {
   auditOfUser: (actor: string) => `AUDIT#USER#${actor}`,
   auditOfFileUser: (fileId: string, actor: string) => `AUDIT#FILE#${fileId}#USER#${actor}`,
   auditOfFile: (fileId: string | null) => `AUDIT#FILE#${fileId ?? '-'}`,
-  listSk: (createdAt: string, id: string) => `${createdAt}#${id}`,
+  listSk: listSortKey,
   totalsPk: () => 'TOTALS#AVAILABLE',
   totalsShard: (n: number) => ({ pk: 'TOTALS#AVAILABLE', sk: `SHARD#${String(n).padStart(2, '0')}` }),
 };

@@ -73,6 +73,26 @@ export class DynamoSignedTokenRepository implements SignedTokenRepository {
     }
   }
 
+  async peek(
+    hash: string,
+    target: { studyId: string; fileId: string; versionId: string },
+    nowMs: number,
+  ): Promise<SignedTokenRecord | null> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: FK.signed(hash), ConsistentRead: true }),
+    );
+    if (!out.Item) return null;
+    const token = decode(signedTokenRecord, out.Item);
+    // The claim's condition, read instead of written.
+    const usable =
+      !token.claimed &&
+      token.expires_at_ms > nowMs &&
+      token.study_id === target.studyId &&
+      token.file_id === target.fileId &&
+      token.version_id === target.versionId;
+    return usable ? token : null;
+  }
+
   async release(hash: string, claimId: string): Promise<void> {
     try {
       await this.doc.send(

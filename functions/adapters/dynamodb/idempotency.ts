@@ -9,8 +9,9 @@ const conditionFailed = (err: unknown) => (err as Error)?.name === 'ConditionalC
  * table, grant or env variable of its own:
  *
  *   idempotency key   IDEM#<sha256 of identity, method, path, key>  / IDEM
- *                     state in_progress | completed, fingerprint (sha256 of the body), until (ms: an in-progress
- *                     claim is abandoned after it), expiresAt (ms), response (JSON text), ttl (epoch s)
+ *                     state in_progress | completed, fingerprint (sha256 of the body), claim (the holding claim's
+ *                     id: completing and releasing are conditioned on it), until (ms: an in-progress claim is
+ *                     abandoned after it), expiresAt (ms), response (JSON text), ttl (epoch s)
  *
  * DynamoDB's TTL purges expired items eventually (within days), so liveness is decided by `expiresAt` and `until` in
  * the claim's condition, never by whether the item is still there.
@@ -36,7 +37,13 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
 
   async claim(
     k: string,
-    c: { fingerprint: string; nowMs: number; expiresAtMs: number; inProgressUntilMs: number },
+    c: {
+      fingerprint: string;
+      claimId: string;
+      nowMs: number;
+      expiresAtMs: number;
+      inProgressUntilMs: number;
+    },
   ): Promise<IdempotencyRecord | 'claimed' | 'vanished'> {
     try {
       await this.doc.send(
@@ -46,6 +53,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
             ...key(k),
             state: 'in_progress',
             fingerprint: c.fingerprint,
+            claim: c.claimId,
             until: c.inProgressUntilMs,
             expiresAt: c.expiresAtMs,
             ttl: Math.ceil(c.expiresAtMs / 1000),
@@ -76,12 +84,7 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     };
   }
 
-  async complete(
-    k: string,
-    fingerprint: string,
-    response: StoredResponse,
-    expiresAtMs: number,
-  ): Promise<void> {
+  async complete(k: string, claimId: string, response: StoredResponse, expiresAtMs: number): Promise<void> {
     try {
       await this.doc.send(
         new UpdateCommand({
@@ -90,15 +93,21 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
           // Stored as JSON text: a response body is whatever the route returned (empty strings, nested nulls),
           // and it comes back byte for byte.
           UpdateExpression: 'SET #state = :completed, #response = :response, expiresAt = :exp, #ttl = :ttl',
-          ConditionExpression: '#state = :inProgress AND fingerprint = :fp',
-          ExpressionAttributeNames: { '#state': 'state', '#response': 'response', '#ttl': 'ttl' },
+          // Only the claim that ran this request: a take-over by a retry with the same body has its own claim id.
+          ConditionExpression: '#state = :inProgress AND #claim = :claim',
+          ExpressionAttributeNames: {
+            '#state': 'state',
+            '#response': 'response',
+            '#ttl': 'ttl',
+            '#claim': 'claim',
+          },
           ExpressionAttributeValues: {
             ':completed': 'completed',
             ':inProgress': 'in_progress',
             ':response': JSON.stringify(response),
             ':exp': expiresAtMs,
             ':ttl': Math.ceil(expiresAtMs / 1000),
-            ':fp': fingerprint,
+            ':claim': claimId,
           },
         }),
       );
@@ -108,15 +117,15 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
     }
   }
 
-  async release(k: string, fingerprint: string): Promise<void> {
+  async release(k: string, claimId: string): Promise<void> {
     try {
       await this.doc.send(
         new DeleteCommand({
           TableName: this.table,
           Key: key(k),
-          ConditionExpression: '#state = :inProgress AND fingerprint = :fp',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':inProgress': 'in_progress', ':fp': fingerprint },
+          ConditionExpression: '#state = :inProgress AND #claim = :claim',
+          ExpressionAttributeNames: { '#state': 'state', '#claim': 'claim' },
+          ExpressionAttributeValues: { ':inProgress': 'in_progress', ':claim': claimId },
         }),
       );
     } catch (err) {

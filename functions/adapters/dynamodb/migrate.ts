@@ -22,7 +22,6 @@ import { auditItem } from './files-audit.js';
 import { DynamoFileRepository } from './files-repository.js';
 import { FC } from './files-table.js';
 import * as releaseItems from './releases/items.js';
-import { SdkDocuments } from './sdk-documents.js';
 import { DynamoTaskServiceRepository } from './task-services.js';
 
 /**
@@ -143,7 +142,7 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
   }
   if (await done(doc, tables.coordinator)) return rewritten;
   const table = tables.coordinator;
-  const services = new DynamoTaskServiceRepository(new SdkDocuments(doc), tables);
+  const services = new DynamoTaskServiceRepository(doc, tables);
   const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
   const tally = new Tally();
   const out: Record<string, unknown>[] = [];
@@ -225,7 +224,7 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
 /** Migrates the files table; returns how many items it rewrote (0 when already done). */
 export async function migrateFiles(doc: DynamoDBDocumentClient, table: string): Promise<number> {
   if (await done(doc, table)) return 0;
-  const files = new DynamoFileRepository(new SdkDocuments(doc), table);
+  const files = new DynamoFileRepository(doc, table);
   const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
   const tally = new Tally();
   const out: Record<string, unknown>[] = [];

@@ -5,6 +5,7 @@ import {
   type RegistryGuard,
   type TaskServiceRepository,
 } from '../../coordinator/ports.js';
+import { type ServiceCredentials, serviceCredentialsSchema } from '../../coordinator/service-credentials.js';
 import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
 import { newId } from '../../shared/ids.js';
 import type { Page } from '../../shared/list.js';
@@ -22,6 +23,12 @@ import {
   transact,
 } from './common.js';
 import { type Documents, GetCommand, UpdateCommand } from './documents.js';
+
+/**
+ * A service's credentials (signing secrets, the client made for it): an item of their own in the service's
+ * partition, with no index keys, so no list, index or query of records ever carries a secret.
+ */
+const credentialsKey = (id: string) => ({ pk: `TS#${id}`, sk: 'CRED' });
 
 /** Task services (pk TS#<id>) and the registry guard item they share with release creation. */
 export class DynamoTaskServiceRepository implements TaskServiceRepository {
@@ -48,12 +55,16 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
     };
   }
 
-  async create(input: Omit<TaskService, 'id' | 'createdAt'>): Promise<TaskService> {
+  async create(
+    input: Omit<TaskService, 'id' | 'createdAt'>,
+    credentials: ServiceCredentials,
+  ): Promise<TaskService> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const service: TaskService = { id: newId('TS'), createdAt: nowIso(this.clock), ...input };
       const counts = new CounterDeltas().add(C.taskServices, 1).add(C.servicesEnabled(service.enabled), 1);
       const out = await transact(this.doc, [
         putNew(this.table, 'task_service', service.id, this.item(service)),
+        putNew(this.table, 'task_service', service.id, { ...credentialsKey(service.id), ...credentials }),
         ...counts.items(this.table),
       ]);
       if (out.ok) return service;
@@ -66,6 +77,57 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
       new GetCommand({ TableName: this.table, Key: K.taskService(id), ConsistentRead: true }),
     );
     return out.Item ? decode(taskServiceSchema, out.Item) : null;
+  }
+
+  async credentials(id: string): Promise<ServiceCredentials | null> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.table, Key: credentialsKey(id), ConsistentRead: true }),
+    );
+    return out.Item ? decode(serviceCredentialsSchema, out.Item) : null;
+  }
+
+  /**
+   * Conditioned on the secret read (or on there being none), and on the service still existing: two rotations at
+   * once never both win, and a service deleted meanwhile gets no credentials back.
+   */
+  async replaceCredentials(
+    id: string,
+    expected: ServiceCredentials | null,
+    next: ServiceCredentials,
+  ): Promise<'replaced' | 'changed' | 'missing'> {
+    const out = await transact(this.doc, [
+      {
+        kind: 'task_service',
+        id,
+        item: {
+          ConditionCheck: {
+            TableName: this.table,
+            Key: K.taskService(id),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+      },
+      {
+        kind: 'credentials',
+        id,
+        item: {
+          Put: {
+            TableName: this.table,
+            Item: { ...credentialsKey(id), ...next },
+            ...(expected
+              ? {
+                  ConditionExpression: 'signingSecret = :was',
+                  ExpressionAttributeValues: { ':was': expected.signingSecret },
+                }
+              : { ConditionExpression: 'attribute_not_exists(pk)' }),
+          },
+        },
+      },
+    ]);
+    if (out.ok) return 'replaced';
+    if (out.conditionFailed.some((f) => f.kind === 'task_service')) return 'missing';
+    if (out.conditionFailed.some((f) => f.kind === 'credentials')) return 'changed';
+    throw new ChangeConflictError('Too much concurrent activity; retry');
   }
 
   private async set(id: string, fields: Record<string, unknown>): Promise<TaskService | null> {
@@ -237,6 +299,7 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
         },
       },
       ...counts,
+      { kind: 'credentials', id, item: { Delete: { TableName: this.table, Key: credentialsKey(id) } } },
       {
         kind: 'registry',
         id: 'registry',

@@ -37,6 +37,26 @@ export function coordinatorSchemas(describe: Describe) {
     ),
     created_at: timestamp,
   });
+  const secret = describe(
+    z.string().check(z.regex(/^whsec_/)),
+    "The service's signing secret (Standard Webhooks form), shown only in this answer",
+  );
+  const TaskServiceRegistration = z.strictObject({
+    ...TaskService.shape,
+    secret,
+    client_secret: describe(
+      z.optional(z.string()),
+      'With create_client: the secret of the client made for the service (client_id), shown only in this answer',
+    ),
+  });
+  const TaskServiceSecret = z.strictObject({
+    ...TaskService.shape,
+    secret,
+    previous_secret_expires_at: describe(
+      z.nullable(z.string()),
+      'Until when the replaced secret still signs (ISO 8601); null when it no longer does',
+    ),
+  });
   const Task = z.strictObject({
     ...ident('TA'),
     state: z.enum(TASK_STATES),
@@ -97,6 +117,8 @@ export function coordinatorSchemas(describe: Describe) {
   return {
     Error: errorSchema(describe),
     TaskService,
+    TaskServiceRegistration,
+    TaskServiceSecret,
     Task,
     ReleaseNote,
     Release,

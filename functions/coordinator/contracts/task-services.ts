@@ -3,6 +3,7 @@ import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
 import { LIMITS, text } from '../../shared/limits.js';
 import { boolQuery, pageQuery } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
+import { DEFAULT_SECRET_GRACE_SECONDS, MAX_SECRET_GRACE_SECONDS } from '../service-credentials.js';
 import type { CoordinatorSchemas } from './schemas.js';
 
 /** /task-services and /task-services/{id}. Reads need any valid token; writes need admin. */
@@ -23,11 +24,14 @@ export const taskServiceRoutes = {
     body: z.strictObject({
       name: text(LIMITS.name).check(z.minLength(1)),
       description: z._default(text(LIMITS.description), ''),
-      author: z._default(text(LIMITS.author), ''),
+      /** Absent: the caller's token subject (as for releases and release notes). */
+      author: z.optional(text(LIMITS.author)),
       url: text(LIMITS.url).check(z.minLength(1)),
       enabled: z._default(z.boolean(), true),
       /** The OAuth client (or subject) whose tokens act for this service. */
       client_id: z.nullish(clientId),
+      /** Make a client-credentials client for this service at the identity provider, and bind the service to it. */
+      create_client: z._default(z.boolean(), false),
     }),
   },
   getTaskService: { method: 'GET', path: '/task-services/{id}', access: 'read' },
@@ -46,6 +50,18 @@ export const taskServiceRoutes = {
     }),
   },
   deleteTaskService: { method: 'DELETE', path: '/task-services/{id}', access: 'admin' },
+  rotateTaskServiceSecret: {
+    method: 'POST',
+    path: '/task-services/{id}/rotate-secret',
+    access: 'admin',
+    body: z.strictObject({
+      /** How long the replaced secret still signs; 0 ends it at once (a leaked secret). */
+      grace_seconds: z._default(
+        z.number().check(z.int(), z.minimum(0), z.maximum(MAX_SECRET_GRACE_SECONDS)),
+        DEFAULT_SECRET_GRACE_SECONDS,
+      ),
+    }),
+  },
 } as const satisfies Contracts;
 
 export function taskServiceDocs(
@@ -70,8 +86,13 @@ export function taskServiceDocs(
       },
       createTaskService: {
         summary: 'Register a task service',
-        description: probe,
-        answers: { 200: s.TaskService },
+        description:
+          `${probe} Without \`author\`, the author is the caller (its token's subject).\n\nThe answer carries the service's signing secret (\`secret\`, \`whsec_…\`), shown this once: ` +
+          'every action the coordinator sends the service is signed with it (Standard Webhooks; ' +
+          'docs/task-service-api.md). With `create_client: true` the coordinator also makes a client-credentials ' +
+          'client for the service at the identity provider (role `service`), binds the service to it (`client_id`) ' +
+          'and answers its `client_secret`, also once.',
+        answers: { 200: s.TaskServiceRegistration },
         errors: { 503: "The coordinator could not get its own token to call the service's /status" },
       },
       getTaskService: { summary: 'Read a task service', params: id, answers: { 200: s.TaskService } },
@@ -84,9 +105,22 @@ export function taskServiceDocs(
       },
       deleteTaskService: {
         summary: 'Remove a task service',
+        description:
+          'Its signing secrets go with it, and so does the client made for it by `create_client` (if the identity ' +
+          'provider fails, the removal still stands and the error log names the client to delete by hand).',
         params: id,
         answers: { 200: { description: 'Removed; the body is empty' } },
         errors: { 409: 'One of its tasks belongs to a release that is not finished' },
+      },
+      rotateTaskServiceSecret: {
+        summary: "Rotate a task service's signing secret",
+        description:
+          'Gives the service a new signing secret (`secret`, shown this once). The one it replaces still signs for ' +
+          `\`grace_seconds\` (default ${DEFAULT_SECRET_GRACE_SECONDS} s, 24 hours; at most ${MAX_SECRET_GRACE_SECONDS}; ` +
+          '0 ends it at once): meanwhile every action carries both signatures, so the service verifies with ' +
+          'either secret while the new one is rolled out. A secret replaced earlier is dropped.',
+        params: id,
+        answers: { 200: s.TaskServiceSecret },
       },
     },
   };

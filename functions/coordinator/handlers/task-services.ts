@@ -3,6 +3,7 @@ import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
 import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
+import { serviceClientsFromEnv } from '../../adapters/service-clients.js';
 import { createTaskServiceClient, urlPolicyFromEnv } from '../../adapters/task-service-client.js';
 import { tokenClient } from '../../adapters/token-client.js';
 import { boolEnv, parseEnv } from '../../shared/config.js';
@@ -16,9 +17,10 @@ import {
   getTaskService,
   listTaskServices,
   registerTaskService,
+  rotateSigningSecret,
   updateTaskService,
 } from '../task-services.js';
-import { taskServiceJson } from '../views.js';
+import { registrationJson, rotatedJson, taskServiceJson } from '../views.js';
 
 /** /task-services and /task-services/{id}. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
@@ -40,6 +42,7 @@ const deps = {
   probeTimeoutMs: config.TASK_SERVICE_PROBE_TIMEOUT_MS,
   urlPolicy,
   clientRequired: config.TASK_SERVICE_CLIENT_REQUIRED,
+  clients: serviceClientsFromEnv(),
 };
 
 export const handler = httpApp({
@@ -60,8 +63,18 @@ export const handler = httpApp({
     {
       ...taskServiceRoutes.createTaskService,
       handle: async (req) => {
-        const { client_id, ...b } = parse(taskServiceRoutes.createTaskService.body, req.body);
-        return ok(taskServiceJson(await registerTaskService(deps, { ...b, clientId: client_id ?? null })));
+        const { client_id, create_client, author, ...b } = parse(
+          taskServiceRoutes.createTaskService.body,
+          req.body,
+        );
+        const registered = await registerTaskService(deps, {
+          ...b,
+          author: author ?? req.principal.sub ?? '',
+          clientId: client_id ?? null,
+          createClient: create_client,
+        });
+        // Secrets: never stored by a cache on the way back.
+        return ok(registrationJson(registered), { 'Cache-Control': 'no-store' });
       },
     },
     {
@@ -75,6 +88,14 @@ export const handler = httpApp({
         return ok(
           taskServiceJson(await updateTaskService(deps, req.params.id, { ...b, clientId: client_id })),
         );
+      },
+    },
+    {
+      ...taskServiceRoutes.rotateTaskServiceSecret,
+      handle: async (req) => {
+        const b = parse(taskServiceRoutes.rotateTaskServiceSecret.body, req.body);
+        const rotated = await rotateSigningSecret(deps, req.params.id, b.grace_seconds);
+        return ok(rotatedJson(rotated), { 'Cache-Control': 'no-store' });
       },
     },
     {

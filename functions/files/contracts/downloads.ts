@@ -73,7 +73,8 @@ export function downloadDocs(): GroupDoc<typeof downloadRoutes> {
       summary: v.versioned ? 'Download a version' : "Download a file's newest available version",
       description:
         'Small objects are answered directly; larger ones with a 302 to a presigned S3 URL. A signed-URL token ' +
-        'works once, on the path it was minted for; a HEAD never spends it (405).' +
+        'works once, on the path it was minted for. A HEAD answers the status and headers of the bytes ' +
+        '(never a redirect) with no side effect: it claims no token, reads no object and writes no audit record.' +
         aliasNote(v),
       params: params(v.versioned),
       answers: {
@@ -87,7 +88,6 @@ export function downloadDocs(): GroupDoc<typeof downloadRoutes> {
           headers: { Location: 'The presigned URL' },
         },
       },
-      errors: { 405: 'A HEAD with a single-use signed-URL token (it would spend the link)' },
     };
   return {
     tag: {
@@ -111,7 +111,8 @@ export function signedUrlDocs(s: FilesSchemas): GroupDoc<typeof signedUrlRoutes>
           : "Mint a signed URL of a file's newest version",
         description:
           'The same authorization as a download (a bearer JWT or a developer token); answers an absolute, ' +
-          'version-pinned, single-use download URL.' +
+          'version-pinned, single-use download URL. A HEAD (of the GET) answers as the mint would and mints ' +
+          'nothing.' +
           aliasNote(v),
         params: params(v.versioned),
         answers: { 200: s.SignedUrl },

@@ -2,7 +2,7 @@ import type { Contracts, GroupDoc } from '../../shared/contract.js';
 import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
 import { pageQuery } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
-import { MAX_PARTS } from '../model.js';
+import { CONTENT_TYPE_MAX, isMediaType, MAX_PARTS } from '../model.js';
 import type { FilesSchemas } from './schemas.js';
 
 /**
@@ -25,8 +25,11 @@ const upload = {
     z
       .string()
       .check(
-        z.maxLength(255),
-        z.regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'must be a media type such as text/csv'),
+        z.maxLength(CONTENT_TYPE_MAX),
+        z.refine(
+          isMediaType,
+          'must be a media type such as text/csv or "text/plain; charset=utf-8" (visible ASCII, no control characters)',
+        ),
       ),
   ),
 };

@@ -2,12 +2,15 @@ import type { Contracts, GroupDoc } from '../../shared/contract.js';
 import * as z from '../../shared/zod.js';
 import type { FilesSchemas } from './schemas.js';
 
-/** POST /graphql: the bearer JWT (if any) is verified by httpApp; each resolver decides what the caller may do. */
+/**
+ * POST /graphql: a bearer JWT is required (verified by httpApp before the body is even parsed, and on AWS by the
+ * gateway), so no anonymous document costs a parse or a validation; each resolver decides what the caller may do.
+ */
 export const graphqlRoutes = {
   graphql: {
     method: 'POST',
     path: '/graphql',
-    access: 'optional',
+    access: 'read',
     body: z.strictObject({
       query: z.string().check(z.minLength(1), z.maxLength(20_000)),
       variables: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
@@ -24,12 +27,15 @@ export function graphqlDocs(s: FilesSchemas): GroupDoc<typeof graphqlRoutes> {
       graphql: {
         summary: 'Run a GraphQL operation',
         description:
-          'Anonymous callers see nothing private; errors of resolvers come back in `errors` with a 200, as ' +
-          'GraphQL does. An unparsable or invalid document is a 400 in the GraphQL shape.',
+          'Needs a bearer JWT (401 without one, before the document is read). Errors of resolvers come back in ' +
+          '`errors` with a 200, as GraphQL does. An unparsable or invalid document is a 400 in the GraphQL shape, ' +
+          'and so is one over a limit (aliases, depth, directives, fields, cost, mutations, tokens): its error ' +
+          'names the limit in `extensions.limit`, with `maximum` and `found`.',
         answers: {
           200: s.GraphqlResponse,
           400: {
-            description: 'The document does not parse or validate (GraphQL shape), or the body is invalid',
+            description:
+              'The document does not parse or validate, or breaks a limit (GraphQL shape), or the body is invalid',
             schema: z.union([s.GraphqlResponse, s.Error]),
           },
         },

@@ -71,6 +71,11 @@ export function filesSchemas(describe: Describe) {
     token: describe(z.string(), 'The secret, in the answer to its creation only; masked everywhere else'),
     created_at: timestamp,
     created_by: z.nullable(z.string()),
+    expires_at: describe(z.nullable(z.string()), 'After this instant the token is refused; null: never'),
+    studies: describe(
+      z.nullable(z.array(z.string())),
+      'The only studies whose files the token reaches; null: every study',
+    ),
   });
   // The stored record is the answer: its model schema, closed, with the timestamp described.
   const AuditRecord = z.strictObject({ ...auditRecord.shape, at: timestamp });

@@ -19,11 +19,17 @@ export function routes(deps: Pick<FilesDeps, 'devTokens' | 'clock'>): Route[] {
     {
       ...devTokenRoutes.createDevToken,
       handle: async (req) => {
-        const { name } = parse(devTokenRoutes.createDevToken.body, req.body);
+        const body = parse(devTokenRoutes.createDevToken.body, req.body);
+        const expiresAtMs =
+          body.expires_at != null
+            ? Date.parse(body.expires_at)
+            : body.expires_in != null
+              ? deps.clock.nowMs() + body.expires_in * 1000
+              : null;
         const { record, secret } = await createDevToken(
           deps,
           callerOf(req.principal),
-          name,
+          { name: body.name, expiresAtMs, studies: body.studies ?? null },
           requestInfo(req),
         );
         return { status: 201, body: devTokenJson(record, secret), headers: { 'Cache-Control': 'no-store' } };

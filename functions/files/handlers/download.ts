@@ -1,5 +1,4 @@
-import { documentClient } from '../../adapters/aws.js';
-import { s3Http } from '../../adapters/aws-signed.js';
+import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import {
@@ -8,15 +7,13 @@ import {
 } from '../../adapters/dynamodb/files-tokens.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
-import { MethodNotAllowedError } from '../../shared/errors.js';
 import { httpApp, type Route } from '../../shared/http.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';
 import { downloadRoutes } from '../contracts/downloads.js';
-import { download } from '../downloads.js';
+import { download, inspectDownload } from '../downloads.js';
 import { presented, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
-import { tokenKind } from '../tokens.js';
 
 /**
  * GET /download/study/<sid>/file/<fid>[/version/<vid>] (also study_id/ and files/): a bearer JWT, a developer token
@@ -29,14 +26,24 @@ export function routes(deps: Parameters<typeof download>[0]): Route[] {
     ...contract,
     handle: async (req) => {
       const cred = presented(req);
-      // A HEAD must not spend a single-use link (link previews and prefetchers send them).
-      if (req.method === 'HEAD' && cred.kind === 'token' && tokenKind(cred.token) === 'signed')
-        throw new MethodNotAllowedError('HEAD', ['GET']);
       const target = {
         studyId: req.params.studyId,
         fileId: req.params.fileId,
         versionId: req.params.versionId,
       };
+      // A HEAD answers the headers of the bytes and has no side effect: link previews and prefetchers send them.
+      if (req.method === 'HEAD') {
+        const head = await inspectDownload(deps, cred, target);
+        return {
+          status: 200,
+          headers: {
+            ...NO_STORE,
+            'Content-Type': head.contentType,
+            'Content-Disposition': head.contentDisposition,
+            'X-Content-Type-Options': 'nosniff',
+          },
+        };
+      }
       const delivery = await download(deps, cred, target, requestInfo(req));
       if (delivery.kind === 'redirect')
         return { status: 302, headers: { ...NO_STORE, Location: delivery.location } };
@@ -65,7 +72,7 @@ export function createHandler(clock: Clock = systemClock) {
     signedTokens: new DynamoSignedTokenRepository(doc, config.FILES_TABLE),
     files: new DynamoFileRepository(doc, config.FILES_TABLE),
     audit: new DynamoAuditLog(doc, config.FILES_TABLE),
-    store: new S3ObjectStore(s3Http(), config.FILES_BUCKET),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
   } satisfies Partial<FilesDeps>;
   const { env, verifier } = httpRuntime();
   return httpApp({ verifier, baseUrl: env.PUBLIC_BASE_URL, routes: routes(deps) });

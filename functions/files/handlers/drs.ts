@@ -1,5 +1,4 @@
-import { documentClient } from '../../adapters/aws.js';
-import { s3Http } from '../../adapters/aws-signed.js';
+import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { DynamoDevTokenRepository } from '../../adapters/dynamodb/files-tokens.js';
@@ -148,7 +147,7 @@ export function createHandler(clock: Clock = systemClock) {
     files: new DynamoFileRepository(doc, config.FILES_TABLE),
     devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
     audit: new DynamoAuditLog(doc, config.FILES_TABLE),
-    store: new S3ObjectStore(s3Http(), config.FILES_BUCKET),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
   };
   const { env, verifier } = httpRuntime();
   return httpApp({

@@ -1,5 +1,4 @@
-import { documentClient } from '../../adapters/aws.js';
-import { s3Http } from '../../adapters/aws-signed.js';
+import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
 import { DynamoStudyRepository, studyDirectory } from '../../adapters/dynamodb/studies.js';
@@ -164,7 +163,7 @@ export function createHandler(clock: Clock = systemClock) {
     config,
     clock,
     files: new DynamoFileRepository(doc, config.FILES_TABLE),
-    store: new S3ObjectStore(s3Http(), config.FILES_BUCKET),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
     studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
     verification: uploadVerificationFromEnv(),
   };

@@ -1,4 +1,4 @@
-import { signedDocuments } from '../../adapters/aws-signed.js';
+import { documentClient } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import {
   DynamoDevTokenRepository,
@@ -28,14 +28,10 @@ export function routes(deps: GraphqlContext['deps']): Route[] {
   ];
 }
 
-/**
- * Wires this function's adapters: records and tokens; no resolver touches the object store. DynamoDB is reached
- * through signed requests (the same repositories, another Documents adapter): graphql-js and the SDK's DynamoDB
- * client together would not fit a function bundle (docs/architecture.md, "Bundle size").
- */
+/** Wires this function's adapters: records and tokens; no resolver touches the object store. */
 export function createHandler(clock: Clock = systemClock) {
   const config = filesConfigFromEnv();
-  const doc = signedDocuments();
+  const doc = documentClient();
   const deps: GraphqlContext['deps'] = {
     config,
     clock,

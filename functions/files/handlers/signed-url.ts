@@ -10,7 +10,7 @@ import { count, METRIC } from '../../shared/metrics.js';
 import { httpRuntime } from '../../shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';
 import { signedUrlRoutes } from '../contracts/downloads.js';
-import { mintSignedUrl } from '../downloads.js';
+import { inspectSignedUrl, mintSignedUrl } from '../downloads.js';
 import { presented, requestInfo } from '../http.js';
 import type { FilesDeps } from '../ports.js';
 
@@ -29,6 +29,11 @@ export function routes(deps: Parameters<typeof mintSignedUrl>[0]): Route[] {
           fileId: req.params.fileId,
           versionId: req.params.versionId,
         };
+        // A HEAD (of the GET spelling) checks what a mint would, and mints nothing.
+        if (req.method === 'HEAD') {
+          await inspectSignedUrl(deps, presented(req), target);
+          return { status: 200, headers: { 'Cache-Control': 'no-store' } };
+        }
         const signed = await mintSignedUrl(deps, presented(req), target, req.baseUrl, requestInfo(req));
         count(METRIC.signedUrlsMinted);
         return ok({ url: signed.url, expires_at: signed.expires_at }, { 'Cache-Control': 'no-store' });

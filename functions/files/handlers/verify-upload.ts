@@ -1,6 +1,5 @@
 import type { Context } from 'aws-lambda';
-import { documentClient } from '../../adapters/aws.js';
-import { s3Http } from '../../adapters/aws-signed.js';
+import { documentClient, s3Client } from '../../adapters/aws.js';
 import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
 import { S3ObjectStore } from '../../adapters/s3-store.js';
 import { type Clock, systemClock } from '../../shared/clock.js';
@@ -26,7 +25,7 @@ export function createHandler(clock: Clock = systemClock) {
   const deps = {
     clock,
     files: new DynamoFileRepository(doc, config.FILES_TABLE),
-    store: new S3ObjectStore(s3Http(), config.FILES_BUCKET),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
   };
   return async (event: unknown, context?: Context) => {
     const parsed = eventSchema.safeParse(event);

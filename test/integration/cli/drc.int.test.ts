@@ -34,6 +34,8 @@ const MiB = 1024 * 1024;
 
 let stack: SpawnedStack;
 let service: RunningTaskService;
+/** The reference service checks the coordinator's signatures with the secret `services add` answered. */
+const serviceSecrets: string[] = [];
 let work: string;
 let configDir: string;
 let study: string;
@@ -131,6 +133,7 @@ beforeAll(async () => {
         'task-service-local-secret',
       ),
       auth: { mode: 'jwks', issuer: stack.url.idp, audience: ['task-services'] },
+      signingSecrets: () => serviceSecrets,
       stageSeconds: 1,
       publishSeconds: 1,
       progressSteps: 2,
@@ -251,7 +254,18 @@ describe('drc services, releases and events', () => {
 
   it('services add | ls | disable | enable', async () => {
     const added = await json(['services', 'add', 'cli stager', service.url, '--client-id', 'task-service']);
-    expect(added).toMatchObject({ name: 'cli stager', enabled: true, client_id: 'task-service' });
+    // No --author: the author is whoever is signed in, the token's subject (here the `admin` client's login above).
+    expect(added).toMatchObject({
+      name: 'cli stager',
+      enabled: true,
+      client_id: 'task-service',
+      author: 'admin',
+    });
+    expect(added.secret).toMatch(/^whsec_/);
+    serviceSecrets.push(added.secret);
+    const named = await json(['services', 'add', 'named', service.url, '--author', 'someone else']);
+    expect(named.author).toBe('someone else');
+    await json(['services', 'rm', named.kf_id]);
     serviceId = added.kf_id;
     expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).toContain(serviceId);
     expect(await json(['services', 'disable', serviceId])).toMatchObject({ enabled: false });
@@ -287,6 +301,14 @@ describe('drc services, releases and events', () => {
     expect(summary).toMatchObject({ type: 'summary', release: id, state: 'staged' });
 
     expect((await json(['releases', 'show', id])).state).toBe('staged');
+    // A watch started now sees no event of the past; --from-start replays them.
+    const late = lines((await drc(['releases', 'watch', id, '--interval', '0.3'])).stdout);
+    expect(late.filter((l) => l.type === 'event')).toEqual([]);
+    expect(late.at(-1)).toMatchObject({ type: 'summary', state: 'staged', events: 0 });
+    const replay = lines((await drc(['releases', 'watch', id, '--from-start', '--interval', '0.3'])).stdout);
+    expect(replay.filter((l) => l.type === 'event').map((l) => l.message)).toContain(
+      `release ${id}, version 0.0.1 changed from running to staged`,
+    );
     expect((await json(['releases', 'ls', '--state', 'staged'])).results.map((x: any) => x.kf_id)).toContain(
       id,
     );
@@ -318,6 +340,40 @@ describe('drc services, releases and events', () => {
     const r = await tail.done;
     expect(r.code).toBe(130);
     for (const e of lines(r.stdout)) expect(e.kf_id).toMatch(/^EV_/);
+  });
+
+  it('services rotate-secret gives a new secret; the old one signs during --grace', async () => {
+    const rotated = await json(['services', 'rotate-secret', serviceId]);
+    expect(rotated).toMatchObject({ kf_id: serviceId, secret: expect.stringMatching(/^whsec_/) });
+    expect(rotated.secret).not.toBe(serviceSecrets[0]);
+    expect(Date.parse(rotated.previous_secret_expires_at)).toBeGreaterThan(Date.now() + 23 * 3600_000);
+    const now = await json(['services', 'rotate-secret', serviceId, '--grace', '0']);
+    expect(now.previous_secret_expires_at).toBeNull();
+    serviceSecrets.splice(0, serviceSecrets.length, now.secret);
+    const bad = await drc(['services', 'rotate-secret', serviceId, '--grace', 'soon']);
+    expect(bad.code).toBe(2);
+  });
+
+  it('services add --create-client answers the client made for the service, once', async () => {
+    const added = await json(['services', 'add', 'own client', service.url, '--create-client', '--disabled']);
+    expect(added).toMatchObject({
+      client_id: expect.stringMatching(/^ts-/),
+      client_secret: expect.any(String),
+      secret: expect.stringMatching(/^whsec_/),
+    });
+    const token = await fetch(`${stack.url.idp}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: added.client_id,
+        client_secret: added.client_secret,
+      }),
+    });
+    expect(token.status).toBe(200);
+    const both = await drc(['services', 'add', 'x', service.url, '--create-client', '--client-id', 'y']);
+    expect(both.code).toBe(2);
+    expect(await json(['services', 'rm', added.kf_id])).toEqual({ deleted: added.kf_id });
   });
 
   it('services rm deletes it', async () => {
@@ -353,6 +409,28 @@ describe('drc files, signed URLs and developer tokens', () => {
     expect(mine.token).not.toBe(created.token);
     expect(await json(['dev-tokens', 'rm', 'cli-laptop'])).toEqual({ deleted: 'cli-laptop' });
     expect((await json(['dev-tokens', 'ls'])).results.map((t: any) => t.name)).not.toContain('cli-laptop');
+    expect(created).toMatchObject({ expires_at: null, studies: null });
+  });
+
+  it('dev-tokens create --expires-in --study narrows the token', async () => {
+    const before = Date.now();
+    const created = await json([
+      'dev-tokens',
+      'create',
+      'cli-narrow',
+      '--expires-in',
+      '3600',
+      '--study',
+      'SD_AAAAAAA1',
+      'SD_AAAAAAA2',
+    ]);
+    expect(created.studies).toEqual(['SD_AAAAAAA1', 'SD_AAAAAAA2']);
+    expect(Date.parse(created.expires_at) - before).toBeGreaterThan(3500_000);
+    expect(Date.parse(created.expires_at) - before).toBeLessThan(3700_000);
+    const at = await json(['dev-tokens', 'create', 'cli-until', '--expires-at', '2099-01-01T00:00:00Z']);
+    expect(at.expires_at).toBe('2099-01-01T00:00:00.000000Z');
+    await json(['dev-tokens', 'rm', 'cli-narrow']);
+    await json(['dev-tokens', 'rm', 'cli-until']);
   });
 
   const big = randomBytes(28 * MiB);

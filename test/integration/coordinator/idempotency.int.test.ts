@@ -3,7 +3,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { FakeClock } from '../../../functions/shared/clock.js';
 import { IDEMPOTENCY_TTL_MS, idempotent } from '../../../functions/shared/idempotency.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
@@ -239,7 +238,7 @@ describe('POST /events and POST /release-notes with Idempotency-Key', () => {
 
 describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', () => {
   it('answers are replayed for 24 hours, then the key is free again', async () => {
-    const store = new DynamoIdempotencyStore(new SdkDocuments(api.doc), api.tables.COORDINATOR_TABLE);
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
     const clock = new FakeClock();
     let runs = 0;
     const req = {
@@ -262,7 +261,7 @@ describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', 
   });
 
   it('an in-progress claim whose request can no longer be running is taken over', async () => {
-    const store = new DynamoIdempotencyStore(new SdkDocuments(api.doc), api.tables.COORDINATOR_TABLE);
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
     const clock = new FakeClock();
     const req = { key: randomUUID(), identity: 'c', method: 'POST', path: '/x', body: {}, remainingMs: 1000 };
     let release: () => void = () => {};
@@ -290,5 +289,84 @@ describe('key lifetime (the real store on DynamoDB Local, a controlled clock)', 
     await stuck;
     // The later holder's answer stands.
     expect(await idempotent(store, req, async () => ({ status: 500 }), clock)).toMatchObject({ status: 201 });
+  });
+
+  /** Starts a request that holds its claim until `finish` is called; resolves once it runs. */
+  async function hanging(
+    store: DynamoIdempotencyStore,
+    req: Parameters<typeof idempotent>[1],
+    clock: FakeClock,
+  ) {
+    let finish: (outcome: { status: number; body: unknown } | Error) => void = () => {};
+    let running: () => void = () => {};
+    const started = new Promise<void>((r) => {
+      running = r;
+    });
+    const done = idempotent(
+      store,
+      req,
+      () =>
+        new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+          running();
+          finish = (o) => (o instanceof Error ? reject(o) : resolve(o));
+        }),
+      clock,
+    );
+    await started;
+    return { finish: (o: { status: number; body: unknown } | Error) => finish(o), done };
+  }
+
+  it('a late complete is matched to its own claim: it cannot answer for the request that took the key over', async () => {
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
+    const clock = new FakeClock();
+    const req = {
+      key: randomUUID(),
+      identity: 'c',
+      method: 'POST',
+      path: '/x',
+      body: { same: 1 },
+      remainingMs: 1000,
+    };
+    const first = await hanging(store, req, clock);
+    clock.advance(1001); // the first request's function has timed out, as far as the key knows
+    const second = await hanging(store, req, clock); // a retry with the same body takes the key over, and runs
+    first.finish({ status: 200, body: { from: 'first' } });
+    await first.done;
+    // The second still runs: a retry waits for it (409) instead of getting the first, abandoned answer.
+    await expect(idempotent(store, req, async () => ({ status: 500 }), clock)).rejects.toMatchObject({
+      status: 409,
+    });
+    second.finish({ status: 201, body: { from: 'second' } });
+    await second.done;
+    expect(await idempotent(store, req, async () => ({ status: 500 }), clock)).toMatchObject({
+      status: 201,
+      body: { from: 'second' },
+    });
+  });
+
+  it('a late failure releases only its own claim, never the claim that took the key over', async () => {
+    const store = new DynamoIdempotencyStore(api.doc, api.tables.COORDINATOR_TABLE);
+    const clock = new FakeClock();
+    const req = { key: randomUUID(), identity: 'c', method: 'POST', path: '/y', body: {}, remainingMs: 1000 };
+    const first = await hanging(store, req, clock);
+    clock.advance(1001);
+    const second = await hanging(store, req, clock);
+    first.finish(new Error('the first request failed, late'));
+    await expect(first.done).rejects.toThrow(/late/);
+    let ran = false;
+    await expect(
+      idempotent(
+        store,
+        req,
+        async () => {
+          ran = true;
+          return { status: 201, body: {} };
+        },
+        clock,
+      ),
+    ).rejects.toMatchObject({ status: 409 });
+    expect(ran).toBe(false);
+    second.finish({ status: 201, body: { from: 'second' } });
+    await second.done;
   });
 });

@@ -1,9 +1,8 @@
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Documents } from '../../../functions/adapters/dynamodb/documents.js';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { localClient } from '../../../local/dynamodb-local.js';
@@ -26,11 +25,10 @@ beforeAll(async () => {
     marshallOptions: { removeUndefinedValues: true },
   });
   tables = { coordinator: env.COORDINATOR_TABLE, studies: env.STUDIES_TABLE };
-  const documents = new SdkDocuments(doc);
-  releases = new DynamoReleaseRepository(documents, tables);
-  services = new DynamoTaskServiceRepository(documents, tables);
-  events = new DynamoEventRepository(documents, tables);
-  await new DynamoStudyRepository(documents, tables).upsertMirrored({
+  releases = new DynamoReleaseRepository(doc, tables);
+  services = new DynamoTaskServiceRepository(doc, tables);
+  events = new DynamoEventRepository(doc, tables);
+  await new DynamoStudyRepository(doc, tables).upsertMirrored({
     id: STUDY,
     name: 's',
     version: null,
@@ -53,17 +51,14 @@ async function newRelease(description = '') {
 /** A document client that runs `before` once, just before its first transaction: a deterministic interleaving. */
 function interleaved(before: () => Promise<unknown>): Documents {
   let done = false;
-  const documents = new SdkDocuments(doc);
-  return {
-    adapter: 'sdk',
-    send: async (command) => {
-      if (!done && command.operation === 'TransactWriteItems') {
-        done = true;
-        await before();
-      }
-      return documents.send(command);
-    },
+  const send = async (command: unknown) => {
+    if (!done && command instanceof TransactWriteCommand) {
+      done = true;
+      await before();
+    }
+    return doc.send(command as TransactWriteCommand);
   };
+  return { send: send as Documents['send'] };
 }
 
 describe('release notes updated concurrently', () => {

@@ -2,12 +2,12 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
 import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
 import { ChangeConflictError } from '../../../functions/coordinator/ports.js';
 import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/releases.js';
+import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { commit, releaseMove, taskPart } from '../../../functions/orchestration/changes.js';
 import { localClient } from '../../../local/dynamodb-local.js';
 import { useLocalTables } from '../../helpers/tables.js';
@@ -24,11 +24,10 @@ beforeAll(async () => {
     marshallOptions: { removeUndefinedValues: true },
   });
   const tables = { coordinator: env.COORDINATOR_TABLE, studies: env.STUDIES_TABLE };
-  const documents = new SdkDocuments(doc);
-  releases = new DynamoReleaseRepository(documents, tables);
-  services = new DynamoTaskServiceRepository(documents, tables);
-  events = new DynamoEventRepository(documents, tables);
-  studies = new DynamoStudyRepository(documents, tables);
+  releases = new DynamoReleaseRepository(doc, tables);
+  services = new DynamoTaskServiceRepository(doc, tables);
+  events = new DynamoEventRepository(doc, tables);
+  studies = new DynamoStudyRepository(doc, tables);
   await studies.upsertMirrored({
     id: 'SD_00000001',
     name: 's',
@@ -40,16 +39,19 @@ beforeAll(async () => {
 afterAll(() => doc?.destroy());
 
 const newService = (name: string) =>
-  services.create({
-    name,
-    description: '',
-    author: '',
-    url: 'http://x',
-    enabled: true,
-    healthStatus: 'ok',
-    lastOkStatus: 0,
-    clientId: null,
-  });
+  services.create(
+    {
+      name,
+      description: '',
+      author: '',
+      url: 'http://x',
+      enabled: true,
+      healthStatus: 'ok',
+      lastOkStatus: 0,
+      clientId: null,
+    },
+    freshCredentials(),
+  );
 
 async function newRelease(serviceCount = 2) {
   const svcs = await Promise.all(Array.from({ length: serviceCount }, (_, i) => newService(`s${i}`)));

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import type { ReleaseState, TaskState } from '../../../functions/coordinator/model.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
@@ -14,7 +13,7 @@ const services: { item_id: string; name: string }[] = [];
 beforeAll(async () => {
   api = await startCoordinatorApi();
   stub = await startTaskServiceStub();
-  repo = new DynamoReleaseRepository(new SdkDocuments(api.doc), {
+  repo = new DynamoReleaseRepository(api.doc, {
     coordinator: api.tables.COORDINATOR_TABLE,
     studies: api.tables.STUDIES_TABLE,
   });

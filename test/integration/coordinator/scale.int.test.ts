@@ -4,7 +4,6 @@ import { shardOf, VIEW_SHARDS } from '../../../functions/adapters/dynamodb/commo
 import { eventItem } from '../../../functions/adapters/dynamodb/events.js';
 import { migrateCoordinator } from '../../../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { encodeCursor, MAX_OFFSET } from '../../../functions/shared/list.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
@@ -319,7 +318,7 @@ describe('stored data in the earlier layout', () => {
     expect(await stored('RE#V#0')).toMatchObject({ phase: 'running' });
     expect(await stored('TA#TA_02D0000A')).toMatchObject({ vgs: 1 });
     // A task change now writes the task's view shard, and both the release and the list show it.
-    await new DynamoReleaseRepository(new SdkDocuments(api.doc), t).applyChange({
+    await new DynamoReleaseRepository(api.doc, t).applyChange({
       releaseId: 'RE_02D0000A',
       tasks: [{ taskId: 'TA_02D0000A', expectState: 'running', toState: 'staged', progress: 100 }],
     });

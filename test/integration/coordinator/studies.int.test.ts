@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { loadHandlerModule } from '../../../local/handlers.js';
 import { type CoordinatorApi, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 
@@ -93,7 +92,7 @@ describe('study sync from a dataservice URL', () => {
   });
 
   it('keeps last_pub_version/last_pub_date, flags vanished studies deleted and restores reappearing ones', async () => {
-    const repo = new DynamoReleaseRepository(new SdkDocuments(api.doc), {
+    const repo = new DynamoReleaseRepository(api.doc, {
       coordinator: api.tables.COORDINATOR_TABLE,
       studies: api.tables.STUDIES_TABLE,
     });

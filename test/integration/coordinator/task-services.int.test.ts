@@ -42,6 +42,13 @@ describe('POST /task-services', () => {
     expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
+  it("makes the caller (its token's subject) the author when the body names none", async () => {
+    stub.status = { kind: 'ok' };
+    const res = await api.call('POST', '/task-services', { body: { name: 'snapshot', url: stub.url } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ author: 'admin-user', description: '' });
+  });
+
   it('probes GET {url}/status with the coordinator bearer token from client credentials', async () => {
     stub.requests.length = 0;
     await register({ url: stub.url });
@@ -120,9 +127,11 @@ describe('POST /task-services', () => {
 
 describe('GET / PATCH / DELETE /task-services/<id>', () => {
   it('reads a service back and 404s an unknown one', async () => {
-    const created = (await register({ url: stub.url })).body;
+    const { secret, ...created } = (await register({ url: stub.url })).body;
+    expect(secret).toMatch(/^whsec_/);
     const got = await api.call('GET', `/task-services/${created.item_id}`);
     expect(got.status).toBe(200);
+    // The record as registered, without the signing secret: that is in the registration's answer alone.
     expect(got.body).toEqual(created);
     const missing = await api.call('GET', '/task-services/TS_00000000');
     expect(missing.status).toBe(404);

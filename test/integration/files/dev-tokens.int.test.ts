@@ -110,4 +110,97 @@ describe('the developer token lifecycle', () => {
     expect(bad.status).toBe(400);
     expect(Object.keys(bad.body.error.fields).sort()).toEqual(['body', 'name']);
   });
+
+  it('never expires and reaches every study unless narrowed', async () => {
+    const created = await api.call('POST', '/developer-tokens', { body: { name: 'plain' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ expires_at: null, studies: null });
+    api.clock.advance(5 * 365 * 24 * 3600 * 1000);
+    expect((await download(api.studyB, fileB, created.body.token)).status).toBe(200);
+  });
+
+  it('refuses an expiry in the past, both expiry spellings at once, and studies that are empty or not study ids', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ expires_at: '2000-01-01T00:00:00Z' }, 'expires_at'],
+      [{ expires_at: 'tomorrow' }, 'expires_at'],
+      [{ expires_at: '2099-01-01T00:00:00Z', expires_in: 60 }, 'expires_in'],
+      [{ expires_in: 0 }, 'expires_in'],
+      [{ studies: [] }, 'studies'],
+      [{ studies: ['not-a-study'] }, 'studies.0'],
+    ];
+    for (const [extra, field] of cases) {
+      const res = await api.call('POST', '/developer-tokens', { body: { name: `bad-${field}`, ...extra } });
+      expect(res.status, JSON.stringify(extra)).toBe(400);
+      expect(Object.keys(res.body.error.fields), JSON.stringify(extra)).toContain(field);
+    }
+  });
+});
+
+describe('narrowed developer tokens', () => {
+  const drsObject = (versionId: string, token: string) =>
+    api.call('GET', `/ga4gh/drs/v1/objects/${versionId}`, {
+      token: null,
+      headers: { Authorization: `Token ${token}` },
+    });
+  const mint = (studyId: string, f: { fileId: string }, token: string) =>
+    api.call('POST', `/signed-url/study/${studyId}/files/${f.fileId}?token=${encodeURIComponent(token)}`, {
+      token: null,
+    });
+
+  it('with studies, reaches those studies only: downloads, signed URLs and DRS', async () => {
+    const created = await api.call('POST', '/developer-tokens', {
+      body: { name: 'study-a-only', studies: [api.studyA, api.studyA] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.studies).toEqual([api.studyA]);
+    const secret: string = created.body.token;
+    expect((await download(api.studyA, fileA, secret)).status).toBe(200);
+    const other = await download(api.studyB, fileB, secret);
+    expect(other.status).toBe(403);
+    expect(other.body.error.message).toContain('does not cover');
+    expect((await mint(api.studyA, fileA, secret)).status).toBe(200);
+    expect((await mint(api.studyB, fileB, secret)).status).toBe(403);
+    expect((await drsObject(fileA.versionId, secret)).status).toBe(200);
+    // DRS finds objects by their own id: one of another study is the unknown id's 404.
+    const drsOther = await drsObject(fileB.versionId, secret);
+    expect(drsOther.status).toBe(404);
+    const unknown = await drsObject('FV_ZZZZZZZZ', secret);
+    expect(JSON.stringify(drsOther.body).replace(fileB.versionId, 'ID')).toBe(
+      JSON.stringify(unknown.body).replace('FV_ZZZZZZZZ', 'ID'),
+    );
+    const listed = await api.call('GET', '/developer-tokens?limit=100');
+    expect(listed.body.results.find((t: { name: string }) => t.name === 'study-a-only').studies).toEqual([
+      api.studyA,
+    ]);
+  });
+
+  it('with an expiry, stops working at that instant everywhere, and so do the signed URLs it minted', async () => {
+    const created = await api.call('POST', '/developer-tokens', {
+      body: { name: 'one-hour', expires_in: 3600 },
+    });
+    expect(created.status).toBe(201);
+    expect(Date.parse(created.body.expires_at)).toBe(api.clock.nowMs() + 3600_000);
+    const secret: string = created.body.token;
+    expect((await download(api.studyB, fileB, secret)).status).toBe(200);
+    expect((await drsObject(fileB.versionId, secret)).status).toBe(200);
+    api.clock.advance(3600_000 - 10_000);
+    const link = await mint(api.studyA, fileA, secret);
+    expect(link.status).toBe(200);
+    api.clock.advance(10_000);
+    const expired = await download(api.studyA, fileA, secret);
+    expect(expired.status).toBe(401);
+    expect(expired.body.error.message).toContain('expired');
+    expect((await mint(api.studyA, fileA, secret)).status).toBe(401);
+    expect((await drsObject(fileA.versionId, secret)).status).toBe(401);
+    // The link was minted in time and is within its own 30 s, but its token has expired.
+    expect((await fetch(link.body.url)).status).toBe(401);
+
+    const until = await api.call('POST', '/developer-tokens', {
+      body: { name: 'until', expires_at: new Date(api.clock.nowMs() + 60_000).toISOString() },
+    });
+    expect(until.status).toBe(201);
+    expect((await download(api.studyA, fileA, until.body.token)).status).toBe(200);
+    api.clock.advance(60_000);
+    expect((await download(api.studyA, fileA, until.body.token)).status).toBe(401);
+  });
 });

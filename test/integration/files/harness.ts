@@ -4,15 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { inject } from 'vitest';
-import { documentClient } from '../../../functions/adapters/aws.js';
-import { s3Http } from '../../../functions/adapters/aws-signed.js';
+import { documentClient, s3Client } from '../../../functions/adapters/aws.js';
 import { DynamoAuditLog } from '../../../functions/adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
 import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
 } from '../../../functions/adapters/dynamodb/files-tokens.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoStudyRepository, studyDirectory } from '../../../functions/adapters/dynamodb/studies.js';
 import { S3ObjectStore } from '../../../functions/adapters/s3-store.js';
 import { filesConfigFromEnv } from '../../../functions/files/config.js';
@@ -130,7 +128,7 @@ function filesDeps(clock: Clock): FilesDeps {
     devTokens: new DynamoDevTokenRepository(doc, config.FILES_TABLE),
     audit: new DynamoAuditLog(doc, config.FILES_TABLE),
     studies: studyDirectory(new DynamoStudyRepository(doc, { studies: config.STUDIES_TABLE })),
-    store: new S3ObjectStore(s3Http(), config.FILES_BUCKET),
+    store: new S3ObjectStore(s3Client(), config.FILES_BUCKET),
   };
 }
 
@@ -159,7 +157,7 @@ export async function startFilesApi(extraEnv: Record<string, string> = {}): Prom
 
   const raw = localClient(inject('ddbEndpoint'));
   const doc = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
-  const studies = new DynamoStudyRepository(new SdkDocuments(doc), { studies: process.env.STUDIES_TABLE! });
+  const studies = new DynamoStudyRepository(doc, { studies: process.env.STUDIES_TABLE! });
   const [studyA, studyB] = [newId('SD'), newId('SD')];
   for (const id of [studyA, studyB])
     await studies.upsertMirrored({ id, name: `Study ${id}`, version: null, visible: true, createdAt: null });

@@ -205,9 +205,86 @@ describe('uploading a file', () => {
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe('forbidden');
     }
-    const { fileId } = await api.upload(api.studyA, bytesOf(10));
-    const version = await api.call('POST', `/files/${fileId}/versions`, { token: api.memberB, body });
-    expect(version.status).toBe(403);
+  });
+
+  it('answers a non-member exactly as an unknown id on the upload routes of a file of another study', async () => {
+    const body = declare(bytesOf(10));
+    const pending = await api.call('POST', `/studies/${api.studyA}/files`, { token: api.memberA, body });
+    expect(pending.status).toBe(201);
+    const fileId = pending.body.file.kf_id;
+    const versionId = pending.body.version.kf_id;
+    const unknownFile = 'SF_ZZZZZZZZ';
+    const unknownVersion = 'FV_ZZZZZZZZ';
+    const pairs: [string, string, unknown][] = [
+      [`/files/${fileId}/versions`, `/files/${unknownFile}/versions`, body],
+      [
+        `/files/${fileId}/versions/${versionId}/confirm`,
+        `/files/${unknownFile}/versions/${versionId}/confirm`,
+        {},
+      ],
+      [
+        `/files/${fileId}/versions/${versionId}/upload-urls`,
+        `/files/${fileId}/versions/${unknownVersion}/upload-urls`,
+        {},
+      ],
+    ];
+    for (const [real, unknown, b] of pairs)
+      for (const token of [api.memberB, api.outsider]) {
+        const theirs = await api.call('POST', real, { token, body: b });
+        const none = await api.call('POST', unknown, { token, body: b });
+        expect(theirs.status, real).toBe(404);
+        expect(none.status, unknown).toBe(404);
+        // Same code; the message names only what the caller sent, so it cannot tell the two apart either.
+        expect(theirs.body.error.code).toBe(none.body.error.code);
+        const masked = (m: string) =>
+          m
+            .replaceAll(fileId, 'F')
+            .replaceAll(unknownFile, 'F')
+            .replaceAll(versionId, 'V')
+            .replaceAll(unknownVersion, 'V');
+        expect(masked(theirs.body.error.message)).toBe(masked(none.body.error.message));
+      }
+    // The member still may.
+    const mine = await api.call('POST', `/files/${fileId}/versions/${versionId}/upload-urls`, {
+      token: api.memberA,
+      body: {},
+    });
+    expect(mine.status).toBe(200);
+  });
+
+  it('refuses a content_type that is not a valid header value, naming it; a valid one is served as given', async () => {
+    for (const content_type of [
+      'text/plain; a=\u0001',
+      'text/csv\r\n; x=1',
+      'text/plain\n;x',
+      'text/plain; charset="utf-8\u0007"',
+      'text/plain; charset=utf-8\u00a0',
+    ]) {
+      const res = await api.call('POST', `/studies/${api.studyA}/files`, {
+        token: api.memberA,
+        body: declare(bytesOf(10), { content_type }),
+      });
+      expect(res.status, JSON.stringify(content_type)).toBe(400);
+      expect(Object.keys(res.body.error.fields)).toEqual(['content_type']);
+    }
+    const bytes = bytesOf(20, 3);
+    const created = await api.call('POST', `/studies/${api.studyA}/files`, {
+      token: api.memberA,
+      body: declare(bytes, { content_type: 'text/plain; charset="utf-8"' }),
+    });
+    expect(created.status).toBe(201);
+    const put = await fetch(created.body.upload.url, { method: 'PUT', body: bytes });
+    expect(put.status).toBe(200);
+    const confirmed = await api.call('POST', created.body.confirm_url, {
+      token: api.memberA,
+      body: {},
+    });
+    expect(confirmed.status).toBe(200);
+    const got = await api.call('GET', `/download/study/${api.studyA}/file/${created.body.file.kf_id}`, {
+      token: api.memberA,
+    });
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-type')).toBe('text/plain; charset="utf-8"');
   });
 
   it('answers 404 for a study that is not in the studies table, and 400 naming bad or unknown fields', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
+import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { COORDINATOR_API } from '../../../lib/api-manifest.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
 import {
@@ -58,20 +58,23 @@ beforeAll(async () => {
   const study = 'SD_FZ000001';
   await seedStudies(api, [study]);
   // A registered service (written directly: its URL would not pass the probe), a release with its task, a note, an event.
-  const services = new DynamoTaskServiceRepository(new SdkDocuments(api.doc), {
+  const services = new DynamoTaskServiceRepository(api.doc, {
     coordinator: api.tables.COORDINATOR_TABLE,
     studies: api.tables.STUDIES_TABLE,
   });
-  const svc = await services.create({
-    name: 'bound',
-    description: '',
-    author: '',
-    url: 'https://svc.invalid',
-    enabled: true,
-    healthStatus: 'ok',
-    lastOkStatus: 0,
-    clientId: 'client-a',
-  });
+  const svc = await services.create(
+    {
+      name: 'bound',
+      description: '',
+      author: '',
+      url: 'https://svc.invalid',
+      enabled: true,
+      healthStatus: 'ok',
+      lastOkStatus: 0,
+      clientId: 'client-a',
+    },
+    freshCredentials(),
+  );
   const rel = await api.call('POST', '/releases', { body: { name: 'fuzz', studies: [study] } });
   const note = await api.call('POST', '/release-notes', {
     body: { description: 'n', release: rel.body.item_id },

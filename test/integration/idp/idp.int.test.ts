@@ -43,8 +43,11 @@ async function call(path: string, init: RequestInit = {}) {
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
-const verify = (token: string) =>
-  call('/oauth/token/verify', { headers: { Authorization: `Bearer ${token}` } });
+/** The verify endpoint for tokens of the APIs' audience (it checks the task services' unless told another). */
+const verify = (token: string, audience: string | null = 'release-coordinator') =>
+  call(`/oauth/token/verify${audience ? `?audience=${audience}` : ''}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
 
 function functionsVerifier() {
   return createTokenVerifier({
@@ -247,6 +250,38 @@ describe('verify endpoint', () => {
     const tampered = `${h}.${Buffer.from(JSON.stringify({ ...payload, roles: ['admin'] })).toString('base64url')}.${s}`;
     expect((await verify(tampered)).status).toBe(401);
     expect((await verify('not-a-jwt')).status).toBe(401);
+  });
+
+  it('checks the audience: the task services’ unless ?audience= names another of its own (400 for a stranger)', async () => {
+    const coordinator = (
+      await call('/oauth/token', {
+        method: 'POST',
+        headers: FORM,
+        body: form({
+          grant_type: 'client_credentials',
+          client_id: 'coordinator',
+          client_secret: 'coordinator-local-secret',
+        }),
+      })
+    ).body.access_token as string;
+    const forTheApis = (
+      await call('/dev/tokens', { method: 'POST', body: JSON.stringify({ sub: 'svc', roles: ['service'] }) })
+    ).body.access_token as string;
+    // What a task service asks (the spec's plain form): only the coordinator's token passes.
+    expect((await verify(coordinator, null)).body).toMatchObject({
+      aud: 'task-services',
+      client_id: 'coordinator',
+    });
+    const replayed = await verify(forTheApis, null);
+    expect(replayed.status).toBe(401);
+    expect(replayed.body.error.message).toContain('task-services');
+    // Named audiences.
+    expect((await verify(coordinator, 'task-services')).status).toBe(200);
+    expect((await verify(forTheApis, 'release-coordinator')).status).toBe(200);
+    expect((await verify(coordinator, 'release-coordinator')).status).toBe(401);
+    const stranger = await verify(coordinator, 'someone-else');
+    expect(stranger.status).toBe(400);
+    expect(stranger.body.error.fields.audience[0]).toContain('task-services');
   });
 
   it('answers 401 once the token has expired, by the clock the IdP is given', async () => {

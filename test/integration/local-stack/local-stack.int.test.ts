@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningTaskService, startTaskService } from '../../../examples/task-service/service.js';
 import { freePort } from '../../../local/dynamodb-local.js';
 import { ownBundlesEnv } from '../../helpers/stack-bundles.js';
 
@@ -170,6 +171,19 @@ afterAll(async () => {
 
 let eventId = '';
 let firstAdminToken = '';
+/** A task service registered with create_client, and the client the coordinator made for it. */
+let created: { id: string; clientId: string; clientSecret: string } | undefined;
+let referenceService: RunningTaskService | undefined;
+const clientToken = (id: string, secret: string) =>
+  json(`${stack!.idp}/oauth/token`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: id,
+      client_secret: secret,
+    }).toString(),
+  });
 
 describe('npm start (bin/local.ts)', () => {
   it('answers /health 503 until the first study sync is done, then 200 without a token', async () => {
@@ -206,7 +220,9 @@ describe('npm start (bin/local.ts)', () => {
     expect(printed).toContain(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`);
     firstAdminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     expect(printed).toContain(firstAdminToken);
-    const claims = await json(`${stack!.idp}/oauth/token/verify`, { headers: bearer(firstAdminToken) });
+    const claims = await json(`${stack!.idp}/oauth/token/verify?audience=release-coordinator`, {
+      headers: bearer(firstAdminToken),
+    });
     expect(claims.body).toMatchObject({ sub: 'local-admin', roles: ['admin'] });
   });
 
@@ -269,9 +285,61 @@ describe('npm start (bin/local.ts)', () => {
       aud: 'task-services',
     });
     expect((await json(`${stack!.idp}/oauth/token/verify`)).status).toBe(401);
+    // It checks the audience: a token for the APIs is not the coordinator's, unless that audience is named.
+    const forTheApis = await devToken({ sub: 'svc', roles: ['service'], groups: [], expires_in: 300 });
+    expect((await json(`${stack!.idp}/oauth/token/verify`, { headers: bearer(forTheApis) })).status).toBe(
+      401,
+    );
+    const named = await json(`${stack!.idp}/oauth/token/verify?audience=release-coordinator`, {
+      headers: bearer(forTheApis),
+    });
+    expect(named.status).toBe(200);
     // What a task service receives from the coordinator cannot be replayed against the coordinator.
     const replay = await json(`${stack!.coordinator}/releases`, { headers: bearer(cc.body.access_token) });
     expect(replay.status).toBe(401);
+  });
+
+  it('registers a task service with a client of its own (create_client): only that client reports for it', async () => {
+    referenceService = await startTaskService(
+      {
+        name: 'own client',
+        auth: { mode: 'none' },
+        stageSeconds: 1,
+        publishSeconds: 1,
+        progressSteps: 1,
+        failAt: [],
+      },
+      { port: 0, host: '127.0.0.1' },
+    );
+    const admin = await devToken({ sub: 'ops', roles: ['admin'], groups: [], expires_in: 300 });
+    const reg = await json(`${stack!.coordinator}/task-services`, {
+      method: 'POST',
+      headers: { ...bearer(admin), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'own client', url: referenceService.url, create_client: true }),
+    });
+    expect(reg.status).toBe(200);
+    expect(reg.body).toMatchObject({
+      secret: expect.stringMatching(/^whsec_/),
+      client_id: expect.stringMatching(/^ts-/),
+      client_secret: expect.any(String),
+    });
+    created = { id: reg.body.item_id, clientId: reg.body.client_id, clientSecret: reg.body.client_secret };
+    const read = await json(`${stack!.coordinator}/task-services/${created.id}`, { headers: bearer(admin) });
+    expect(read.body.client_id).toBe(created.clientId);
+    expect(read.body).not.toHaveProperty('client_secret');
+    expect(read.body).not.toHaveProperty('secret');
+
+    const own = await clientToken(created.clientId, created.clientSecret);
+    expect(own.status).toBe(200);
+    const shared = await clientToken('task-service', 'task-service-local-secret');
+    const event = (token: string) =>
+      json(`${stack!.coordinator}/events`, {
+        method: 'POST',
+        headers: { ...bearer(token), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ event_type: 'info', message: 'from the service', task_service: created!.id }),
+      });
+    expect((await event(own.body.access_token)).status).toBe(200);
+    expect((await event(shared.body.access_token)).status).toBe(403);
   });
 
   it('stores records in DynamoDB Local under DATA_DIR', async () => {
@@ -309,6 +377,15 @@ describe('npm start (bin/local.ts)', () => {
     expect(kept.body.message).toBe('kept across restarts');
     const studies = await json(`${stack!.coordinator}/studies`, { headers: bearer(firstAdminToken) });
     expect(studies.body.count).toBe(STUDIES.length);
+    // The client made for a task service survives too; deleting the service deletes it.
+    expect((await clientToken(created!.clientId, created!.clientSecret)).status).toBe(200);
+    const removed = await fetch(`${stack!.coordinator}/task-services/${created!.id}`, {
+      method: 'DELETE',
+      headers: bearer(firstAdminToken),
+    });
+    expect(removed.status).toBe(200);
+    expect((await clientToken(created!.clientId, created!.clientSecret)).status).toBe(401);
+    await referenceService?.stop();
     expect(await stopStack(stack)).toBe(0);
     expect(javaProcessesOfThisTest()).toEqual([]);
   }, 120_000);

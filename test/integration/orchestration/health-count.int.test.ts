@@ -2,8 +2,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { tablesFromEnv } from '../../../functions/adapters/dynamodb/common.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
+import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { useLocalTables } from '../../helpers/tables.js';
 
 let repo: DynamoTaskServiceRepository;
@@ -11,20 +11,23 @@ let repo: DynamoTaskServiceRepository;
 beforeAll(async () => {
   await useLocalTables();
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}));
-  repo = new DynamoTaskServiceRepository(new SdkDocuments(doc), tablesFromEnv());
+  repo = new DynamoTaskServiceRepository(doc, tablesFromEnv());
 });
 
 const newService = () =>
-  repo.create({
-    name: 'svc',
-    description: '',
-    author: 'a',
-    url: 'http://127.0.0.1:9',
-    enabled: true,
-    healthStatus: 'ok',
-    lastOkStatus: 0,
-    clientId: null,
-  });
+  repo.create(
+    {
+      name: 'svc',
+      description: '',
+      author: 'a',
+      url: 'http://127.0.0.1:9',
+      enabled: true,
+      healthStatus: 'ok',
+      lastOkStatus: 0,
+      clientId: null,
+    },
+    freshCredentials(),
+  );
 
 describe('failed health checks on DynamoDB Local', () => {
   it('are counted atomically under overlapping runs and mark the service down at the threshold', async () => {

@@ -8,7 +8,6 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import type { AuditRecord, FileRecord, VersionRecord } from '../../../functions/files/model.js';
 
 /**
@@ -16,10 +15,8 @@ import type { AuditRecord, FileRecord, VersionRecord } from '../../../functions/
  * make a version available or delete one, conditioned on the state each version was read in.
  */
 const ddb = mockClient(DynamoDBDocumentClient);
-const doc = new SdkDocuments(
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-  ),
+const doc = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
 );
 const repo = new DynamoFileRepository(doc, 'files');
 afterEach(() => ddb.reset());

@@ -13,6 +13,7 @@ import { drsErrorBody } from '../../../functions/files/drs-views.js';
 import type { FileRecord, VersionRecord } from '../../../functions/files/model.js';
 import type { FileRepository } from '../../../functions/files/ports.js';
 import { newDevToken, newSignedToken } from '../../../functions/files/tokens.js';
+import { FakeClock } from '../../../functions/shared/clock.js';
 import { log } from '../../../functions/shared/log.js';
 
 const ctx: DrsContext = { host: 'drs.example.org', issuer: 'https://idp.example.org' };
@@ -122,37 +123,41 @@ describe('resolving an object', () => {
 });
 
 describe('authenticating a DRS request', () => {
+  const clock = new FakeClock();
   const devTokens = (known: boolean) => ({
     findByHash: vi.fn(async () =>
-      known ? { name: 'ci', hint: 'sfdt_abcd', created_at: 'x', created_by: 'a' } : null,
+      known
+        ? { name: 'ci', hint: 'sfdt_abcd', created_at: 'x', created_by: 'a', expires_at: null, studies: null }
+        : null,
     ),
   });
 
   it('turns a known developer token into a developer, and refuses unknown ones and signed-URL tokens', async () => {
     const token = newDevToken();
-    expect(await authenticate({ devTokens: devTokens(true) }, { kind: 'token', token })).toEqual({
+    expect(await authenticate({ devTokens: devTokens(true), clock }, { kind: 'token', token })).toEqual({
       kind: 'developer',
       name: 'ci',
+      studies: null,
     });
     await expect(
-      authenticate({ devTokens: devTokens(false) }, { kind: 'token', token }),
+      authenticate({ devTokens: devTokens(false), clock }, { kind: 'token', token }),
     ).rejects.toMatchObject({
       status: 401,
     });
     const signed = devTokens(true);
     await expect(
-      authenticate({ devTokens: signed }, { kind: 'token', token: newSignedToken() }),
+      authenticate({ devTokens: signed, clock }, { kind: 'token', token: newSignedToken() }),
     ).rejects.toMatchObject({ status: 401 });
     expect(signed.findByHash).not.toHaveBeenCalled();
   });
 
   it('refuses anonymous callers, saying so when they sent passports', async () => {
     const anonymous = { kind: 'caller' as const, caller: { kind: 'anonymous' as const } };
-    await expect(authenticate({ devTokens: devTokens(true) }, anonymous)).rejects.toMatchObject({
+    await expect(authenticate({ devTokens: devTokens(true), clock }, anonymous)).rejects.toMatchObject({
       status: 401,
     });
     await expect(
-      authenticate({ devTokens: devTokens(true) }, anonymous, { passports: true }),
+      authenticate({ devTokens: devTokens(true), clock }, anonymous, { passports: true }),
     ).rejects.toThrow('GA4GH Passports are not supported');
   });
 });

@@ -15,14 +15,11 @@ import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
 } from '../../../functions/adapters/dynamodb/files-tokens.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import type { AuditRecord } from '../../../functions/files/model.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
-const doc = new SdkDocuments(
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-  ),
+const doc = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
 );
 afterEach(() => ddb.reset());
 
@@ -102,7 +99,14 @@ describe('claiming a signed-URL token', () => {
 describe('developer tokens in DynamoDB', () => {
   it('writes the name item, the hash item and the audit record in one transaction', async () => {
     ddb.on(TransactWriteCommand).resolves({});
-    const record = { name: 'ci', hint: 'sfdt_abcd', created_at: audit.at, created_by: 'admin' };
+    const record = {
+      name: 'ci',
+      hint: 'sfdt_abcd',
+      created_at: audit.at,
+      created_by: 'admin',
+      expires_at: null,
+      studies: null,
+    };
     expect(await new DynamoDevTokenRepository(doc, 'files').create('hash', record, audit)).toBe(true);
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(items.filter((i) => i.Put).map((i) => (i.Put!.Item as { pk: string }).pk)).toEqual([
@@ -128,7 +132,14 @@ describe('developer tokens in DynamoDB', () => {
         CancellationReasons: [{ Code: 'ConditionalCheckFailed' }, { Code: 'None' }, { Code: 'None' }],
       }),
     );
-    const record = { name: 'ci', hint: 'sfdt_abcd', created_at: audit.at, created_by: 'admin' };
+    const record = {
+      name: 'ci',
+      hint: 'sfdt_abcd',
+      created_at: audit.at,
+      created_by: 'admin',
+      expires_at: null,
+      studies: null,
+    };
     expect(await new DynamoDevTokenRepository(doc, 'files').create('hash', record, audit)).toBe(false);
   });
 

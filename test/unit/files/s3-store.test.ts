@@ -1,39 +1,47 @@
+import { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { HttpResponse } from '@smithy/core/protocols';
+import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AwsHttp, S3_SERVICE } from '../../../functions/adapters/aws-http.js';
-import { S3Http } from '../../../functions/adapters/s3-http.js';
 import { S3ObjectStore } from '../../../functions/adapters/s3-store.js';
-import { type Canned, RecordingHandler } from '../../helpers/recording-handler.js';
 
 /**
- * The object store's behaviour on S3's answers, with a recording handler in place of the network (the requests
- * themselves are compared with the SDK's in test/unit/adapters/aws-signing.test.ts).
+ * The object store on @aws-sdk/client-s3: presigned URLs from the SDK's presigner (no network), S3's answers from
+ * aws-sdk-client-mock, and, where the wire matters (the multipart checksum headers), the SDK's own request as it
+ * would leave the client. The integration suites run the same store against s3rver.
  */
-const handler = new RecordingHandler();
-const http = new AwsHttp(S3_SERVICE, {
+const settings = {
   region: 'us-east-1',
   credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' },
-  requestHandler: handler,
-});
-const store = new S3ObjectStore(new S3Http(http, false), 'study-files');
-const s3Error = (code: string, status = 400): Canned => ({
-  status,
-  body: `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`,
-});
+  requestChecksumCalculation: 'WHEN_REQUIRED',
+  responseChecksumValidation: 'WHEN_REQUIRED',
+} as const;
+const client = new S3Client(settings);
+const s3 = mockClient(client);
+const store = new S3ObjectStore(client, 'study-files');
+const err = (name: string, status = 400) =>
+  Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } });
 
-afterEach(() => {
-  handler.requests.length = 0;
-  handler.answer();
-});
+afterEach(() => s3.reset());
 
 describe('presigned URLs', () => {
   it('sign the declared SHA-256 into an upload URL, and no SDK default checksum', async () => {
     const url = new URL(await store.presignPut('studies/SD/files/SF/versions/FV', 'q83vEjRWeJA=', 300));
     expect(url.hostname).toBe('study-files.s3.us-east-1.amazonaws.com');
+    expect(url.pathname).toBe('/studies/SD/files/SF/versions/FV');
     expect(url.searchParams.get('x-amz-checksum-sha256')).toBe('q83vEjRWeJA=');
     expect(url.searchParams.get('x-amz-checksum-crc32')).toBeNull();
     expect(url.searchParams.get('x-amz-sdk-checksum-algorithm')).toBeNull();
     expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
-    expect(handler.requests).toHaveLength(0);
+    expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('host');
   });
 
   it('sign a short-lived download with the file name, content type and no-store', async () => {
@@ -66,120 +74,160 @@ describe('presigned URLs', () => {
     const url = new URL(await store.presignPart('k', 'upload-1', 7, 120));
     expect(url.searchParams.get('partNumber')).toBe('7');
     expect(url.searchParams.get('uploadId')).toBe('upload-1');
+    expect(url.searchParams.get('x-amz-sdk-checksum-algorithm')).toBeNull();
+  });
+
+  it('address the bucket path-style when asked (s3rver, MinIO, LocalStack)', async () => {
+    const local = new S3Client({ ...settings, endpoint: 'http://127.0.0.1:4569', forcePathStyle: true });
+    const url = new URL(await new S3ObjectStore(local, 'study-files').presignPart('a/b c', 'u', 1, 60));
+    expect(`${url.origin}${url.pathname}`).toBe('http://127.0.0.1:4569/study-files/a/b%20c');
   });
 });
 
 describe('checking an uploaded object', () => {
   it('reports size and a whole-object SHA-256, asking S3 for checksums', async () => {
-    handler.answer({ headers: { 'content-length': '11', 'x-amz-checksum-sha256': 'abc=' } });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: 11, ChecksumSHA256: 'abc=' });
     expect(await store.stat('k')).toEqual({ size: 11, sha256Base64: 'abc=' });
-    const sent = handler.last();
-    expect(sent.method).toBe('HEAD');
-    expect(sent.url).toBe('https://study-files.s3.us-east-1.amazonaws.com/k');
-    expect(sent.headers).toContainEqual(['x-amz-checksum-mode', 'ENABLED']);
+    expect(s3.commandCalls(HeadObjectCommand)[0].args[0].input).toEqual({
+      Bucket: 'study-files',
+      Key: 'k',
+      ChecksumMode: 'ENABLED',
+    });
   });
 
   it('ignores a composite (multipart) checksum, which is not the hash of the object', async () => {
-    handler.answer({
-      headers: {
-        'content-length': '11',
-        'x-amz-checksum-sha256': 'abc=-3',
-        'x-amz-checksum-type': 'COMPOSITE',
-      },
+    s3.on(HeadObjectCommand).resolves({
+      ContentLength: 11,
+      ChecksumSHA256: 'abc=-3',
+      ChecksumType: 'COMPOSITE',
     });
     expect(await store.stat('k')).toEqual({ size: 11, sha256Base64: null });
   });
 
-  it('answers null for a missing object', async () => {
-    handler.answer({ status: 404 });
+  it('answers null for a missing object, and lets other failures through', async () => {
+    s3.on(HeadObjectCommand).rejects(err('NotFound', 404));
     expect(await store.stat('k')).toBeNull();
+    s3.on(HeadObjectCommand).rejects(err('AccessDenied', 403));
+    await expect(store.stat('k')).rejects.toThrow('AccessDenied');
   });
 
   it('hashes the stored bytes as a stream', async () => {
-    handler.answer({ body: 'hello world' });
+    s3.on(GetObjectCommand).resolves({
+      Body: Readable.from([Buffer.from('hello '), Buffer.from('world')]) as never,
+    });
     expect(await store.hash('k')).toBe('b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9');
   });
 
   it('gives up hashing at its deadline with a recognisable error', async () => {
-    handler.answer({ body: 'hello world' });
+    s3.on(GetObjectCommand).resolves({ Body: Readable.from([Buffer.from('hello world')]) as never });
     await expect(store.hash('k', { deadlineMs: Date.now() - 1 })).rejects.toMatchObject({ code: 'deadline' });
   });
 });
 
 describe('multipart uploads and deletes', () => {
   it('creates multipart uploads with the full-object CRC64NVME checksum and completes them at the declared size', async () => {
-    handler.answer({
-      body: '<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>up-1</UploadId></InitiateMultipartUploadResult>',
-    });
+    s3.on(CreateMultipartUploadCommand).resolves({ UploadId: 'up-1' });
+    s3.on(CompleteMultipartUploadCommand).resolves({});
     expect(await store.startMultipart('k', 'text/csv')).toBe('up-1');
-    const created = handler.last();
-    expect(created.url).toBe('https://study-files.s3.us-east-1.amazonaws.com/k?uploads=');
-    expect(created.headers).toEqual(
-      expect.arrayContaining([
-        ['content-type', 'text/csv'],
-        ['x-amz-checksum-algorithm', 'CRC64NVME'],
-        ['x-amz-checksum-type', 'FULL_OBJECT'],
-      ]),
-    );
-    handler.answer({
-      body: '<CompleteMultipartUploadResult><ETag>"e"</ETag></CompleteMultipartUploadResult>',
+    expect(s3.commandCalls(CreateMultipartUploadCommand)[0].args[0].input).toEqual({
+      Bucket: 'study-files',
+      Key: 'k',
+      ContentType: 'text/csv',
+      ChecksumAlgorithm: 'CRC64NVME',
+      ChecksumType: 'FULL_OBJECT',
     });
     expect(await store.completeMultipart('k', 'up-1', [{ partNumber: 1, etag: '"e"' }], 123)).toEqual({
       ok: true,
     });
-    const completed = handler.last();
-    expect(completed.headers).toEqual(
-      expect.arrayContaining([
-        ['x-amz-checksum-type', 'FULL_OBJECT'],
-        ['x-amz-mp-object-size', '123'],
-      ]),
-    );
-    expect(completed.body).toContain('<Part><ETag>&quot;e&quot;</ETag><PartNumber>1</PartNumber></Part>');
+    expect(s3.commandCalls(CompleteMultipartUploadCommand)[0].args[0].input).toEqual({
+      Bucket: 'study-files',
+      Key: 'k',
+      UploadId: 'up-1',
+      MultipartUpload: { Parts: [{ PartNumber: 1, ETag: '"e"' }] },
+      ChecksumType: 'FULL_OBJECT',
+      MpuObjectSize: 123,
+    });
+  });
+
+  it('puts the full-object checksum on the wire: the SDK’s own requests carry the headers S3 reads', async () => {
+    const sent: { method: string; query: Record<string, unknown>; headers: Record<string, string> }[] = [];
+    const wire = new S3Client({
+      ...settings,
+      requestHandler: {
+        handle: async (request: {
+          method: string;
+          query: Record<string, unknown>;
+          headers: Record<string, string>;
+        }) => {
+          sent.push(request);
+          const body =
+            request.method === 'POST' && 'uploads' in request.query
+              ? '<InitiateMultipartUploadResult><UploadId>up-9</UploadId></InitiateMultipartUploadResult>'
+              : '<CompleteMultipartUploadResult><ETag>"x"</ETag></CompleteMultipartUploadResult>';
+          return {
+            response: new HttpResponse({
+              statusCode: 200,
+              headers: {},
+              body: Readable.from([Buffer.from(body)]),
+            }),
+          };
+        },
+      } as never,
+    });
+    const onWire = new S3ObjectStore(wire, 'study-files');
+    expect(await onWire.startMultipart('k', 'text/csv')).toBe('up-9');
+    expect(sent[0].headers).toMatchObject({
+      'x-amz-checksum-algorithm': 'CRC64NVME',
+      'x-amz-checksum-type': 'FULL_OBJECT',
+      'content-type': 'text/csv',
+    });
+    expect(await onWire.completeMultipart('k', 'up-9', [{ partNumber: 1, etag: '"e"' }], 5_000_000)).toEqual({
+      ok: true,
+    });
+    expect(sent[1].headers).toMatchObject({
+      'x-amz-checksum-type': 'FULL_OBJECT',
+      'x-amz-mp-object-size': '5000000',
+    });
   });
 
   it('fails when S3 starts a multipart upload without an id', async () => {
-    handler.answer({ body: '<InitiateMultipartUploadResult></InitiateMultipartUploadResult>' });
+    s3.on(CreateMultipartUploadCommand).resolves({});
     await expect(store.startMultipart('k', 'text/csv')).rejects.toThrow('no UploadId');
   });
 
   it('turns S3 refusing the parts into a reason, and lets other failures through', async () => {
-    handler.answer(s3Error('InvalidPart'));
-    expect(await store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).toEqual({
-      ok: false,
-      reason: 'InvalidPart',
-    });
-    // A 200 whose body is an <Error> is S3 refusing late, as the SDK reads it.
-    handler.answer({ status: 200, body: '<Error><Code>EntityTooSmall</Code><Message>x</Message></Error>' });
-    expect(await store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).toEqual({
-      ok: false,
-      reason: 'EntityTooSmall',
-    });
-    handler.answer(s3Error('AccessDenied', 403));
+    for (const reason of ['InvalidPart', 'InvalidPartOrder', 'EntityTooSmall']) {
+      s3.on(CompleteMultipartUploadCommand).rejects(err(reason));
+      expect(await store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).toEqual({
+        ok: false,
+        reason,
+      });
+    }
+    s3.on(CompleteMultipartUploadCommand).rejects(err('InternalError', 500));
     await expect(store.completeMultipart('k', 'u', [{ partNumber: 1, etag: '"e"' }], 5)).rejects.toThrow(
-      'AccessDenied',
+      'InternalError',
     );
   });
 
   it('treats aborting an upload that is already gone as done', async () => {
-    handler.answer(s3Error('NoSuchUpload', 404));
+    s3.on(AbortMultipartUploadCommand).rejects(err('NoSuchUpload', 404));
     await expect(store.abortMultipart('k', 'u')).resolves.toBeUndefined();
-    expect(handler.last().method).toBe('DELETE');
-    handler.answer(s3Error('AccessDenied', 403));
+    s3.on(AbortMultipartUploadCommand).rejects(err('AccessDenied', 403));
     await expect(store.abortMultipart('k', 'u')).rejects.toThrow('AccessDenied');
   });
 
   it('deletes in batches of 1000 and fails loudly when S3 could not delete a key', async () => {
-    handler.answer({ body: '<DeleteResult></DeleteResult>' });
+    s3.on(DeleteObjectsCommand).resolves({});
     await store.delete(Array.from({ length: 2500 }, (_, i) => `k${i}`));
-    const batches = handler.requests.map((r) => (String(r.body).match(/<Object>/g) ?? []).length);
-    expect(batches).toEqual([1000, 1000, 500]);
-    expect(handler.requests.every((r) => r.query.delete === '' && r.method === 'POST')).toBe(true);
-    handler.answer({
-      body: '<DeleteResult><Error><Key>k1</Key><Code>AccessDenied</Code><Message>no</Message></Error></DeleteResult>',
-    });
+    const calls = s3.commandCalls(DeleteObjectsCommand).map((c) => c.args[0].input.Delete?.Objects?.length);
+    expect(calls).toEqual([1000, 1000, 500]);
+    s3.on(DeleteObjectsCommand).resolves({ Errors: [{ Key: 'k1', Code: 'AccessDenied' }] });
     await expect(store.delete(['k1'])).rejects.toThrow('k1: AccessDenied');
-    handler.answer({
-      body: '<DeleteResult><Error><Key>k1</Key><Code>NoSuchKey</Code></Error><Error><Key>k2</Key><Code>InternalError</Code></Error></DeleteResult>',
+    s3.on(DeleteObjectsCommand).resolves({
+      Errors: [
+        { Key: 'k1', Code: 'NoSuchKey' },
+        { Key: 'k2', Code: 'InternalError' },
+      ],
     });
     await expect(store.delete(['k1', 'k2'])).rejects.toThrow('S3 could not delete k2: InternalError');
   });

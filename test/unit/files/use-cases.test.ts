@@ -167,6 +167,19 @@ describe('download authorization', () => {
     );
   });
 
+  it('serves a version stored with a content type that is not a valid header value as octet-stream', async () => {
+    const deps = stubDeps({
+      files: { getVersion: vi.fn(async () => ({ ...version, content_type: 'text/plain; a=\u0001' })) },
+    });
+    const delivery = await download(
+      deps,
+      { kind: 'caller', caller: member([version.study_id]) },
+      target,
+      info,
+    );
+    expect(delivery).toMatchObject({ kind: 'inline', contentType: 'application/octet-stream' });
+  });
+
   it('never lets a signed-URL token mint another signed URL', async () => {
     const deps = stubDeps();
     await expect(

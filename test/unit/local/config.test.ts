@@ -15,6 +15,7 @@ describe('local stack settings', () => {
       SFN_PORT: 3004,
       DYNAMODB_PORT: 8000,
       DATA_DIR: resolve('.local'),
+      LOCAL_METRICS_FILE: resolve('.local/metrics.log'),
       DYNAMODB_HEAP: '256m',
       TABLE_PREFIX: 'local',
       STUDIES_SOURCE: resolve(ROOT, 'local/studies.sample.json'),
@@ -39,6 +40,8 @@ describe('local stack settings', () => {
     });
     expect(c.COORDINATOR_PORT).toBe(0);
     expect(c.DATA_DIR).toBe(resolve('tmp/x'));
+    expect(c.LOCAL_METRICS_FILE).toBe(resolve('tmp/x/metrics.log'));
+    expect(parseLocalConfig({ LOCAL_METRICS_FILE: 'm.log' }).LOCAL_METRICS_FILE).toBe(resolve('m.log'));
     expect(c.STUDIES_SOURCE).toBe('https://kf-api-dataservice.kidsfirstdrc.org');
     expect(c.IDP_DEV_TOKENS).toBe(false);
     expect(parseLocalConfig({ STUDIES_SOURCE: 'studies.json' }).STUDIES_SOURCE).toBe(resolve('studies.json'));

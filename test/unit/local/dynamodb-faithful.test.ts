@@ -1,4 +1,6 @@
+import { Readable } from 'node:stream';
 import { DynamoDBClient, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { HttpResponse } from '@smithy/core/protocols';
 import { describe, expect, it } from 'vitest';
 import {
   CONFLICT_MESSAGE,
@@ -7,7 +9,6 @@ import {
   faithfulSettings,
   type Verdict,
 } from '../../../local/dynamodb-faithful.js';
-import { RecordingHandler } from '../../helpers/recording-handler.js';
 
 /**
  * The rules of the conflict-faithful DynamoDB, one by one, as "Transaction conflict handling in DynamoDB" states
@@ -224,11 +225,16 @@ describe('answers the SDK reads', () => {
     const client = new DynamoDBClient({
       region: 'us-east-1',
       credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-      requestHandler: new RecordingHandler().answer({
-        status: 400,
-        headers: { 'content-type': 'application/x-amz-json-1.0' },
-        body: JSON.stringify(no?.body),
-      }),
+      // The proxy's answer, as the SDK would receive it over HTTP (no network).
+      requestHandler: {
+        handle: async () => ({
+          response: new HttpResponse({
+            statusCode: 400,
+            headers: { 'content-type': 'application/x-amz-json-1.0' },
+            body: Readable.from([Buffer.from(JSON.stringify(no?.body))]),
+          }),
+        }),
+      },
     });
     const err = await client
       .send(new TransactWriteItemsCommand({ TransactItems: [put('z'), update('a')] as never }))

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { MAX_OFFSET } from '../../../functions/shared/list.js';
 import { COORDINATOR_API, FILES_API } from '../../../lib/api-manifest.js';
 import { API_DESCRIPTIONS } from '../../../lib/openapi/apis.js';
 import { documentText, generateDocument, packageVersion } from '../../../lib/openapi/generate.js';
@@ -27,6 +28,18 @@ describe.each(API_DESCRIPTIONS)('the $name API document', (api) => {
   it('has committed client types generated from it (run npm run openapi)', async () => {
     expect(read(`cli/generated/${api.name}.ts`)).toBe(await typesOf(doc));
   }, 60_000);
+
+  it(`gives every list's offset the server's own maximum, ${MAX_OFFSET} (deeper without a cursor is a 400)`, () => {
+    const offsets = Object.values(doc.paths).flatMap((item) =>
+      Object.values(item).flatMap((op) =>
+        ((op as { parameters?: { name: string; schema: { maximum?: number } }[] }).parameters ?? []).filter(
+          (p) => p.name === 'offset',
+        ),
+      ),
+    );
+    expect(offsets.length).toBeGreaterThan(0);
+    for (const p of offsets) expect(p.schema.maximum).toBe(MAX_OFFSET);
+  });
 
   it('describes every route the manifest deploys, and no other', () => {
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>

@@ -17,6 +17,7 @@ import {
   type ReleaseReads,
   type TaskReads,
 } from '../../../functions/coordinator/ports.js';
+import type { ServiceCredentials } from '../../../functions/coordinator/service-credentials.js';
 import { compareVersions } from '../../../functions/coordinator/versions.js';
 import type {
   CallOutcome,
@@ -200,13 +201,21 @@ export type Script = (
 /** Task-service calls answered by a script; every call is recorded. */
 export class ScriptedCalls implements TaskServiceCalls {
   calls: { url: string; action: string; taskId: string }[] = [];
+  /** The signing secrets each action was given, in call order. */
+  signed: { url: string; secrets?: readonly string[] }[] = [];
   statusCalls: string[] = [];
   constructor(
     public script: Script,
     public statusScript: (url: string) => CallOutcome = () => ({ ok: true, body: { name: 'x' } }),
   ) {}
-  async action(url: string, body: any): Promise<CallOutcome> {
+  async action(
+    url: string,
+    body: any,
+    _timeoutMs?: number,
+    secrets?: readonly string[],
+  ): Promise<CallOutcome> {
     this.calls.push({ url, action: body.action, taskId: body.task_id });
+    this.signed.push({ url, secrets });
     return this.script(url, body);
   }
   async status(url: string): Promise<CallOutcome> {
@@ -243,8 +252,11 @@ export function memoryDeps(
   HealthCheckDeps & {
     published: CoordinatorEvent[];
     health: Map<string, { healthStatus: string; lastOkStatus: number }>;
+    /** Each service's signing credentials, by id (none unless a test sets them). */
+    credentials: Map<string, ServiceCredentials>;
   } {
   const published: CoordinatorEvent[] = [];
+  const credentials = new Map<string, ServiceCredentials>();
   const health = new Map<string, { healthStatus: string; lastOkStatus: number }>();
   return {
     // The steps and the health check read no single task and list nothing: those reads are not faked.
@@ -252,6 +264,7 @@ export function memoryDeps(
     services: {
       all: async () => svc.map((s) => ({ ...s, ...health.get(s.id) })),
       get: async (id) => svc.find((s) => s.id === id) ?? null,
+      credentials: async (id) => credentials.get(id) ?? null,
       updateHealth: async (id, h) => {
         health.set(id, h);
         const s = svc.find((x) => x.id === id);
@@ -273,5 +286,6 @@ export function memoryDeps(
     concurrency: 8,
     published,
     health,
+    credentials,
   };
 }

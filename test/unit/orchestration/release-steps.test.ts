@@ -53,6 +53,36 @@ describe('routing by the stored release state', () => {
   });
 });
 
+describe('signing', () => {
+  it('signs every action for its own service with that service’s secrets, the replaced one only during its grace', async () => {
+    const { calls, deps, run } = setup(() => reply('pending'));
+    const now = deps.clock.nowMs();
+    deps.credentials.set('TS_00000000', {
+      signingSecret: 'whsec_a',
+      previousSigningSecret: 'whsec_a_old',
+      previousUntil: new Date(now + 60_000).toISOString(),
+      createdClientId: null,
+      rotatedAt: null,
+    });
+    deps.credentials.set('TS_00000001', {
+      signingSecret: 'whsec_b',
+      previousSigningSecret: 'whsec_b_old',
+      previousUntil: new Date(now - 1).toISOString(),
+      createdClientId: null,
+      rotatedAt: null,
+    });
+    await run('initialize');
+    const byUrl = Object.fromEntries(calls.signed.map((c) => [c.url, c.secrets]));
+    expect(byUrl).toEqual({ 'http://svc0': ['whsec_a', 'whsec_a_old'], 'http://svc1': ['whsec_b'] });
+  });
+
+  it('sends unsigned actions to a service that has no secret (registered before secrets existed)', async () => {
+    const { calls, run } = setup(() => reply('pending'), 1);
+    await run('initialize');
+    expect(calls.signed[0].secrets).toEqual([]);
+  });
+});
+
 describe('release steps', () => {
   it('route clears a pending wake before reading, and counts one step', async () => {
     const { releases, run } = setup(() => reply('pending'));

@@ -10,17 +10,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { transact } from '../../../functions/adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { SdkDocuments } from '../../../functions/adapters/dynamodb/sdk-documents.js';
 import { isTransient } from '../../../functions/orchestration/changes.js';
 import { createTokenVerifier } from '../../../functions/shared/auth.js';
 import { authEnv, parseEnv } from '../../../functions/shared/config.js';
 import { parseLocalConfig } from '../../../local/config.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
-const doc = new SdkDocuments(
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
-  ),
+const doc = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
 );
 afterEach(() => ddb.reset());
 
