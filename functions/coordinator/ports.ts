@@ -218,11 +218,13 @@ export interface ReleaseChanges {
 
 /**
  * A task for a report (PATCH /tasks/<id>): the task as the store last saw it, and what the store needs to write a
- * report of it (`ref`, opaque to use cases). `confirmed`: read consistently, not from the id index.
+ * report of it (`ref`, opaque to use cases). `confirmed`: read consistently, not from the id index. `phase`: the
+ * state of the task's release, read consistently with the task (confirmTarget); absent when not read.
  */
 export interface ReportTarget {
   task: Task;
   confirmed: boolean;
+  phase?: ReleaseState;
   readonly ref: unknown;
 }
 
@@ -257,7 +259,10 @@ export type ReportOutcome =
 export interface TaskReports {
   /** The task from its id index, one read that may lag a change made just before; null when no task has the id. */
   reportTarget(taskId: string): Promise<ReportTarget | null>;
-  /** The same task read consistently (before a report is refused on what the index said). */
+  /**
+   * The same task read consistently, with its release's state (`phase`), in one round trip: before a report is
+   * refused on what the index said, or answered without a write.
+   */
   confirmTarget(target: ReportTarget): Promise<ReportTarget | null>;
   /**
    * Writes the report: the task (conditioned on the state it was judged in), its view entry (conditioned on the

@@ -27,8 +27,9 @@ import { getTask } from './tasks.js';
  * PATCH /tasks/<id>: a task service reports its task's state and progress. Only the transitions below are
  * accepted (anything else is a 409); repeating the current state only updates the progress. The write is conditioned
  * on the state we read, and carries the task's state-change event. Once the release is over (published, canceled,
- * failed) nothing is accepted, progress included (409); a report of exactly the state and progress the task has is
- * answered with the task and writes nothing, so sending a report again is always safe.
+ * failed) nothing is accepted, progress included, and a report that changes nothing too (409). While it is live, a
+ * report of exactly the state and progress the task has is answered with the task and writes nothing, so sending a
+ * report again after a 409 or 503 with Retry-After is safe.
  */
 export const TASK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
   // pending -> staged and staged -> published: a fast service reports the end of its work before the coordinator
@@ -156,11 +157,15 @@ async function judgeAndWrite(
     }
     const progress = report.progress ?? task.progress;
     if (!changes && progress === task.progress) {
-      // A report of exactly what the task is (a report sent again after a Retry-After that the poll loop overtook):
-      // nothing to write, whatever the release's state. The index may lag, so it is confirmed first.
-      if (target.confirmed) return task;
-      target = await deps.releases.confirmTarget(target);
-      continue;
+      // A report of exactly what the task is (a report sent again after a Retry-After): nothing to write while the
+      // release is live. Once it is over, every report is a 409, this one too. The index may lag and says nothing
+      // of the release, so the task is confirmed first, with its release's state, in one read.
+      if (!target.confirmed || target.phase === undefined) {
+        target = await deps.releases.confirmTarget(target);
+        continue;
+      }
+      if (isTerminalRelease(target.phase)) throw phaseConflict(id, to, false, target.phase);
+      return task;
     }
     if (changes && (to === 'failed' || to === 'canceled')) {
       const failed = await reportEnd(deps, task, to, actor);

@@ -269,7 +269,7 @@ describe('task callbacks', () => {
         },
         confirmTarget: async (t: { task: T }) => {
           calls.push('confirmTarget');
-          return target(tasks.get(t.task.id) as T, true);
+          return { ...target(tasks.get(t.task.id) as T, true), phase: state.phase };
         },
         writeReport: async (r: {
           target: { task: T };
@@ -345,16 +345,31 @@ describe('task callbacks', () => {
     }
   });
 
-  it('answers a report of exactly what the task is with the task, writing nothing, even once the release is over', async () => {
-    const { deps, calls, written } = release('published');
+  it('answers a report of exactly what the task is with the task, writing nothing, while the release is live', async () => {
+    const { deps, calls, written } = release('running');
     await expect(reportTask(deps, 'TA_1', { state: 'running', progress: 0 }, service)).resolves.toMatchObject(
-      {
-        state: 'running',
-      },
+      { state: 'running', progress: 0 },
     );
-    // Confirmed on the task itself (the index may lag), never written.
+    // Confirmed on the task itself with its release's state (the index may lag), never written.
     expect(calls).toEqual(['reportTarget', 'confirmTarget']);
     expect(written).toEqual([]);
+  });
+
+  it('refuses a report of exactly what the task is once the release is over, as every other report', async () => {
+    for (const phase of ['published', 'canceled', 'failed']) {
+      const { deps, calls, written } = release(phase);
+      for (const report of [
+        { state: 'running' as const, progress: 0 },
+        { state: 'running' as const },
+        { progress: 0 },
+      ])
+        await expect(reportTask(deps, 'TA_1', report, service)).rejects.toMatchObject({
+          status: 409,
+          message: expect.stringContaining(`release that is ${phase}`),
+        });
+      expect(calls.filter((c) => c === 'writeReport')).toEqual([]);
+      expect(written).toEqual([]);
+    }
   });
 
   it('answers 409 or 503 with Retry-After when conflicts or throttling outlast the retries', async () => {

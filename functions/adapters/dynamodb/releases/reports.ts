@@ -1,4 +1,4 @@
-import { type TaskState, taskSchema } from '../../../coordinator/model.js';
+import { type ReleaseState, type TaskState, taskSchema } from '../../../coordinator/model.js';
 import {
   ChangeConflictError,
   type ReportOutcome,
@@ -6,11 +6,10 @@ import {
   type TaskReportWrite,
 } from '../../../coordinator/ports.js';
 import { CounterDeltas, decode, K, type LabelledItem, queryAll, transact } from '../common.js';
-import { GetCommand } from '../documents.js';
 import { eventCounts, eventPut, materializeEvent } from '../events.js';
 import { type ShardGuard, shardUpdates, taskItem } from './change-items.js';
-import { SHARD, viewTasks } from './items.js';
-import { findById, type ReleaseTable } from './table.js';
+import { SHARD, viewGroup, viewTasks } from './items.js';
+import { batchGet, findById, type ReleaseTable } from './table.js';
 
 /**
  * TaskReports: PATCH /tasks/<id> in two DynamoDB round trips, because the 50 callbacks of a release arrive together
@@ -44,15 +43,20 @@ export async function reportTarget(t: ReleaseTable, taskId: string): Promise<Rep
   return found ? targetOf(found, false) : null;
 }
 
+/**
+ * The task and its view shard in one strongly consistent BatchGetItem: the shard carries the release's state (no
+ * phase, or no shard: the release has not moved since it was created, as writeReport reads it too).
+ */
 export async function confirmTarget(t: ReleaseTable, target: ReportTarget): Promise<ReportTarget | null> {
-  const got = await t.doc.send(
-    new GetCommand({
-      TableName: t.table,
-      Key: K.task(target.task.releaseId, target.task.id),
-      ConsistentRead: true,
-    }),
-  );
-  return got.Item ? targetOf(got.Item, true) : null;
+  const { releaseId, id } = target.task;
+  const taskKey = K.task(releaseId, id);
+  const shardKey = K.releaseViewShard(releaseId, viewGroup(id));
+  const items = await batchGet(t, [taskKey, shardKey]);
+  const task = items.find((i) => i.sk === taskKey.sk);
+  if (!task) return null;
+  const shard = items.find((i) => i.sk === shardKey.sk);
+  const phase = (shard?.[SHARD.phase] as ReleaseState | undefined) ?? 'initializing';
+  return { ...targetOf(task, true), phase };
 }
 
 export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<ReportOutcome> {
