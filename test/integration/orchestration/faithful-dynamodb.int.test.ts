@@ -26,7 +26,7 @@ describe('callbacks under DynamoDB conflicts and throttling', () => {
     await h?.close();
   });
 
-  it(`publishes ${RELEASES} releases of ${SERVICES} services, every callback ends 200, counts and events exact`, {
+  it(`publishes ${RELEASES} releases of ${SERVICES} services; callbacks end 200, counts and events exact`, {
     timeout: 300_000,
   }, async () => {
     const services = await h.addServices(SERVICES, { stageMs: 300, publishMs: 300, retryAfterScale: 0.2 });
@@ -70,7 +70,21 @@ describe('callbacks under DynamoDB conflicts and throttling', () => {
       await new Promise((r) => setTimeout(r, 50));
     const reports = answered();
     expect(reports).toHaveLength(RELEASES * SERVICES * 2);
-    expect(reports.filter((c) => c.status !== 200)).toEqual([]);
+    // One answer other than 200 is right: a last `published` report sent again after Retry-After, which the poll
+    // loop overtook up to the release's end. The release is over, so it is a final 409 (every report about a
+    // finished release is, docs/api.md), and the task already holds what it says. Anything else fails.
+    const overtaken = (c: (typeof reports)[number]) =>
+      c.status === 409 &&
+      c.attempts > 1 &&
+      c.state === 'published' &&
+      /belongs to a release that is published/.test(c.error ?? '');
+    expect(reports.filter((c) => c.status !== 200 && !overtaken(c))).toEqual([]);
+    const finalStates = new Map(
+      (await Promise.all(ids.map((id) => h.release(id)))).flatMap((r) =>
+        r.tasks.map((t: { item_id: string; state: string }) => [t.item_id, t.state] as const),
+      ),
+    );
+    for (const c of reports.filter(overtaken)) expect(finalStates.get(c.taskId)).toBe('published');
 
     // The counts equal a recount of the items.
     const items = await scanAll();
