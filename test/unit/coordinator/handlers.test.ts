@@ -372,15 +372,24 @@ describe('POST /releases', () => {
 });
 
 describe('PATCH /tasks/<id>', () => {
-  // The task from its id index (gsi2 projects the whole item); a consistent read of the task item when the index's
-  // state would refuse the report.
-  const wireTask = (state: string) => {
+  // The task from its id index (gsi2 projects the whole item); a consistent read of the task item and its view
+  // shard (the release's phase) when the index's state would refuse the report.
+  const wireTask = (state: string, phase = 'running') => {
     ddb
       .on(QueryCommand)
       .callsFake((input) =>
         input.IndexName === 'gsi2' ? { Items: [{ ...taskItem, state, vgs: 3 }] } : { Items: [] },
       );
-    ddb.on(GetCommand).callsFake(() => ({ Item: { ...taskItem, state, vgs: 3 } }));
+    ddb.on(BatchGetCommand).callsFake((input) => {
+      const [table, { Keys }] = Object.entries(input.RequestItems)[0] as [string, { Keys: { sk: string }[] }];
+      return {
+        Responses: {
+          [table]: Keys.map((k) =>
+            k.sk.startsWith('RE#V#') ? { ...k, phase } : { ...taskItem, ...k, state, vgs: 3 },
+          ),
+        },
+      };
+    });
     ddb.on(TransactWriteCommand).resolves({});
   };
 
@@ -435,6 +444,30 @@ describe('PATCH /tasks/<id>', () => {
       body: { state: 'running' },
     });
     expect(res.status).toBe(409);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('answers a report of exactly what the task is while the release is live, and 409 once it is over', async () => {
+    wireTask('staged', 'staged');
+    const same = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
+      roles: ['service'],
+      body: { state: 'staged', progress: taskItem.progress },
+    });
+    expect(same.status).toBe(200);
+    // Confirmed with one BatchGetItem of the task and its view shard; nothing written.
+    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual(['QueryCommand', 'BatchGetCommand']);
+    const keys = ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems;
+    expect(Object.values(keys ?? {})[0]).toMatchObject({
+      ConsistentRead: true,
+      Keys: [{ sk: 'TA#TA_AAAAAAAA' }, { sk: expect.stringMatching(/^RE#V#\d$/) }],
+    });
+    ddb.reset();
+    wireTask('published', 'published');
+    for (const body of [{ state: 'published', progress: taskItem.progress }, { state: 'published' }]) {
+      const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', { roles: ['service'], body });
+      expect(res.status).toBe(409);
+      expect(res.body.error.message).toContain('release that is published');
+    }
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 
