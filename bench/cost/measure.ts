@@ -13,7 +13,9 @@
  *              create -> staged -> publish -> published, task services that never call back (bench/lib/
  *              task-service-stub.ts with stagePolls = P; progress rises each round, so each round writes). Every
  *              usage key is fitted to c1 + cN*N + cP*P + cNP*N*P over the points.
- *   callback   10 fake task services that report staged/published with PATCH /tasks/<id>: the cost of one callback.
+ *   callback   10 fake task services that report staged/published with PATCH /tasks/<id>: the cost of one callback,
+ *              printed with its DynamoDB requests by operation and its write units beside those of the profile this
+ *              run replaces (before / after).
  *   download   COST_DOWNLOADS (10) of each: bearer JWT direct (64 KiB, answered by the function), signed URL mint +
  *              claim (2 MiB, 302 to S3, followed), bearer JWT redirect (2 MiB, 302, followed).
  *   schedules  a second stack running the health check and the reconciler every 4 s and the study sync every 6 s,
@@ -590,9 +592,30 @@ function gitCommit(): string {
   }
 }
 
+/**
+ * The profile this run replaces (OUT, if any): its callback's write units are printed beside this run's, so the
+ * change a version makes to a callback's cost is read in one place.
+ */
+function previousCallback(): { wru: number; rru: number; measured: string } | null {
+  if (!existsSync(OUT)) return null;
+  try {
+    const old = JSON.parse(readFileSync(OUT, 'utf8')) as Partial<CostProfile>;
+    const usage = old.callback?.usage;
+    if (!usage) return null;
+    return {
+      wru: usage['ddb.wru'] ?? 0,
+      rru: usage['ddb.rru'] ?? 0,
+      measured: `${old.measured?.date ?? '?'}, commit ${old.measured?.commit?.slice(0, 7) ?? '?'}`,
+    };
+  } catch {
+    return null;
+  }
+}
+
 async function main() {
   const t0 = Date.now();
   const commit = gitCommit();
+  const before = previousCallback();
   const work = mkdtempSync(join(tmpdir(), 'cost-meter-'));
   const points: ReleasePoint[] = [];
   const stored: { x: Record<string, number>; usage: Usage }[] = [];
@@ -612,6 +635,11 @@ async function main() {
           }
         say('callbacks:');
         callback = await measureCallbacks(ctx, meter);
+        const now = callback.usage;
+        say(
+          `  write units per callback: before ${before ? `${before.wru.toFixed(1)} (${OUT.slice(ROOT.length + 1)} of ${before.measured})` : 'unknown (no earlier profile)'}, ` +
+            `after ${(now['ddb.wru'] ?? 0).toFixed(1)}; read units ${before ? before.rru.toFixed(1) : '?'} -> ${(now['ddb.rru'] ?? 0).toFixed(1)}`,
+        );
         say('downloads:');
         downloads = await measureDownloads(ctx, meter);
       },
