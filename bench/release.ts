@@ -77,8 +77,10 @@ async function concurrentRun(ctx: Ctx, poll: number, faithful: string, proxy?: s
   const t0 = Date.now();
   const results = await Promise.all(
     Array.from({ length: CONCURRENT }, () =>
-      // Watched every second: 20 watchers at 10/s would be load of their own.
-      runRelease(ctx, work, poll, 1000).catch((err: Error) => ({ error: err.message }) as const),
+      // Watched every second: 20 watchers at 10/s would be load of their own. Each phase may take up to 3 minutes:
+      // on a slow or shared host 1,000 tasks take far longer than one release's limit, and a release given up on
+      // measures nothing.
+      runRelease(ctx, work, poll, 1000, 180_000).catch((err: Error) => ({ error: err.message }) as const),
     ),
   );
   const wall = Date.now() - t0;
