@@ -32,7 +32,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
@@ -637,7 +637,7 @@ async function main() {
         callback = await measureCallbacks(ctx, meter);
         const now = callback.usage;
         say(
-          `  write units per callback: before ${before ? `${before.wru.toFixed(1)} (${OUT.slice(ROOT.length + 1)} of ${before.measured})` : 'unknown (no earlier profile)'}, ` +
+          `  write units per callback: before ${before ? `${before.wru.toFixed(1)} (${relative(ROOT, OUT)} of ${before.measured})` : 'unknown (no earlier profile)'}, ` +
             `after ${(now['ddb.wru'] ?? 0).toFixed(1)}; read units ${before ? before.rru.toFixed(1) : '?'} -> ${(now['ddb.rru'] ?? 0).toFixed(1)}`,
         );
         say('downloads:');
