@@ -14,15 +14,19 @@
  */
 import { resolve } from 'node:path';
 import { ROOT } from '../local/config.js';
+import { freePort } from '../local/dynamodb-local.js';
+import { benchDocumentClient } from './lib/ddb-ceiling.js';
 import {
   type Measured,
   type ReleaseCtx,
   registerFakes,
   retire,
   runRelease,
+  sleep,
   withStack as withReleaseStack,
 } from './lib/releases.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
+import { floorTable, minimalTransactionBurst } from './lib/tx-floor.js';
 
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,50').split(',').filter(Boolean).map(Number);
@@ -30,6 +34,8 @@ const WORKS = (process.env.BENCH_WORK_SECONDS ?? '0,2').split(',').map(Number);
 const POLLS = (process.env.BENCH_POLL_SECONDS ?? '1,30').split(',').map(Number);
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT_RELEASES ?? 20);
 const CONCURRENT_SERVICES = Number(process.env.BENCH_CONCURRENT_SERVICES ?? 50);
+/** The conflict-faithful run of the concurrent releases (DYNAMODB_FAITHFUL's modes); empty skips it. */
+const FAITHFUL = process.env.BENCH_FAITHFUL ?? 'conflicts,throttle';
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const secs = (ms: number) => fmt(ms / 1000, 2);
@@ -37,18 +43,118 @@ const secs = (ms: number) => fmt(ms / 1000, 2);
 type Ctx = ReleaseCtx;
 const services = registerFakes;
 
-function withStack(pollSeconds: number, fn: (ctx: Ctx) => Promise<void>) {
+function withStack(pollSeconds: number, fn: (ctx: Ctx) => Promise<void>, env: Record<string, string> = {}) {
   return withReleaseStack(
-    { POLL_SECONDS: String(pollSeconds), ACTION_TIMEOUT_SECONDS: '15', HEALTH_INTERVAL_SECONDS: '3600' },
+    {
+      POLL_SECONDS: String(pollSeconds),
+      ACTION_TIMEOUT_SECONDS: '15',
+      HEALTH_INTERVAL_SECONDS: '3600',
+      // The plain runs meet DynamoDB Local as it is, whatever the benchmark's own environment says.
+      DYNAMODB_FAITHFUL: '',
+      ...env,
+    },
     fn,
   );
+}
+
+interface Concurrent {
+  poll: number;
+  faithful: string;
+  row: string;
+  note: string;
+  ratio: string;
+}
+
+/**
+ * CONCURRENT releases of CONCURRENT_SERVICES services at once, each published as soon as it is staged; then, on the
+ * same DynamoDB Local, the floor of a burst of as many callbacks (bench/lib/tx-floor.ts) for the same-run ratio
+ * staged p50 / (work + floor). With the conflict-faithful proxy (`faithful`), what it refused per callback too.
+ */
+async function concurrentRun(ctx: Ctx, poll: number, faithful: string, proxy?: string): Promise<Concurrent> {
+  const work = 2;
+  const fakes = await services(ctx, CONCURRENT_SERVICES, work);
+  const refusedBefore = proxy ? await refusals(proxy) : 0;
+  const t0 = Date.now();
+  const results = await Promise.all(
+    Array.from({ length: CONCURRENT }, () =>
+      // Watched every second: 20 watchers at 10/s would be load of their own. Each phase may take up to 3 minutes:
+      // on a slow or shared host 1,000 tasks take far longer than one release's limit, and a release given up on
+      // measures nothing.
+      runRelease(ctx, work, poll, 1000, 180_000).catch((err: Error) => ({ error: err.message }) as const),
+    ),
+  );
+  const wall = Date.now() - t0;
+  // A report still being retried when its release published is waited for (at most 30 s).
+  const expected = CONCURRENT * CONCURRENT_SERVICES * 2;
+  const reports = () => fakes.flatMap((f) => f.fake.callbacks);
+  for (const end = Date.now() + 30_000; reports().length < expected && Date.now() < end; ) await sleep(100);
+  const refused = proxy ? (await refusals(proxy)) - refusedBefore : 0;
+  const statuses = new Map<number, number>();
+  for (const c of reports()) statuses.set(c.status, (statuses.get(c.status) ?? 0) + 1);
+  const callbackMs = reports()
+    .map((c) => c.ms)
+    .sort((a, b) => a - b);
+  const pct = (q: number) =>
+    callbackMs[Math.min(callbackMs.length - 1, Math.floor(q * callbackMs.length))] ?? 0;
+  const n = reports().length;
+  const resent = reports().reduce((sum, c) => sum + c.attempts - 1, 0);
+  await retire(ctx, fakes);
+  const ok = results.filter(
+    (r): r is Measured => !('error' in r) && r.state === 'published' && r.errors === 0,
+  );
+  const failed = results.length - ok.length;
+  const stagedTimes = ok.map((r) => r.staged).sort((a, b) => a - b);
+  const pubTimes = ok.map((r) => r.published).sort((a, b) => a - b);
+  const mid = (xs: number[]) => xs[Math.floor(xs.length / 2)] ?? Number.NaN;
+  const trans = ok.map((r) => r.transitions);
+  for (const r of results) if ('error' in r) say(`  error: ${r.error}`);
+  // The floor, measured now on the stack's own DynamoDB Local (the releases are done, so it runs alone).
+  const doc = benchDocumentClient(ctx.stack.dynamodb);
+  let floorMs: number;
+  try {
+    floorMs = await minimalTransactionBurst(
+      doc,
+      await floorTable(ctx.stack.dynamodb),
+      CONCURRENT * CONCURRENT_SERVICES,
+    );
+  } finally {
+    doc.destroy();
+  }
+  const ratio = mid(stagedTimes) / (work * 1000 + floorMs);
+  const mode = faithful === 'off' ? 'DynamoDB Local' : `faithful (${faithful})`;
+  const row = `| ${CONCURRENT} × ${CONCURRENT_SERVICES} | ${work} s | ${poll} s | ${mode} | ${ok.length} / ${results.length}${failed ? ` (${failed} with errors)` : ''} | ${secs(wall)} s | ${secs(mid(stagedTimes))} / ${secs(stagedTimes.at(-1) ?? Number.NaN)} s | ${secs(mid(pubTimes))} / ${secs(pubTimes.at(-1) ?? Number.NaN)} s | ${secs(floorMs)} s | ${fmt(ratio, 2)} | ${Math.min(...trans)}-${Math.max(...trans)} |`;
+  const note =
+    `poll ${poll} s, ${mode}: ${n} callbacks ended ${[...statuses].map(([st, k]) => `${k} × ${st || 'no answer'}`).join(', ')}; ` +
+    `answer time (first attempt to last answer) p50 ${secs(pct(0.5))} s, p99 ${secs(pct(0.99))} s; ` +
+    `sent again after 409/503 + Retry-After: ${fmt(resent / Math.max(1, n), 3)} per callback` +
+    (proxy
+      ? `; requests the proxy refused (conflicts and throttling, the handlers retried them): ${fmt(refused / Math.max(1, n), 2)} per callback`
+      : '');
+  say(row);
+  say(`  ${note}`);
+  return {
+    poll,
+    faithful,
+    row,
+    note,
+    ratio: `${mode}, poll ${poll} s: ${secs(mid(stagedTimes))} / (${work} + ${secs(floorMs)}) = ${fmt(ratio, 2)}`,
+  };
+}
+
+/** Requests the conflict-faithful proxy refused so far (conflicts and throttling, every operation). */
+async function refusals(proxy: string): Promise<number> {
+  const counts = (await (await fetch(`${proxy}/faithful`)).json()) as {
+    conflicts: Record<string, number>;
+    throttled: Record<string, number>;
+  };
+  const sum = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a + b, 0);
+  return sum(counts.conflicts) + sum(counts.throttled);
 }
 
 async function main() {
   const rows: string[] = [];
   const flat: Record<string, number[]> = {};
-  const concurrentRows: string[] = [];
-  const callbackNote: string[] = [];
+  const concurrent: Concurrent[] = [];
   for (const poll of POLLS) {
     await withStack(poll, async (ctx) => {
       for (const work of WORKS) {
@@ -64,43 +170,23 @@ async function main() {
           say(line);
         }
       }
-      if (CONCURRENT > 0) {
-        const work = 2;
-        const fakes = await services(ctx, CONCURRENT_SERVICES, work);
-        const t0 = Date.now();
-        const results = await Promise.all(
-          Array.from({ length: CONCURRENT }, () =>
-            // Watched every second: 20 watchers at 10/s would be load of their own.
-            runRelease(ctx, work, poll, 1000).catch((err: Error) => ({ error: err.message }) as const),
-          ),
-        );
-        const wall = Date.now() - t0;
-        const statuses = new Map<number, number>();
-        for (const f of fakes)
-          for (const c of f.fake.callbacks) statuses.set(c.status, (statuses.get(c.status) ?? 0) + 1);
-        const callbackMs = fakes.flatMap((f) => f.fake.callbacks.map((c) => c.ms)).sort((a, b) => a - b);
-        const pct = (q: number) =>
-          callbackMs[Math.min(callbackMs.length - 1, Math.floor(q * callbackMs.length))] ?? 0;
-        callbackNote.push(
-          `poll ${poll} s: callbacks answered ${[...statuses].map(([st, n]) => `${n} × ${st || 'no answer'}`).join(', ')}; answer time p50 ${(pct(0.5) / 1000).toFixed(2)} s, p99 ${(pct(0.99) / 1000).toFixed(2)} s`,
-        );
-        say(`  ${callbackNote.at(-1)}`);
-        await retire(ctx, fakes);
-        const ok = results.filter(
-          (r): r is Measured => !('error' in r) && r.state === 'published' && r.errors === 0,
-        );
-        const failed = results.length - ok.length;
-        const stagedTimes = ok.map((r) => r.staged).sort((a, b) => a - b);
-        const pubTimes = ok.map((r) => r.published).sort((a, b) => a - b);
-        const mid = (xs: number[]) => xs[Math.floor(xs.length / 2)] ?? Number.NaN;
-        const trans = ok.map((r) => r.transitions);
-        const row = `| ${CONCURRENT} × ${CONCURRENT_SERVICES} | ${work} s | ${poll} s | ${ok.length} / ${results.length}${failed ? ` (${failed} with errors)` : ''} | ${secs(wall)} s | ${secs(mid(stagedTimes))} / ${secs(stagedTimes.at(-1) ?? Number.NaN)} s | ${secs(mid(pubTimes))} / ${secs(pubTimes.at(-1) ?? Number.NaN)} s | ${Math.min(...trans)}-${Math.max(...trans)} |`;
-        concurrentRows.push(row);
-        say(row);
-        for (const r of results) if ('error' in r) say(`  error: ${r.error}`);
-      }
+      if (CONCURRENT > 0) concurrent.push(await concurrentRun(ctx, poll, 'off'));
     });
   }
+  // The same 20 x 50 on DynamoDB as it treats concurrency (conflicts, throttling: DYNAMODB_FAITHFUL), at a 1 s poll.
+  if (CONCURRENT > 0 && FAITHFUL) {
+    const proxyPort = await freePort();
+    await withStack(
+      1,
+      async (ctx) => {
+        concurrent.push(await concurrentRun(ctx, 1, FAITHFUL, `http://127.0.0.1:${proxyPort}`));
+      },
+      { DYNAMODB_FAITHFUL: FAITHFUL, DYNAMODB_PROXY_PORT: String(proxyPort) },
+    );
+  }
+  const concurrentRows = concurrent.map((c) => c.row);
+  const callbackNote = concurrent.map((c) => c.note);
+  const ratios = concurrent.filter((c) => c.poll === 1).map((c) => c.ratio);
   const flatness = Object.entries(flat)
     .map(([k, v]) => `${k}: ${v.join(' / ')} for N = ${SIZES.join(' / ')}`)
     .join('; ');
@@ -126,9 +212,11 @@ async function main() {
     '',
     'Concurrent releases: all created at once over the same task services, each published as soon as it is staged.',
     '',
-    '| releases × services | work | poll | published without error | wall time | start -> staged p50 / max | publish -> published p50 / max | transitions per release (min-max) |',
-    '|---|---|---|---|---|---|---|---|',
+    '| releases × services | work | poll | DynamoDB | published without error | wall time | start -> staged p50 / max | publish -> published p50 / max | floor | staged p50 / (work + floor) | transitions per release (min-max) |',
+    '|---|---|---|---|---|---|---|---|---:|---:|---|',
     ...concurrentRows,
+    '',
+    `The floor is ${CONCURRENT * CONCURRENT_SERVICES} of the smallest transaction a callback could be (its task and its event, 2 items, no reads), sent at once to the same DynamoDB Local right after the releases (bench/lib/tx-floor.ts): no burst of that many callbacks can end sooner there. Target (issue 21): staged p50 <= 1.5 × (work + floor) at a 1 s poll; here ${ratios.join('; ')}.`,
     '',
     `PATCH /tasks callbacks in the concurrent runs: ${callbackNote.join('; ')}.`,
     '',

@@ -151,9 +151,14 @@ async function seed(
     });
     releases.push(release);
     releaseTasks.set(release.id, tasks);
-    items.push(releaseItems.releaseItem(release), releaseItems.releaseViewItem(release.id, tasks));
+    items.push(
+      releaseItems.releaseItem(release),
+      releaseItems.releaseViewItem(release.id, tasks),
+      ...releaseItems.viewShardItems(release, tasks),
+    );
+    const sizes = releaseItems.groupSizes(tasks);
     for (const t of tasks) {
-      items.push(releaseItems.taskItem(t));
+      items.push(releaseItems.taskItem(t, sizes.get(t.id)));
       tally.add(C.tasks);
       tally.add(C.tasksInState(t.state));
       s.serviceTasks.set(t.taskServiceId, (s.serviceTasks.get(t.taskServiceId) ?? 0) + 1);

@@ -33,6 +33,8 @@ import { bundleAll } from '../lib/bundling.js';
 import { FILES_WORKERS, WORKER_FUNCTIONS, type WorkerFunction } from '../lib/orchestration-manifest.js';
 import { type Component, loadHandler } from '../local/component.js';
 import { type LocalConfig, parseLocalConfig, publicHost } from '../local/config.js';
+import { faithfulSettings } from '../local/dynamodb-faithful.js';
+import { startFaithfulProxy } from '../local/dynamodb-faithful-proxy.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '../local/dynamodb-local.js';
 import { bundlesDir } from '../local/handlers.js';
 import { createLocalApi, lambdaContext } from '../local/http-server.js';
@@ -353,6 +355,19 @@ async function main(): Promise<void> {
     urls: { 'DynamoDB Local': ddb.endpoint },
     stop: ddb.stop,
   });
+  // DYNAMODB_FAITHFUL: the handlers meet DynamoDB's transaction conflicts and throttling through a proxy in front.
+  const faithful = faithfulSettings();
+  if (faithful) {
+    const proxy = await startFaithfulProxy(process.env.AWS_ENDPOINT_URL_DYNAMODB ?? ddb.endpoint, faithful, {
+      port: config.DYNAMODB_PROXY_PORT,
+    });
+    use({
+      name: 'dynamodb faithful proxy',
+      env: { AWS_ENDPOINT_URL_DYNAMODB: proxy.endpoint },
+      urls: { [`DynamoDB (faithful: ${[...faithful.modes].join(', ')})`]: proxy.endpoint },
+      stop: proxy.stop,
+    });
+  }
   const ddbClient = localClient(ddb.endpoint);
   await createTables(ddbClient, config.TABLE_PREFIX);
   await migrateStoredData(ddbClient, config.TABLE_PREFIX);

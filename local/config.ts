@@ -31,6 +31,11 @@ export const localEnv = z.object({
    */
   UI_PUBLIC_URL: z.string().url().optional(),
   DYNAMODB_PORT: port(8000),
+  /**
+   * Where the conflict-faithful DynamoDB proxy listens when DYNAMODB_FAITHFUL is set (local/dynamodb-faithful.ts):
+   * 0, any free port. `GET /faithful` on it counts what it refused.
+   */
+  DYNAMODB_PROXY_PORT: port(0),
   DATA_DIR: z.string().min(1).default('.local'),
   /**
    * Where the functions' CloudWatch metric lines (EMF) go instead of the stack's log: <DATA_DIR>/metrics.log by

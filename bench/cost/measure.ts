@@ -13,7 +13,9 @@
  *              create -> staged -> publish -> published, task services that never call back (bench/lib/
  *              task-service-stub.ts with stagePolls = P; progress rises each round, so each round writes). Every
  *              usage key is fitted to c1 + cN*N + cP*P + cNP*N*P over the points.
- *   callback   10 fake task services that report staged/published with PATCH /tasks/<id>: the cost of one callback.
+ *   callback   10 fake task services that report staged/published with PATCH /tasks/<id>: the cost of one callback,
+ *              printed with its DynamoDB requests by operation and its write units beside those of the profile this
+ *              run replaces (before / after).
  *   download   COST_DOWNLOADS (10) of each: bearer JWT direct (64 KiB, answered by the function), signed URL mint +
  *              claim (2 MiB, 302 to S3, followed), bearer JWT redirect (2 MiB, 302, followed).
  *   schedules  a second stack running the health check and the reconciler every 4 s and the study sync every 6 s,
@@ -30,7 +32,7 @@ import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import type { HistoryEvent } from '@aws-sdk/client-sfn';
@@ -400,8 +402,22 @@ async function measureCallbacks(ctx: ReleaseCtx, meter: MeterReader) {
     logSample.push(...records);
     const count = records.filter((r) => r.k === 'invoke' && isCallback(r)).length;
     if (count === 0) throw new Error('no PATCH /tasks callback was recorded');
-    say(`  ${count} callbacks`);
-    return { usage: scale(usageOf(records, isCallback, true), 1 / count), measuredCallbacks: count };
+    const usage = scale(usageOf(records, isCallback, true), 1 / count);
+    // What one callback asks of DynamoDB: its requests (round trips) and the write units they cost.
+    const callbackIds = new Set(
+      records.filter((r) => r.k === 'invoke' && isCallback(r)).map((r) => (r as InvokeRecord).id),
+    );
+    const ddb = records.filter(
+      (r): r is DdbRecord => r.k === 'ddb' && r.inv !== undefined && callbackIds.has(r.inv),
+    );
+    const byOp = new Map<string, number>();
+    for (const r of ddb) byOp.set(r.op, (byOp.get(r.op) ?? 0) + 1);
+    say(
+      `  ${count} callbacks; each: ${(ddb.length / count).toFixed(2)} DynamoDB requests ` +
+        `(${[...byOp].map(([op, n]) => `${op} ${(n / count).toFixed(2)}`).join(', ')}), ` +
+        `${(usage['ddb.wru'] ?? 0).toFixed(1)} write units, ${(usage['ddb.rru'] ?? 0).toFixed(1)} read units`,
+    );
+    return { usage, measuredCallbacks: count };
   } finally {
     await retire(ctx, fakes);
   }
@@ -580,9 +596,30 @@ function gitCommit(): string {
   }
 }
 
+/**
+ * The profile this run replaces (OUT, if any): its callback's write units are printed beside this run's, so the
+ * change a version makes to a callback's cost is read in one place.
+ */
+function previousCallback(): { wru: number; rru: number; measured: string } | null {
+  if (!existsSync(OUT)) return null;
+  try {
+    const old = JSON.parse(readFileSync(OUT, 'utf8')) as Partial<CostProfile>;
+    const usage = old.callback?.usage;
+    if (!usage) return null;
+    return {
+      wru: usage['ddb.wru'] ?? 0,
+      rru: usage['ddb.rru'] ?? 0,
+      measured: `${old.measured?.date ?? '?'}, commit ${old.measured?.commit?.slice(0, 7) ?? '?'}`,
+    };
+  } catch {
+    return null;
+  }
+}
+
 async function main() {
   const t0 = Date.now();
   const commit = gitCommit();
+  const before = previousCallback();
   const work = mkdtempSync(join(tmpdir(), 'cost-meter-'));
   const points: ReleasePoint[] = [];
   const stored: { x: Record<string, number>; usage: Usage }[] = [];
@@ -602,6 +639,11 @@ async function main() {
           }
         say('callbacks:');
         callback = await measureCallbacks(ctx, meter);
+        const now = callback.usage;
+        say(
+          `  write units per callback: before ${before ? `${before.wru.toFixed(1)} (${relative(ROOT, OUT)} of ${before.measured})` : 'unknown (no earlier profile)'}, ` +
+            `after ${(now['ddb.wru'] ?? 0).toFixed(1)}; read units ${before ? before.rru.toFixed(1) : '?'} -> ${(now['ddb.rru'] ?? 0).toFixed(1)}`,
+        );
         say('downloads:');
         downloads = await measureDownloads(ctx, meter);
       },

@@ -201,9 +201,10 @@ export async function runRelease(
   workSeconds: number,
   pollSeconds: number,
   everyMs = 100,
+  limitMs = (workSeconds + pollSeconds) * 1000 * 3 + 30_000,
 ): Promise<Measured> {
   const id = await createRelease(ctx);
-  const limit = (workSeconds + pollSeconds) * 1000 * 3 + 30_000;
+  const limit = limitMs;
   const staged = await waitFor(ctx, id, ['staged'], limit, everyMs);
   if (staged.state === 'staged') await api(ctx, 'POST', `/releases/${id}/publish`);
   const done = await waitFor(ctx, id, TERMINAL, limit, everyMs);

@@ -1014,9 +1014,11 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description The change of state is not allowed, or was overtaken by a concurrent one (retry) */
+            /** @description The change of state is not allowed (or the release is over: published, canceled, failed), or it met concurrent changes on every retry: then `Retry-After` is set, and the same request should be sent again after that many seconds */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            /** @description DynamoDB kept throttling the write: send the same request again after `Retry-After` seconds */
+            503: components["responses"]["Error503"];
         };
     };
     listTaskServices: {

@@ -8,6 +8,7 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { retrySingleWriteConflicts } from './dynamodb/conflict-retry.js';
 import type { Documents } from './dynamodb/documents.js';
 
 /**
@@ -26,11 +27,15 @@ const requestHandler = () =>
   });
 
 let ddb: Documents | undefined;
-/** DynamoDB for the repositories: the SDK's document client (the Documents port, dynamodb/documents.ts). */
+/**
+ * DynamoDB for the repositories: the SDK's document client (the Documents port, dynamodb/documents.ts), whose
+ * retries include a single write that met a transaction (dynamodb/conflict-retry.ts).
+ */
 export function documentClient(): Documents {
-  ddb ??= DynamoDBDocumentClient.from(new DynamoDBClient({ requestHandler: requestHandler() }), {
-    marshallOptions: { removeUndefinedValues: true },
-  });
+  ddb ??= DynamoDBDocumentClient.from(
+    retrySingleWriteConflicts(new DynamoDBClient({ requestHandler: requestHandler() })),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
   return ddb;
 }
 

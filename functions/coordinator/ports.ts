@@ -216,6 +216,63 @@ export interface ReleaseChanges {
   applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]>;
 }
 
+/**
+ * A task for a report (PATCH /tasks/<id>): the task as the store last saw it, and what the store needs to write a
+ * report of it (`ref`, opaque to use cases). `confirmed`: read consistently, not from the id index. `phase`: the
+ * state of the task's release, read consistently with the task (confirmTarget); absent when not read.
+ */
+export interface ReportTarget {
+  task: Task;
+  confirmed: boolean;
+  phase?: ReleaseState;
+  readonly ref: unknown;
+}
+
+/** One task report, written as one transaction with its event and counts (TaskReports.writeReport). */
+export interface TaskReportWrite {
+  target: ReportTarget;
+  /** The new state; undefined when only the progress changes. */
+  toState?: TaskState;
+  progress: number;
+  events: NewEvent[];
+  /** The release states in which the report may be written; checked in the write, without reading the release. */
+  phases: readonly ReleaseState[];
+  /** Who reports: anyone but an admin must be the client the task's service is bound to, if it is bound. */
+  actor: { isAdmin: boolean; identity: string | null };
+  /** Find out whether the report completed its release's phase (every task now in `toState`). */
+  watchCompletion: boolean;
+}
+
+export type ReportOutcome =
+  | { written: true; events: CoordinatorEvent[]; completesPhase: boolean }
+  /** The task is not in the state the report was judged against: judge again against `target`. */
+  | { written: false; why: 'moved'; target: ReportTarget }
+  /** The release is not in one of `phases` (null: it is gone). */
+  | { written: false; why: 'phase'; phase: ReleaseState | null }
+  | { written: false; why: 'forbidden' }
+  | { written: false; why: 'gone' };
+
+/**
+ * The task callback's own access, cheap because a release's 50 callbacks arrive together: a report costs one read
+ * (reportTarget) and one transaction whose conditions do what reads would (docs/architecture.md, Task callbacks).
+ */
+export interface TaskReports {
+  /** The task from its id index, one read that may lag a change made just before; null when no task has the id. */
+  reportTarget(taskId: string): Promise<ReportTarget | null>;
+  /**
+   * The same task read consistently, with its release's state (`phase`), in one round trip: before a report is
+   * refused on what the index said, or answered without a write.
+   */
+  confirmTarget(target: ReportTarget): Promise<ReportTarget | null>;
+  /**
+   * Writes the report: the task (conditioned on the state it was judged in), its view entry (conditioned on the
+   * release's phase), its events and counts, and the service's binding as a condition. Transaction conflicts and
+   * throttling are retried inside; when they outlast the retries it throws ChangeConflictError (no `failed`
+   * entries) or an error the SDK marks `$retryable`.
+   */
+  writeReport(report: TaskReportWrite): Promise<ReportOutcome>;
+}
+
 export interface TaskReads {
   getTask(id: string): Promise<Task | null>;
   listTasks(

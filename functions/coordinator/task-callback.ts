@@ -1,16 +1,24 @@
-import { failTasks } from '../orchestration/changes.js';
-import { ConflictError, ValidationError } from '../shared/errors.js';
-import { MAX_LIMIT } from '../shared/list.js';
+import { failTasks, isTransient } from '../orchestration/changes.js';
+import {
+  BusyError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  RetryableConflictError,
+  ValidationError,
+} from '../shared/errors.js';
 import { taskStateEvent } from './event-messages.js';
 import { type Actor, requireActsFor } from './identity.js';
-import type { ReleaseState, Task, TaskState } from './model.js';
+import { isTerminalRelease, RELEASE_STATES, type ReleaseState, type Task, type TaskState } from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
   type ReleaseChanges,
   type ReleaseOrchestrator,
   type ReleaseReads,
+  type ReportTarget,
   type TaskReads,
+  type TaskReports,
   type TaskServiceRepository,
 } from './ports.js';
 import { getTask } from './tasks.js';
@@ -18,7 +26,10 @@ import { getTask } from './tasks.js';
 /**
  * PATCH /tasks/<id>: a task service reports its task's state and progress. Only the transitions below are
  * accepted (anything else is a 409); repeating the current state only updates the progress. The write is conditioned
- * on the state we read, and carries the task's state-change event.
+ * on the state we read, and carries the task's state-change event. Once the release is over (published, canceled,
+ * failed) nothing is accepted, progress included, and a report that changes nothing too (409). While it is live, a
+ * report of exactly the state and progress the task has is answered with the task and writes nothing, so sending a
+ * report again after a 409 or 503 with Retry-After is safe.
  */
 export const TASK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
   // pending -> staged and staged -> published: a fast service reports the end of its work before the coordinator
@@ -49,8 +60,11 @@ export const CALLBACK_STATES_BY_PHASE: Record<ReleaseState, readonly TaskState[]
   failed: [],
 };
 
-/** States a task service reports that the release's poll loop should react to at once. */
-export const WAKING_STATES: readonly TaskState[] = ['staged', 'published', 'failed', 'canceled'];
+/**
+ * States that end a phase's work: the report that brings the release's last task there wakes the poll loop.
+ * (`failed` and `canceled` drive the release at once, whatever the other tasks do.)
+ */
+export const PHASE_ENDS: readonly TaskState[] = ['staged', 'published'];
 
 export interface TaskReport {
   state?: TaskState;
@@ -58,7 +72,7 @@ export interface TaskReport {
 }
 
 export interface TaskCallbackDeps {
-  releases: ReleaseReads & ReleaseChanges & TaskReads;
+  releases: ReleaseReads & ReleaseChanges & TaskReads & TaskReports;
   taskServices: Pick<TaskServiceRepository, 'get'>;
   orchestrator: ReleaseOrchestrator;
   publisher: EventPublisher;
@@ -80,20 +94,26 @@ export function parseProgress(v: unknown): number {
   return Math.round(n);
 }
 
-/**
- * Whether this report was the last one the release's phase waited for (every task now `staged`, or every task
- * `published`). Only then is the poll loop woken: earlier reports would each buy a poll round (state transitions,
- * which Step Functions bills) without letting the release move; polling stays the safety net. The read comes after
- * our own write and is strongly consistent, so of two last reports landing together at least one sees both.
- */
-async function completesPhase(deps: TaskCallbackDeps, releaseId: string, to: TaskState): Promise<boolean> {
-  // The release's tasks from its task view (one GetItem), not the whole release: the callback's reads are most of
-  // what 1,000 concurrent callbacks wait for (bench:txcost). A release holds at most MAX_TASKS_PER_RELEASE tasks, so
-  // one page of MAX_LIMIT is all of them.
-  const tasks = await deps.releases.listTasks({ releaseId }, { limit: MAX_LIMIT, offset: 0 });
-  return tasks.count > 0 && tasks.items.every((t) => t.state === to);
-}
+/** The release states in which a task may report `to` (CALLBACK_STATES_BY_PHASE read the other way round). */
+export const PHASES_ALLOWING = (to: TaskState): ReleaseState[] =>
+  RELEASE_STATES.filter((phase) => CALLBACK_STATES_BY_PHASE[phase].includes(to));
 
+/** Progress alone may change while the release is not over. */
+const OPEN_PHASES: readonly ReleaseState[] = RELEASE_STATES.filter((s) => !isTerminalRelease(s));
+
+/** How many times a report is judged again after the task moved under it before the caller is told to retry. */
+const ATTEMPTS = 8;
+
+/**
+ * The report is judged against the task as the id index has it and written with conditions that stand in for the
+ * reads it no longer makes (the task's state, the release's phase on the task view, the service's binding:
+ * TaskReports). A condition that fails brings back what is true now, and the report is judged again. So a report
+ * costs two DynamoDB round trips, and the one that completes its release's phase wakes the poll loop (only then:
+ * earlier reports would each buy a poll round, state transitions that Step Functions bills, without letting the
+ * release move; polling stays the safety net). Conflicts with concurrent writers are retried with jittered backoff
+ * inside the store; when they outlast every retry, or DynamoDB keeps throttling, the answer is a 409 or 503 with
+ * `Retry-After`, which task services retry (docs/task-service-api.md).
+ */
 export async function reportTask(
   deps: TaskCallbackDeps,
   id: string,
@@ -102,67 +122,133 @@ export async function reportTask(
 ): Promise<Task> {
   if (report.state === undefined && report.progress === undefined)
     throw new ValidationError('Nothing to change', { state: ['state or progress is required'] });
-  let lost: unknown;
-  for (let attempt = 0; attempt < 8; attempt++) {
-    // A report races the orchestration's own writes of the same task (e.g. the reply to start being recorded while
-    // a fast service already reports staged): read again after a short, jittered pause rather than answer 409.
-    if (attempt > 0) await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
-    const task = await getTask(deps, id);
-    if (attempt === 0) await requireActsFor(deps, actor, task.taskServiceId, `Task ${id}`);
+  try {
+    return await judgeAndWrite(deps, id, report, actor);
+  } catch (err) {
+    if (isChangeConflict(err) && err.failed.length === 0)
+      throw new RetryableConflictError(`Task ${id} is changing concurrently; retry`, 1, { cause: err });
+    if (!isAppErrorLike(err) && isTransient(err))
+      throw new BusyError(`Task ${id} could not be written now; retry`, 1, { cause: err });
+    throw err;
+  }
+}
+
+const isAppErrorLike = (err: unknown) => typeof (err as { status?: unknown })?.status === 'number';
+
+async function judgeAndWrite(
+  deps: TaskCallbackDeps,
+  id: string,
+  report: TaskReport,
+  actor: Actor,
+): Promise<Task> {
+  let target: ReportTarget | null = await deps.releases.reportTarget(id);
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    if (!target) throw new NotFoundError(`Task ${id} not found`);
+    const task = target.task;
     const to = report.state ?? task.state;
     const changes = to !== task.state;
-    if (changes && !TASK_TRANSITIONS[task.state].includes(to))
+    if (changes && !TASK_TRANSITIONS[task.state].includes(to)) {
+      // The id index may lag: refuse only on the task as it is.
+      if (!target.confirmed) {
+        target = await deps.releases.confirmTarget(target);
+        continue;
+      }
       throw new ConflictError(`Task ${id} may not change from ${task.state} to ${to}`);
-    if (changes) {
-      // A read, not a condition in the write: a release only moves forward through its phases (or to canceling),
-      // and no phase can be reached while this task still has to report, so the phase read here cannot be
-      // overtaken by one that forbids `to`. A condition on the release item would make every callback of a release
-      // conflict with every other (DynamoDB cancels transactions that touch the same item concurrently).
-      const phase = await deps.releases.stateOf(task.releaseId);
-      const allowed = phase ? CALLBACK_STATES_BY_PHASE[phase] : [];
-      // The task may have moved on between the two reads (the orchestration recorded the same news from a poll and
-      // moved the release with it): judge the report again against the task as it is now.
-      if ((!phase || !allowed.includes(to)) && (await getTask(deps, id)).state !== task.state) continue;
-      if (!phase || !allowed.includes(to))
-        throw new ConflictError(
-          `Task ${id} may not become ${to} while its release is ${phase ?? 'missing'}; allowed states now: ${allowed.length ? allowed.join(', ') : 'none (the release is over)'}`,
-        );
     }
     const progress = report.progress ?? task.progress;
-    if (changes && (to === 'failed' || to === 'canceled')) {
-      // The task's end takes its release with it (issue 3, Failures): task failed/canceled and release canceling
-      // in one transaction; the execution then cancels the other tasks.
-      const outcome = await failTasks(
-        { releases: deps.releases, publisher: deps.publisher },
-        task.releaseId,
-        [
-          {
-            taskId: id,
-            to,
-            onlyFrom: [task.state],
-            reason: `task service "${task.serviceName}" (${task.taskServiceId}) reported it ${to} (PATCH /tasks/${id})`,
-          },
-        ],
-      );
-      if (outcome === 'unchanged') continue; // reported concurrently: judge against the new state
-      if (outcome === 'canceling') await deps.orchestrator.drive(task.releaseId);
-      return getTask(deps, id);
+    if (!changes && progress === task.progress) {
+      // A report of exactly what the task is (a report sent again after a Retry-After): nothing to write while the
+      // release is live. Once it is over, every report is a 409, this one too. The index may lag and says nothing
+      // of the release, so the task is confirmed first, with its release's state, in one read.
+      if (!target.confirmed || target.phase === undefined) {
+        target = await deps.releases.confirmTarget(target);
+        continue;
+      }
+      if (isTerminalRelease(target.phase)) throw phaseConflict(id, to, false, target.phase);
+      return task;
     }
-    try {
-      const written = await deps.releases.applyChange({
-        releaseId: task.releaseId,
-        tasks: [{ taskId: id, expectState: task.state, toState: changes ? to : undefined, progress }],
-        events: changes ? [taskStateEvent(task, task.state, to)] : [],
-      });
-      await deps.publisher.publish(written);
-    } catch (err) {
-      if (!isChangeConflict(err)) throw err;
-      lost = err; // reported concurrently: judge against the new state
+    if (changes && (to === 'failed' || to === 'canceled')) {
+      const failed = await reportEnd(deps, task, to, actor);
+      if (failed) return failed;
+      target = await deps.releases.confirmTarget(target); // reported concurrently: judge against the new state
       continue;
     }
-    if (changes && WAKING_STATES.includes(to) && (await completesPhase(deps, task.releaseId, to)))
-      await deps.orchestrator.wake(task.releaseId);
-    return { ...task, state: to, progress };
+    const outcome = await deps.releases.writeReport({
+      target,
+      toState: changes ? to : undefined,
+      progress,
+      events: changes ? [taskStateEvent(task, task.state, to)] : [],
+      phases: changes ? PHASES_ALLOWING(to) : OPEN_PHASES,
+      actor,
+      watchCompletion: changes && PHASE_ENDS.includes(to),
+    });
+    if (outcome.written) {
+      await deps.publisher.publish(outcome.events);
+      if (outcome.completesPhase) await deps.orchestrator.wake(task.releaseId);
+      return { ...task, state: to, progress };
+    }
+    if (outcome.why === 'moved') {
+      target = outcome.target;
+      continue;
+    }
+    if (outcome.why === 'forbidden') throw forbidden(id, task.taskServiceId);
+    if (outcome.why === 'gone') throw new NotFoundError(`Task ${id} not found`);
+    throw phaseConflict(id, to, changes, outcome.phase);
   }
-  throw new ConflictError(`Task ${id} is changing concurrently; retry`, { cause: lost });
+  throw new RetryableConflictError(`Task ${id} is changing concurrently; retry`);
+}
+
+const forbidden = (id: string, serviceId: string) =>
+  new ForbiddenError(
+    `Task ${id} belongs to task service ${serviceId}, which is bound to another client; only that client or an admin may write it`,
+  );
+
+function phaseConflict(
+  id: string,
+  to: TaskState,
+  changes: boolean,
+  phase: ReleaseState | null,
+): ConflictError {
+  if (!phase || isTerminalRelease(phase))
+    return new ConflictError(
+      `Task ${id} belongs to a release that is ${phase ?? 'missing'}: nothing about its tasks changes any more`,
+    );
+  const allowed = CALLBACK_STATES_BY_PHASE[phase];
+  return new ConflictError(
+    changes
+      ? `Task ${id} may not become ${to} while its release is ${phase}; allowed states now: ${allowed.join(', ')}`
+      : `Task ${id} may not change while its release is ${phase}`,
+  );
+}
+
+/**
+ * A task service reports its task failed or canceled: the task's end takes its release with it (issue 3, Failures):
+ * task failed/canceled and release canceling in one transaction; the execution then cancels the other tasks. Not
+ * the hot path (it reads the service and the release whole). Null when the task moved meanwhile (judge again).
+ */
+async function reportEnd(
+  deps: TaskCallbackDeps,
+  task: Task,
+  to: 'failed' | 'canceled',
+  actor: Actor,
+): Promise<Task | null> {
+  await requireActsFor(deps, actor, task.taskServiceId, `Task ${task.id}`);
+  const outcome = await failTasks({ releases: deps.releases, publisher: deps.publisher }, task.releaseId, [
+    {
+      taskId: task.id,
+      to,
+      onlyFrom: [task.state],
+      reason: `task service "${task.serviceName}" (${task.taskServiceId}) reported it ${to} (PATCH /tasks/${task.id})`,
+    },
+  ]);
+  if (outcome === 'unchanged') return null;
+  if (outcome === 'terminal' || outcome === 'missing')
+    throw phaseConflict(
+      task.id,
+      to,
+      true,
+      outcome === 'terminal' ? await deps.releases.stateOf(task.releaseId) : null,
+    );
+  await deps.orchestrator.drive(task.releaseId);
+  return getTask(deps, task.id);
 }

@@ -116,11 +116,11 @@ function recordMove(m: Moved, nowMs = Date.now()): void {
 
 /**
  * Items a change takes in its transaction (ReleaseChanges.applyChange): a task's update, and per event its put,
- * its task service's event count (each task names its own service) and its task's; the release item and the counts the tasks
- * and events of one change share (states moved from and to, all events, the release's events) and its task view
- * item are kept in SHARED_ITEMS whatever the number of tasks.
+ * its task service's event count (each task names its own service) and its task's; the release item and the counts
+ * the tasks and events of one change share (states moved from and to, all events, the release's events) and its task
+ * view's shards (8: a release move writes its state on each) are kept in SHARED_ITEMS whatever the number of tasks.
  */
-const SHARED_ITEMS = 9;
+const SHARED_ITEMS = 16;
 const taskItems = (p: TaskPart) => 1 + 3 * p.events.length;
 const releaseItems = (p: ReleasePart) =>
   3 * (p.events?.length ?? 0) + (p.claimVersion ? 2 : 0) + (p.studies?.length ?? 0); // claim + highest pointer

@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   token_unavailable:
     '503: the coordinator could not get its own access token (transient for the orchestration)',
   not_ready: '503: the local stack is still starting',
+  busy: '503: the data store is throttling requests; retry after the `Retry-After` seconds',
   identity_provider_unavailable:
     "503: the identity provider could not make or delete a task service's client; nothing was registered",
   // The local identity provider's OAuth 2.0 token errors (RFC 6749, section 5.2).
@@ -147,6 +148,25 @@ export class ConflictError extends AppError {
   override name = 'ConflictError';
   constructor(message: string, options?: ErrorCause) {
     super(409, 'conflict', message, undefined, undefined, options);
+  }
+}
+
+/**
+ * A conflict that passes with time (concurrent writers won every retry): a 409 whose `Retry-After` tells the caller
+ * when to send the same request again. A conflict that retrying cannot resolve is a plain ConflictError.
+ */
+export class RetryableConflictError extends AppError {
+  override name = 'RetryableConflictError';
+  constructor(message: string, retryAfterSeconds = 1, options?: ErrorCause) {
+    super(409, 'conflict', message, undefined, { 'Retry-After': String(retryAfterSeconds) }, options);
+  }
+}
+
+/** The data store throttled the request past its retries: a 503 with `Retry-After`. */
+export class BusyError extends AppError {
+  override name = 'BusyError';
+  constructor(message: string, retryAfterSeconds = 1, options?: ErrorCause) {
+    super(503, 'busy', message, undefined, { 'Retry-After': String(retryAfterSeconds) }, options);
   }
 }
 

@@ -45,6 +45,8 @@ export interface FakeTaskServiceOptions {
   legacySpelling?: boolean;
   /** GET /status answers this status (default 200). */
   statusCode?: number;
+  /** Multiplies the Retry-After pause before a report is sent again (tests shorten it; default 1). */
+  retryAfterScale?: number;
   /** Answer these actions only after this many ms (still within the action timeout, say). */
   delays?: Partial<Record<FakeAction, number>>;
   /**
@@ -82,8 +84,19 @@ export interface FakeTaskService {
   received: ReceivedAction[];
   /** Where callbacks go and with which bearer token. */
   coordinator?: { baseUrl: string; token: () => string };
-  /** Every PATCH /tasks/<id> sent: the coordinator's status (0: no answer), how long the answer took, and the body of a refusal. */
-  callbacks: { taskId: string; state: string; status: number; ms: number; error?: string }[];
+  /**
+   * Every report sent (PATCH /tasks/<id>): the coordinator's last status (0: no answer), how long it took from the
+   * first attempt to that answer, how many attempts it took (a 409 or 503 with Retry-After is sent again after that
+   * many seconds, as docs/task-service-api.md asks), and the body of a refusal.
+   */
+  callbacks: {
+    taskId: string;
+    state: string;
+    status: number;
+    ms: number;
+    attempts: number;
+    error?: string;
+  }[];
   tasks: Map<string, FakeTask>;
   statusCode: number;
   /** Actions received for a task, in order. */
@@ -95,6 +108,8 @@ export interface FakeTaskService {
 }
 
 const ACTIONS: readonly FakeAction[] = ['initialize', 'start', 'get_status', 'publish', 'cancel'];
+/** How many times a report is sent when the coordinator keeps answering 409 / 503 with Retry-After. */
+const MAX_REPORT_ATTEMPTS = 10;
 
 export async function startFakeTaskService(options: FakeTaskServiceOptions = {}): Promise<FakeTaskService> {
   const name = options.name ?? 'fake task service';
@@ -122,22 +137,37 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
   const report = async (taskId: string, state: string, progress: number) => {
     if (!callbacks || !svc.coordinator || stopped) return;
     const t0 = performance.now();
-    try {
-      const res = await fetch(`${svc.coordinator.baseUrl}/tasks/${taskId}`, {
-        method: 'PATCH',
-        headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${svc.coordinator.token()}` },
-        body: JSON.stringify({ state, progress }),
-      });
-      const text = await res.text();
-      svc.callbacks.push({
-        taskId,
-        state,
-        status: res.status,
-        ms: performance.now() - t0,
-        ...(res.status === 200 ? {} : { error: text.slice(0, 300) }),
-      });
-    } catch {
-      svc.callbacks.push({ taskId, state, status: 0, ms: performance.now() - t0 });
+    for (let attempts = 1; ; attempts++) {
+      try {
+        const res = await fetch(`${svc.coordinator.baseUrl}/tasks/${taskId}`, {
+          method: 'PATCH',
+          headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${svc.coordinator.token()}` },
+          body: JSON.stringify({ state, progress }),
+        });
+        const text = await res.text();
+        // A conflict or an overload that passes with time says when to try again.
+        const retryAfter = Number(res.headers.get('retry-after') ?? Number.NaN);
+        if (
+          (res.status === 409 || res.status === 503) &&
+          retryAfter >= 0 &&
+          attempts < MAX_REPORT_ATTEMPTS &&
+          !stopped
+        ) {
+          await new Promise((r) => setTimeout(r, retryAfter * 1000 * (options.retryAfterScale ?? 1)));
+          continue;
+        }
+        svc.callbacks.push({
+          taskId,
+          state,
+          status: res.status,
+          ms: performance.now() - t0,
+          attempts,
+          ...(res.status === 200 ? {} : { error: text.slice(0, 300) }),
+        });
+      } catch {
+        svc.callbacks.push({ taskId, state, status: 0, ms: performance.now() - t0, attempts });
+      }
+      return;
     }
   };
 
@@ -169,6 +199,8 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
         break;
       case 'start': {
         const t = task as FakeTask;
+        // Sent again (a step retried after its write failed): the work already runs, as the spec allows.
+        if (t.state === 'running' || t.state === 'staged') break;
         if (t.state !== 'pending') return send(res, 503, { message: `cannot start a ${t.state} task` });
         if (stageMs === 0 && !options.failStaging) {
           t.state = 'staged';
@@ -196,6 +228,8 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
       }
       case 'publish': {
         const t = task as FakeTask;
+        // Sent again (a step retried after its write failed): a task already publishing (or published) says so.
+        if (t.state === 'publishing' || t.state === 'published') break;
         if (t.state !== 'staged') return send(res, 503, { message: `cannot publish a ${t.state} task` });
         if (publishMs === 0) {
           t.state = 'published';

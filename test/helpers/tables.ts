@@ -1,10 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { faithfulSettings } from '../../local/dynamodb-faithful.js';
+import { type FaithfulProxy, startFaithfulProxy } from '../../local/dynamodb-faithful-proxy.js';
 import { createTables, localClient, tableEnv } from '../../local/dynamodb-local.js';
+
+let proxy: Promise<FaithfulProxy> | undefined;
+
+/**
+ * The DynamoDB endpoint handlers use in this test file: the shared DynamoDB Local, or, with DYNAMODB_FAITHFUL set
+ * (conflicts, throttle; local/dynamodb-faithful.ts), a conflict-faithful proxy in front of it, one per test
+ * process, as `npm start` puts one in front of its own.
+ */
+export async function handlerEndpoint(): Promise<string> {
+  const endpoint = inject('ddbEndpoint');
+  const settings = faithfulSettings();
+  if (!settings) return endpoint;
+  proxy ??= startFaithfulProxy(endpoint, settings);
+  return (await proxy).endpoint;
+}
+
+/** What the conflict-faithful proxy of this test process refused so far (null without DYNAMODB_FAITHFUL). */
+export async function faithfulCounts() {
+  return proxy ? (await proxy).counts() : null;
+}
 
 /**
  * Creates a fresh set of tables on the shared DynamoDB Local and points the SDK at it through the standard env
- * settings, exactly as the local stack does. Returns the env it set.
+ * settings, exactly as the local stack does (through the conflict-faithful proxy when DYNAMODB_FAITHFUL is set).
+ * Returns the env it set.
  */
 export async function useLocalTables(): Promise<Record<string, string>> {
   const endpoint = inject('ddbEndpoint');
@@ -13,7 +36,7 @@ export async function useLocalTables(): Promise<Record<string, string>> {
   await createTables(client, prefix);
   client.destroy();
   const env = {
-    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: await handlerEndpoint(),
     AWS_REGION: 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',

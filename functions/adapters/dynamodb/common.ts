@@ -1,15 +1,6 @@
-import { ConflictError } from '../../shared/errors.js';
 import { assertOffset, type Page } from '../../shared/list.js';
 import * as z from '../../shared/zod.js';
-import {
-  BatchGetCommand,
-  type Documents,
-  QueryCommand,
-  type QueryCommandInput,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-} from './documents.js';
-import { assertItemFits } from './item-size.js';
+import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput } from './documents.js';
 
 /**
  * What the DynamoDB repositories share: physical table names, the key layout of the single-table design, counters and
@@ -23,10 +14,17 @@ import { assertItemFits } from './item-size.js';
  *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
  *                                            gsi3 RE#ST#<state>                                    (state filter)
  *                                            + `noteIds`, so a page of releases finds its notes without a query
- *   task view      RE#<release>   / RE#V      `taskView`: every task's state, progress and service (no index keys,
- *                                            so a task change rewrites this item alone, never the release's
- *                                            three index entries); a page of releases reads its views by key
+ *   task view      RE#<release>   / RE#V      `taskView`: every task as created (state, progress, service, name,
+ *                                            created); written once, with the release (no index keys)
+ *   view shard     RE#<release>   / RE#V#<g>  g = shardOf(task id, VIEW_SHARDS): the later states (`s:<task>`) and
+ *                                            progress (`p:<task>`) of its group of tasks, how many of them are in
+ *                                            each state (`n:<state>`, pending not counted) and the release's state
+ *                                            (`phase`; absent until the release first moves, i.e. initializing).
+ *                                            Created by the first write that needs it. A page of releases reads a
+ *                                            view and its shards by key; a callback writes one shard, so the
+ *                                            callbacks of one release meet only within a group
  *   task           RE#<release>   / TA#<id>   gsi1 TA   gsi2 <id> / TA   gsi3 TA#ST#<state>   gsi4 TA#TS#<service>
+ *                                            `vgs`: how many tasks its view shard holds (a callback's completion check)
  *   release note   RE#<release>   / RN#<id>   gsi1 RN   gsi2 <id> / RN   gsi3 RN#SD#<study>  (only with a study)
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
  *   study member   RS#<study>     / <created>#<release>   (a release under each of its studies: ?study= lists)
@@ -46,8 +44,8 @@ import { assertItemFits } from './item-size.js';
  *   study          SD#<id>        / SD        gsi1 SD;  counter CNT#SD#00
  *
  * A release, its tasks and its notes share one partition (item collection). GET /releases/<id> reads the release
- * item and its notes (one Query over sk RE..RN~); the tasks come from the release item's task view, which every
- * transaction that changes a task also updates (tasks never change anywhere else).
+ * item, its task view with its shards and its notes (one Query over sk RE..RN~); the tasks come from the view, whose
+ * shards every transaction that changes a task also updates (tasks never change anywhere else).
  *
  * The active index: a release item carries gsi2 keys (gsi2pk ACTIVE#RE) from its creation until the change that
  * makes it terminal (published, canceled, failed), which removes them in the same transaction. gsi2 is therefore a
@@ -90,6 +88,13 @@ export function tablesFromEnv(env: NodeJS.ProcessEnv = process.env): Tables {
 /** Shards of the all-events list (gsi1 EV#<nn>): see docs/architecture.md for the arithmetic. */
 export const EVENT_LIST_SHARDS = 4;
 
+/**
+ * Shards of a release's task view (RE#V#<g>), by task id: the callbacks of a release's tasks write only their own
+ * group's shard, so 50 callbacks at once meet in groups of about 6 instead of all on one item; a page of 10 releases
+ * reads 10 views and their 80 shards in one BatchGetItem.
+ */
+export const VIEW_SHARDS = 8;
+
 export const K = {
   taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
   servicesEnabled: (enabled: boolean) => `TS#EN#${enabled}`,
@@ -113,6 +118,8 @@ export const K = {
   release: (id: string) => ({ pk: `RE#${id}`, sk: 'RE' }),
   /** The release's task view: its own item, so task changes never rewrite the indexed release item. */
   releaseView: (id: string) => ({ pk: `RE#${id}`, sk: 'RE#V' }),
+  /** One shard of the release's task view (g < VIEW_SHARDS); the view and its shards share the prefix RE#V. */
+  releaseViewShard: (id: string, g: number) => ({ pk: `RE#${id}`, sk: `RE#V#${g}` }),
   releasePk: (id: string) => `RE#${id}`,
   task: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `TA#${id}` }),
   note: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `RN#${id}` }),
@@ -157,12 +164,16 @@ export const C = {
   releasesInState: (state: string) => ({ name: `RE#ST#${state}`, shards: 4 }),
   releasesOfStudy: (studyId: string) => ({ name: `RE#SD#${studyId}`, shards: 1 }),
   tasks: { name: 'TA', shards: 4 },
-  tasksInState: (state: string) => ({ name: `TA#ST#${state}`, shards: 8 }),
+  // Every task callback moves two of these and writes an event: the callbacks of every release in flight meet here.
+  tasksInState: (state: string) => ({ name: `TA#ST#${state}`, shards: 16 }),
   notes: { name: 'RN', shards: 1 },
   notesOfStudy: (studyId: string) => ({ name: `RN#SD#${studyId}`, shards: 1 }),
-  events: { name: 'EV', shards: 8 },
-  eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: 4 }),
-  eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 2 }),
+  events: { name: 'EV', shards: 16 },
+  // A callback takes the shard of its task's view group (CounterDeltas.add's shard), so the callbacks of one release
+  // meet on this counter exactly where they meet on their view shard, and nowhere else.
+  eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: VIEW_SHARDS }),
+  // A service's callbacks for every release in flight arrive together.
+  eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 8 }),
   eventsOfStudy: (studyId: string) => ({ name: `EV#SD#${studyId}`, shards: 1 }),
   eventsOfTask: (releaseId: string, taskId: string) => ({ name: `EV#RT#${releaseId}#${taskId}`, shards: 1 }),
   taskOnlyEvents: (taskId: string) => ({ name: `EV#TO#${taskId}`, shards: 1 }),
@@ -179,74 +190,16 @@ export function stripKeys(item: Record<string, unknown>): Record<string, unknown
   return out;
 }
 
-/** Transaction items labelled with what they are, so a cancellation can say which condition failed. */
-export interface LabelledItem {
-  kind: string;
-  id: string;
-  item: NonNullable<TransactWriteCommandInput['TransactItems']>[number];
-}
+import { backoff, type LabelledItem } from './transact.js';
 
-/** A labelled transaction Put of a new item: it fails (and is reported by label) if the key is already taken. */
-export function putNew(table: string, kind: string, id: string, Item: Record<string, unknown>): LabelledItem {
-  return {
-    kind,
-    id,
-    item: { Put: { TableName: table, Item, ConditionExpression: 'attribute_not_exists(pk)' } },
-  };
-}
-
-export type TransactOutcome =
-  | { ok: true }
-  | { ok: false; conditionFailed: { kind: string; id: string }[]; conflict: boolean };
-
-/** Cancellation reasons that pass with time: a concurrent writer, or DynamoDB throttling the table or an index. */
-const TRANSIENT_REASONS = new Set([
-  'TransactionConflict',
-  'ThrottlingError',
-  'ProvisionedThroughputExceeded',
-]);
-
-/**
- * Runs one TransactWriteItems. Condition failures come back as data (which items failed) so callers can map them to
- * the right error or retry with fresh ids. A cancellation for a transient reason (a transaction conflict with a
- * concurrent writer, throttling) is retried here with jittered backoff, since conditions are re-evaluated on every
- * attempt. Throttling that outlasts the attempts is thrown marked `$retryable` (the SDK's own convention), so the
- * orchestration retries the step instead of failing the release.
- */
-export async function transact(
-  doc: Documents,
-  items: LabelledItem[],
-  attempts = 8,
-): Promise<TransactOutcome> {
-  if (items.length > 100) throw new ConflictError(`A change of ${items.length} items exceeds DynamoDB's 100`);
-  for (const i of items) assertItemFits(i);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await doc.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) }));
-      return { ok: true };
-    } catch (err) {
-      // By name, as the SDK and the signed adapter both name it: no class identity crosses adapters or bundles.
-      if ((err as Error)?.name !== 'TransactionCanceledException') throw err;
-      const reasons = (err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-      const conditionFailed = reasons
-        .map((r, i) =>
-          r?.Code === 'ConditionalCheckFailed' ? { kind: items[i].kind, id: items[i].id } : null,
-        )
-        .filter((x): x is { kind: string; id: string } => x !== null);
-      const conflict = reasons.some((r) => r?.Code === 'TransactionConflict');
-      const transient = reasons.some((r) => TRANSIENT_REASONS.has(r?.Code ?? ''));
-      const throttled = transient && !conflict;
-      if (conditionFailed.length === 0 && transient && attempt < attempts) {
-        await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** Math.min(attempt, 6)));
-        continue;
-      }
-      if (conditionFailed.length === 0 && throttled)
-        throw Object.assign(err as Error, { $retryable: { throttling: true } });
-      if (conditionFailed.length === 0 && !conflict) throw err;
-      return { ok: false, conditionFailed, conflict };
-    }
-  }
-}
+export {
+  backoff,
+  type FailedCondition,
+  type LabelledItem,
+  putNew,
+  type TransactOutcome,
+  transact,
+} from './transact.js';
 
 export type IndexName = 'gsi1' | 'gsi2' | 'gsi3' | 'gsi4' | 'gsi5';
 
@@ -385,25 +338,35 @@ export const counterKey = (name: string, shard: number) => ({
   sk: 'CNT',
 });
 
-/** Deltas of one change, merged per counter; `items()` gives one ADD per counter that moves. */
+/**
+ * Deltas of one change, merged per counter; `items()` gives one ADD per counter that moves, on a random shard unless
+ * the first delta named one (`shard`, taken modulo the counter's shards).
+ */
 export class CounterDeltas {
-  private readonly deltas = new Map<string, { counter: Counter; delta: number }>();
-  add(counter: Counter | null | undefined, delta: number): this {
+  private readonly deltas = new Map<string, { counter: Counter; delta: number; shard?: number }>();
+  add(counter: Counter | null | undefined, delta: number, shard?: number): this {
     if (!counter || delta === 0) return this;
     const current = this.deltas.get(counter.name);
-    this.deltas.set(counter.name, { counter, delta: (current?.delta ?? 0) + delta });
+    this.deltas.set(counter.name, {
+      counter,
+      delta: (current?.delta ?? 0) + delta,
+      shard: current ? current.shard : shard,
+    });
     return this;
   }
   items(table: string): LabelledItem[] {
     return [...this.deltas.values()]
       .filter((d) => d.delta !== 0)
-      .map(({ counter, delta }) => ({
+      .map(({ counter, delta, shard }) => ({
         kind: 'counter',
         id: counter.name,
         item: {
           Update: {
             TableName: table,
-            Key: counterKey(counter.name, Math.floor(Math.random() * counter.shards)),
+            Key: counterKey(
+              counter.name,
+              shard === undefined ? Math.floor(Math.random() * counter.shards) : shard % counter.shards,
+            ),
             UpdateExpression: 'ADD n :d',
             ExpressionAttributeValues: { ':d': delta },
           },
@@ -425,7 +388,9 @@ export async function readCounts(
   const totals = new Map<string, number>();
   for (let i = 0; i < keys.length; i += 100) {
     let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
-    while (pending?.length) {
+    for (let attempt = 0; pending?.length; attempt++) {
+      // Keys handed back unprocessed were throttled: ask again after a short, growing pause.
+      if (attempt > 0) await backoff(attempt);
       const out = await doc.send(
         new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
       );

@@ -22,6 +22,7 @@ import {
   shardOf,
   type Tables,
   transact,
+  VIEW_SHARDS,
 } from './common.js';
 import { type Documents, GetCommand, QueryCommand } from './documents.js';
 
@@ -86,9 +87,14 @@ export function eventCounters(e: CoordinatorEvent): Counter[] {
   return out;
 }
 
-/** What an event adds to (sign 1) or takes from (sign -1) the counts of the lists it is in. */
+/**
+ * What an event adds to (sign 1) or takes from (sign -1) the counts of the lists it is in. A task's event counts on
+ * its release's shard of the task's view group (VIEW_SHARDS), where the task's callbacks already meet.
+ */
 export function eventCounts(deltas: CounterDeltas, e: CoordinatorEvent, sign: 1 | -1): CounterDeltas {
-  for (const c of eventCounters(e)) deltas.add(c, sign);
+  const release = e.releaseId ? C.eventsOfRelease(e.releaseId).name : undefined;
+  for (const c of eventCounters(e))
+    deltas.add(c, sign, c.name === release && e.taskId ? shardOf(e.taskId, VIEW_SHARDS) : undefined);
   return deltas;
 }
 

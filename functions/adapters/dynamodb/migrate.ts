@@ -25,8 +25,8 @@ import * as releaseItems from './releases/items.js';
 import { DynamoTaskServiceRepository } from './task-services.js';
 
 /**
- * The one-time start-up migration to the scale layout (schema version 2: the gsi3 / gsi4 filter keys, sharded list
- * keys, counters, the release's task view item and note ids, the study member items and file version counts; key
+ * The one-time start-up migration to the scale layout (the gsi3 / gsi4 filter keys, sharded list keys, counters, the
+ * release's task view item with its shards and note ids, the study member items and file version counts; key
  * layout in common.ts and files-table.ts). Tables from before it hold items the new reads would miss, so the local
  * stack runs this before serving (bin/local.ts), and an operator runs it once on AWS before the new functions take
  * traffic (docs/deploy.md). It reads every item once (a Scan), so it is not for a schedule: a `SCHEMA` item records
@@ -37,8 +37,10 @@ import { DynamoTaskServiceRepository } from './task-services.js';
  * counter.
  */
 // 3: the task view moved from the release item to an item of its own (RE#V). 4: reads by key (a file's latest
-// available version, its pending counts; a task's events, a release's events of one study). Every step above is
-// idempotent, so a table at an earlier version is simply migrated again.
+// available version, its pending counts; a task's events, a release's events of one study), and the task view's
+// shards (RE#V#<g>: the release's state and each group's counts per state) with each task's shard size (`vgs`),
+// which the task callbacks' conditions read. Every step above is idempotent, so a table at an earlier version is
+// simply migrated again.
 export const SCHEMA_VERSION = 4;
 
 async function scanAll(doc: DynamoDBDocumentClient, table: string): Promise<Record<string, unknown>[]> {
@@ -177,7 +179,6 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
       }
     } else if (pk.startsWith('RE#') && sk.startsWith('TA#')) {
       const t = decode(taskSchema, raw);
-      out.push(releaseItems.taskItem(t));
       tasksOf.set(t.releaseId, [...(tasksOf.get(t.releaseId) ?? []), t]);
       tally.add(C.tasks);
       tally.add(C.tasksInState(t.state));
@@ -209,12 +210,19 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
       for (const c of eventCounters(e)) tally.add(c);
     }
   }
+  for (const tasks of tasksOf.values()) {
+    const sizes = releaseItems.groupSizes(tasks);
+    for (const t of tasks) out.push(releaseItems.taskItem(t, sizes.get(t.id)));
+  }
   for (const { raw, release } of releases.values()) {
-    // A task view the release item kept in an earlier layout is dropped: the view is an item of its own now.
+    // A task view the release item kept in an earlier layout is dropped: the view is an item of its own now. The
+    // view is written from the task items as they are, so its shards carry no later states, only the counts.
     const { taskView: _view, ...kept } = raw;
+    const tasks = tasksOf.get(release.id) ?? [];
     out.push(
       { ...kept, ...releaseItems.releaseItem(release, notesOf.get(release.id) ?? []) },
-      releaseItems.releaseViewItem(release.id, tasksOf.get(release.id) ?? []),
+      releaseItems.releaseViewItem(release.id, tasks),
+      ...releaseItems.viewShardItems(release, tasks),
     );
   }
   await putAll(doc, table, [...out, ...tally.items()]);

@@ -64,7 +64,13 @@ export function taskDocs(s: CoordinatorSchemas, describe: Describe): GroupDoc<ty
           'A `failed` or `canceled` task takes its release with it.',
         params: id,
         answers: { 200: s.Task },
-        errors: { 409: 'The change of state is not allowed, or was overtaken by a concurrent one (retry)' },
+        errors: {
+          409:
+            'The change of state is not allowed (or the release is over: published, canceled, failed), or it met ' +
+            'concurrent changes on every retry: then `Retry-After` is set, and the same request should be sent ' +
+            'again after that many seconds',
+          503: 'DynamoDB kept throttling the write: send the same request again after `Retry-After` seconds',
+        },
       },
     },
   };

@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shardOf, VIEW_SHARDS } from '../../../functions/adapters/dynamodb/common.js';
 import { eventItem } from '../../../functions/adapters/dynamodb/events.js';
 import { migrateCoordinator } from '../../../functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
@@ -311,12 +312,23 @@ describe('stored data in the earlier layout', () => {
       ).Item;
     expect((await stored('RE'))?.taskView).toBeUndefined();
     expect((await stored('RE#V'))?.taskView).toMatchObject({ TA_02D0000A: { s: 'running', p: 10 } });
-    // A task change now writes the view item, and both the release and the list show it.
+    // Its shards carry the release's state (what a callback's condition reads), and the task's shard its count.
+    const group = `RE#V#${shardOf('TA_02D0000A', VIEW_SHARDS)}`;
+    expect(await stored(group)).toMatchObject({ phase: 'running', 'n:running': 1 });
+    expect(await stored('RE#V#0')).toMatchObject({ phase: 'running' });
+    expect(await stored('TA#TA_02D0000A')).toMatchObject({ vgs: 1 });
+    // A task change now writes the task's view shard, and both the release and the list show it.
     await new DynamoReleaseRepository(api.doc, t).applyChange({
       releaseId: 'RE_02D0000A',
       tasks: [{ taskId: 'TA_02D0000A', expectState: 'running', toState: 'staged', progress: 100 }],
     });
-    expect((await stored('RE#V'))?.taskView).toMatchObject({ TA_02D0000A: { s: 'staged', p: 100 } });
+    expect((await stored('RE#V'))?.taskView).toMatchObject({ TA_02D0000A: { s: 'running', p: 10 } });
+    expect(await stored(group)).toMatchObject({
+      's:TA_02D0000A': 'staged',
+      'p:TA_02D0000A': 100,
+      'n:running': 0,
+      'n:staged': 1,
+    });
     const one = await api.call('GET', '/releases/RE_02D0000A');
     expect(one.body.tasks[0]).toMatchObject({ state: 'staged', progress: 100 });
     const list = await api.call('GET', '/releases?limit=100');

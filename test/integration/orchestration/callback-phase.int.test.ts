@@ -29,6 +29,10 @@ describe('task callbacks and the release phase', () => {
 
     (a.fake.tasks.get(taskA) as { state: string }).state = 'staged';
     expect((await patch(taskA, 'staged')).status).toBe(200);
+    // The same report sent again while the release is live: answered with the task, nothing written.
+    const again = await patch(taskA, 'staged');
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ item_id: taskA, state: 'staged' });
     for (const state of ['publishing', 'published']) {
       const res = await patch(taskA, state);
       expect(res.status).toBe(409);
@@ -42,6 +46,48 @@ describe('task callbacks and the release phase', () => {
     const staged = await h.waitForState(rel.item_id, 'staged');
     expect(staged.tasks.map((t: any) => t.state)).toEqual(['staged', 'staged']);
     expect((await h.api.call('DELETE', `/releases/${rel.item_id}`)).status).toBe(200);
-    await h.waitForState(rel.item_id, 'canceled');
+    const canceled = await h.waitForState(rel.item_id, 'canceled');
+    // Once the release is over, even a report of exactly what the task is, state or progress, is a 409.
+    const last = canceled.tasks.find((t: any) => t.item_id === taskA);
+    for (const body of [
+      { state: last.state, progress: last.progress },
+      { state: last.state },
+      { progress: last.progress },
+    ]) {
+      const res = await h.api.call('PATCH', `/tasks/${taskA}`, { token: h.api.idp.service(), body });
+      expect(res.status).toBe(409);
+      expect(res.body.error.message).toContain('release that is canceled');
+    }
+  });
+
+  it('refuses any report once the release is over, progress alone included, and changes nothing', async () => {
+    await h.reset();
+    const [svc] = await h.addServices(1, { stageMs: 0, publishMs: 0 });
+    const rel = await h.createRelease();
+    await h.waitForState(rel.item_id, 'staged');
+    expect((await h.api.call('POST', `/releases/${rel.item_id}/publish`)).status).toBe(200);
+    const done = await h.waitForState(rel.item_id, 'published');
+    const task = done.tasks[0].item_id as string;
+    const before = (await h.api.call('GET', `/tasks/${task}`)).body;
+    for (const body of [{ progress: 50 }, { state: 'published', progress: 10 }, { state: 'running' }]) {
+      const res = await h.api.call('PATCH', `/tasks/${task}`, { token: h.api.idp.service(), body });
+      expect(res.status).toBe(409);
+      expect(res.body.error.message).toContain('published');
+    }
+    // Exactly what the task is (a report sent again): refused too, since the release is over.
+    for (const body of [{ state: 'published', progress: 100 }, { state: 'published' }, { progress: 100 }]) {
+      const same = await h.api.call('PATCH', `/tasks/${task}`, { token: h.api.idp.service(), body });
+      expect(same.status).toBe(409);
+      expect(same.body.error.message).toContain('release that is published');
+    }
+    // A failure report reaches the release itself: refused the same way.
+    const failed = await h.api.call('PATCH', `/tasks/${task}`, {
+      token: h.api.idp.service(),
+      body: { state: 'failed' },
+    });
+    expect(failed.status).toBe(409);
+    expect((await h.api.call('GET', `/tasks/${task}`)).body).toEqual(before);
+    expect((await h.release(rel.item_id)).state).toBe('published');
+    expect(svc.fake.callbacks.every((c) => c.status === 200)).toBe(true);
   });
 });

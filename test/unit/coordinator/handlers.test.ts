@@ -372,43 +372,28 @@ describe('POST /releases', () => {
 });
 
 describe('PATCH /tasks/<id>', () => {
-  // The task (by id: gsi2 then a consistent Get), its unbound service (Get TS#...) and its running release
-  // (the collection query that judges the callback against the release's phase).
-  const wireTask = (state: string) => {
+  // The task from its id index (gsi2 projects the whole item); a consistent read of the task item and its view
+  // shard (the release's phase) when the index's state would refuse the report.
+  const wireTask = (state: string, phase = 'running') => {
     ddb
       .on(QueryCommand)
       .callsFake((input) =>
-        input.IndexName === 'gsi2'
-          ? { Items: [{ ...taskItem, state }] }
-          : { Items: [releaseItem, { ...taskItem, state }] },
+        input.IndexName === 'gsi2' ? { Items: [{ ...taskItem, state, vgs: 3 }] } : { Items: [] },
       );
-    // By key: the task service (unbound), the release (its phase), its task view (the phase check), the task.
-    ddb.on(GetCommand).callsFake((input) => {
-      const { pk, sk } = input.Key as { pk: string; sk: string };
-      if (pk.startsWith('TS#')) return { Item: undefined };
-      if (sk === 'RE') return { Item: releaseItem };
-      if (sk === 'RE#V')
-        return {
-          Item: {
-            pk,
-            sk,
-            taskView: {
-              [taskItem.id]: {
-                s: state,
-                p: taskItem.progress,
-                ts: taskItem.taskServiceId,
-                n: 'svc',
-                c: taskItem.createdAt,
-              },
-            },
-          },
-        };
-      return { Item: { ...taskItem, state } };
+    ddb.on(BatchGetCommand).callsFake((input) => {
+      const [table, { Keys }] = Object.entries(input.RequestItems)[0] as [string, { Keys: { sk: string }[] }];
+      return {
+        Responses: {
+          [table]: Keys.map((k) =>
+            k.sk.startsWith('RE#V#') ? { ...k, phase } : { ...taskItem, ...k, state, vgs: 3 },
+          ),
+        },
+      };
     });
     ddb.on(TransactWriteCommand).resolves({});
   };
 
-  it('writes the new state conditioned on the one it read, with the task event', async () => {
+  it('is one read and one transaction: the task, its view shard, its event, its counts and the binding as conditions', async () => {
     wireTask('running');
     const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
       roles: ['service'],
@@ -416,23 +401,40 @@ describe('PATCH /tasks/<id>', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ state: 'staged', progress: 100 });
+    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual([
+      'QueryCommand',
+      'TransactWriteCommand',
+    ]);
     const items = ddb.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems ?? [];
     const task = items.find((i) => i.Update?.Key?.sk === 'TA#TA_AAAAAAAA');
     expect(task?.Update).toMatchObject({
       ConditionExpression: 'attribute_exists(pk) AND #state IN (:e0)',
       ExpressionAttributeValues: { ':to': 'staged', ':progress': 100, ':e0': 'running' },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     expect(items.find((i) => i.Put)?.Put?.Item?.message).toBe(
       'task TA_AAAAAAAA changed from running to staged',
     );
-    // The release item is left alone (it is projected into three indexes); the task view item takes the task's
-    // entry, with no condition on the release's state, which concurrent callbacks of one release would fail for
-    // each other.
-    expect(items.some((i) => i.Update?.Key?.sk === 'RE')).toBe(false);
-    const view = items.find((i) => i.Update?.Key?.sk === 'RE#V');
-    expect(view?.Update?.ConditionExpression).toBe('attribute_exists(pk)');
-    expect(view?.Update?.UpdateExpression).toBe('SET #tv.#v0.s = :vs0, #tv.#v0.p = :vp0');
-    expect(items.some((i) => i.ConditionCheck)).toBe(false);
+    // The release item is left alone (it is projected into three indexes, and every callback of the release would
+    // meet there); the task's view shard carries the release's phase as a condition, and whether this report
+    // completes its group of 3.
+    expect(items.some((i) => i.Update?.Key?.sk === 'RE' || i.ConditionCheck?.Key?.sk === 'RE')).toBe(false);
+    const shard = items.find((i) => String(i.Update?.Key?.sk).startsWith('RE#V#'));
+    expect(shard?.Update?.ConditionExpression).toBe(
+      '(attribute_not_exists(#phase) OR #phase IN (:ph0, :ph1, :ph2)) AND (attribute_not_exists(#done) OR #done <> :last)',
+    );
+    expect(shard?.Update?.ExpressionAttributeValues).toMatchObject({
+      ':ph0': 'initializing',
+      ':ph1': 'running',
+      ':ph2': 'staged',
+      ':last': 2,
+    });
+    expect(items.some((i) => i.Update?.Key?.sk === 'RE#V')).toBe(false);
+    // A service token: the task's service must be unbound or bound to it.
+    expect(items.find((i) => i.ConditionCheck)?.ConditionCheck).toMatchObject({
+      Key: { pk: `TS#${taskItem.taskServiceId}`, sk: 'TS' },
+      ExpressionAttributeValues: { ':me': expect.any(String) },
+    });
   });
 
   it('answers 409 to a transition that is not allowed, writing nothing', async () => {
@@ -442,6 +444,30 @@ describe('PATCH /tasks/<id>', () => {
       body: { state: 'running' },
     });
     expect(res.status).toBe(409);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('answers a report of exactly what the task is while the release is live, and 409 once it is over', async () => {
+    wireTask('staged', 'staged');
+    const same = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
+      roles: ['service'],
+      body: { state: 'staged', progress: taskItem.progress },
+    });
+    expect(same.status).toBe(200);
+    // Confirmed with one BatchGetItem of the task and its view shard; nothing written.
+    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual(['QueryCommand', 'BatchGetCommand']);
+    const keys = ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems;
+    expect(Object.values(keys ?? {})[0]).toMatchObject({
+      ConsistentRead: true,
+      Keys: [{ sk: 'TA#TA_AAAAAAAA' }, { sk: expect.stringMatching(/^RE#V#\d$/) }],
+    });
+    ddb.reset();
+    wireTask('published', 'published');
+    for (const body of [{ state: 'published', progress: taskItem.progress }, { state: 'published' }]) {
+      const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', { roles: ['service'], body });
+      expect(res.status).toBe(409);
+      expect(res.body.error.message).toContain('release that is published');
+    }
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 

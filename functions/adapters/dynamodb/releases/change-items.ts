@@ -5,9 +5,10 @@ import {
   type TaskState,
 } from '../../../coordinator/model.js';
 import type { ReleaseChange, TaskChange } from '../../../coordinator/ports.js';
-import { C, CounterDeltas, K, type LabelledItem } from '../common.js';
+import { C, CounterDeltas, K, type LabelledItem, VIEW_SHARDS } from '../common.js';
 import type { TransactWriteCommandInput } from '../documents.js';
 import { eventCounts, eventPuts } from '../events.js';
+import { SHARD, viewGroup } from './items.js';
 import type { ReleaseTable } from './table.js';
 import { versionClaimItems } from './versions.js';
 
@@ -27,8 +28,8 @@ export function states<S extends string>(s: S | readonly S[] | undefined): reado
   return s === undefined ? undefined : typeof s === 'string' ? [s as S] : (s as readonly S[]);
 }
 
-/** Task view entries a change moves (state and/or progress). */
-type ViewEntry = { taskId: string; state?: TaskState; progress?: number };
+/** Task view entries a change moves: the state it moves to (from `from`) and/or the progress. */
+export type ViewEntry = { taskId: string; from?: TaskState; state?: TaskState; progress?: number };
 
 export function changeItems(
   t: ReleaseTable,
@@ -45,8 +46,7 @@ export function changeItems(
   }
   const rel = releaseUpdate(t, change, counts);
   if (rel) items.unshift({ kind: 'release', id: change.releaseId, item: rel });
-  const view = viewUpdate(t, change.releaseId, views);
-  if (view) items.push({ kind: 'release', id: change.releaseId, item: view });
+  items.push(...shardUpdates(t, change.releaseId, views, change.toState));
   for (const e of events) {
     items.push(...eventPuts(t.table, e));
     eventCounts(counts, e, 1);
@@ -78,7 +78,7 @@ export function changeItems(
  * One task's part: an Update when it moves (state, with its state index key and counts, and/or progress), a
  * ConditionCheck when the change only depends on its state. Also the task view entry to move with it.
  */
-function taskItem(
+export function taskItem(
   t: ReleaseTable,
   releaseId: string,
   task: TaskChange,
@@ -122,7 +122,12 @@ function taskItem(
   if (!sets.length) return { item: { ConditionCheck: common }, view: null };
   return {
     item: { Update: { ...common, UpdateExpression: `SET ${sets.join(', ')}` } },
-    view: { taskId: task.taskId, state: task.toState, progress: task.progress },
+    view: {
+      taskId: task.taskId,
+      from: task.toState === undefined ? undefined : (single(task.expectState) as TaskState),
+      state: task.toState,
+      progress: task.progress,
+    },
   };
 }
 
@@ -192,38 +197,93 @@ function releaseUpdate(t: ReleaseTable, change: ReleaseChange, counts: CounterDe
   return { Update: { ...common, UpdateExpression: expr } };
 }
 
+/** A condition a callback puts on its own view shard (TaskReports.writeReport). */
+export interface ShardGuard {
+  /** The release states the change is allowed in; the shard's `phase` copy of the release's state is checked. */
+  phases: readonly ReleaseState[];
+  /** Fails (ConditionalCheckFailed) when this change makes every task of the shard's group reach this state. */
+  notCompleting?: { state: TaskState; groupSize: number };
+}
+
 /**
- * The task view entries of the tasks a change moves, in the same transaction as the task items (so the view never
- * lags them).
+ * The view shard items of a change (common.ts: key layout), one Update per shard it touches, in the same
+ * transaction as the task items (so the view never lags them): each moved task's later state and progress, the
+ * group's per-state counts, and, when the release moves, the release's state on every shard (the `phase` a
+ * callback's condition reads). A shard that does not exist yet is created by its first write. No condition unless a
+ * callback guards its shard: the task items and the release item carry the orchestration's conditions, and
+ * concurrent callbacks of one group each SET only their own task's attributes.
  */
-function viewUpdate(t: ReleaseTable, releaseId: string, views: ViewEntry[]): TxItem | null {
-  const names: Record<string, string> = { '#tv': 'taskView' };
-  const values: Record<string, unknown> = {};
-  const sets: string[] = [];
-  views.forEach((v, i) => {
-    names[`#v${i}`] = v.taskId;
-    if (v.state !== undefined) {
-      values[`:vs${i}`] = v.state;
-      sets.push(`#tv.#v${i}.s = :vs${i}`);
+export function shardUpdates(
+  t: ReleaseTable,
+  releaseId: string,
+  views: ViewEntry[],
+  phase?: ReleaseState,
+  guard?: ShardGuard,
+): LabelledItem[] {
+  const groups = new Map<number, ViewEntry[]>();
+  for (const v of views) groups.set(viewGroup(v.taskId), [...(groups.get(viewGroup(v.taskId)) ?? []), v]);
+  if (phase !== undefined) for (let g = 0; g < VIEW_SHARDS; g++) if (!groups.has(g)) groups.set(g, []);
+  return [...groups].map(([g, entries]) => {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    const set = (name: string, value: unknown, expr?: (n: string, v: string) => string) => {
+      const i = sets.length;
+      names[`#a${i}`] = name;
+      values[`:a${i}`] = value;
+      sets.push(expr ? expr(`#a${i}`, `:a${i}`) : `#a${i} = :a${i}`);
+    };
+    const counts = new Map<TaskState, number>();
+    for (const v of entries) {
+      if (v.state !== undefined) {
+        set(SHARD.state(v.taskId), v.state);
+        // Pending is every task's first state and is not counted, so a shard written for the first time starts right.
+        if (v.from && v.from !== 'pending') counts.set(v.from, (counts.get(v.from) ?? 0) - 1);
+        if (v.state !== 'pending') counts.set(v.state, (counts.get(v.state) ?? 0) + 1);
+      }
+      if (v.progress !== undefined) set(SHARD.progress(v.taskId), v.progress);
     }
-    if (v.progress !== undefined) {
-      values[`:vp${i}`] = v.progress;
-      sets.push(`#tv.#v${i}.p = :vp${i}`);
+    for (const [state, delta] of counts)
+      if (delta !== 0) set(SHARD.count(state), delta, (n, v) => `${n} = if_not_exists(${n}, :zero) + ${v}`);
+    if (phase !== undefined) set(SHARD.phase, phase);
+    if (sets.some((x) => x.includes(':zero'))) values[':zero'] = 0;
+    const conds: string[] = [];
+    if (guard) {
+      names['#phase'] = SHARD.phase;
+      if (!guard.phases.length) throw new Error('a shard guard names at least one release state');
+      const allowed = guard.phases.map((p, i) => {
+        values[`:ph${i}`] = p;
+        return `:ph${i}`;
+      });
+      // No phase yet: the release has not moved since it was created, so it is initializing.
+      const inPhase = `#phase IN (${allowed.join(', ')})`;
+      conds.push(
+        guard.phases.includes('initializing') ? `(attribute_not_exists(#phase) OR ${inPhase})` : inPhase,
+      );
+      if (guard.notCompleting) {
+        names['#done'] = SHARD.count(guard.notCompleting.state);
+        values[':last'] = guard.notCompleting.groupSize - 1;
+        conds.push('(attribute_not_exists(#done) OR #done <> :last)');
+      }
     }
+    return {
+      kind: guard ? 'view' : 'release',
+      id: releaseId,
+      item: {
+        Update: {
+          TableName: t.table,
+          Key: K.releaseViewShard(releaseId, g),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ...(conds.length
+            ? {
+                ConditionExpression: conds.join(' AND '),
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+              }
+            : {}),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+    };
   });
-  if (!sets.length) return null;
-  return {
-    Update: {
-      TableName: t.table,
-      Key: K.releaseView(releaseId),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      // Existence only, on purpose: the task items carry the state conditions, and concurrent callbacks of one
-      // release each SET only their own entry, so a condition on the view's content would make them fail one
-      // another. Existence keeps the write from creating a view that holds only the moved tasks (a release from
-      // before views existed has none) and reports it as the release's conflict.
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    },
-  };
 }

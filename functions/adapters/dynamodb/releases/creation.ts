@@ -12,7 +12,7 @@ import { newId } from '../../../shared/ids.js';
 import { C, CounterDeltas, K, type LabelledItem, putNew, transact } from '../common.js';
 import { eventCounts, eventPuts, materializeEvent } from '../events.js';
 import { assertFits, RELEASE_RECORD_BUDGET } from '../item-size.js';
-import { oldestFirst, releaseItem, releaseViewItem, studyMemberItem, taskItem } from './items.js';
+import { groupSizes, oldestFirst, releaseItem, releaseViewItem, studyMemberItem, taskItem } from './items.js';
 import type { ReleaseTable } from './table.js';
 
 /** Studies indexed in the creating transaction when they fit; the rest follow in transactions of this many. */
@@ -52,6 +52,9 @@ export async function create(
     const item = releaseItem(release);
     assertFits(item, RELEASE_RECORD_BUDGET, 'release');
     const view = releaseViewItem(release.id, tasks);
+    // The view's shards are not written here (each is created by the first change that needs it), so creating a
+    // release costs one view item whatever its size; each task records its shard's size for its callbacks.
+    const sizes = groupSizes(tasks);
     assertFits(view, undefined, 'task view');
     const counts = new CounterDeltas()
       .add(C.releases, 1)
@@ -67,7 +70,7 @@ export async function create(
     const items: LabelledItem[] = [
       putNew(t.table, 'release', release.id, item),
       putNew(t.table, 'release', release.id, view),
-      ...tasks.map((task) => putNew(t.table, 'task', task.id, taskItem(task))),
+      ...tasks.map((task) => putNew(t.table, 'task', task.id, taskItem(task, sizes.get(task.id)))),
       ...evs.flatMap((e) => eventPuts(t.table, e)),
       ...counts.items(t.table),
       {

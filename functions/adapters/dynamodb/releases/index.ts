@@ -21,7 +21,11 @@ import type {
   ReleaseEdits,
   ReleaseNotes,
   ReleaseReads,
+  ReportOutcome,
+  ReportTarget,
   TaskReads,
+  TaskReports,
+  TaskReportWrite,
 } from '../../../coordinator/ports.js';
 import { type Clock, systemClock } from '../../../shared/clock.js';
 import type { Page } from '../../../shared/list.js';
@@ -34,6 +38,7 @@ import { update } from './edits.js';
 import { exchangeExtras, raiseExtra, removeExtraIf } from './extras.js';
 import * as notes from './notes.js';
 import * as reads from './reads.js';
+import * as reports from './reports.js';
 import type { ReleaseTable } from './table.js';
 import * as tasks from './tasks.js';
 import { highestPublishedVersion } from './versions.js';
@@ -50,6 +55,7 @@ import { highestPublishedVersion } from './versions.js';
  *   changes.ts       ReleaseChanges: applyChange, every state change in one guarded transaction
  *   change-items.ts  the items and conditions of that transaction
  *   tasks.ts         TaskReads: a task, the task lists, a service's tasks
+ *   reports.ts       TaskReports: a task service's report (PATCH /tasks/<id>) in one read and one transaction
  *   notes.ts         ReleaseNotes: create, read, move, delete, list
  *   extras.ts        OrchestrationState: the orchestration's attributes on the release item
  *   active.ts        OrchestrationState: the active index (releases not terminal)
@@ -64,6 +70,7 @@ export class DynamoReleaseRepository
     ReleaseEdits,
     ReleaseChanges,
     TaskReads,
+    TaskReports,
     ReleaseNotes,
     OrchestrationState,
     PublishedVersions
@@ -131,6 +138,17 @@ export class DynamoReleaseRepository
   }
   activeTasksOfService(taskServiceId: string, states?: readonly TaskState[]): Promise<Task[]> {
     return tasks.activeTasksOfService(this.t, taskServiceId, states);
+  }
+
+  // TaskReports
+  reportTarget(taskId: string): Promise<ReportTarget | null> {
+    return reports.reportTarget(this.t, taskId);
+  }
+  confirmTarget(target: ReportTarget): Promise<ReportTarget | null> {
+    return reports.confirmTarget(this.t, target);
+  }
+  writeReport(report: TaskReportWrite): Promise<ReportOutcome> {
+    return reports.writeReport(this.t, report);
   }
 
   // ReleaseNotes

@@ -7,10 +7,11 @@ import {
   releaseSchema,
   TASK_STATES,
   type Task,
+  type TaskState,
   taskSchema,
 } from '../../../coordinator/model.js';
 import * as z from '../../../shared/zod.js';
-import { decode, K, KEY_ATTRIBUTES } from '../common.js';
+import { decode, K, KEY_ATTRIBUTES, shardOf, VIEW_SHARDS } from '../common.js';
 
 /**
  * The items of the release store, as written and read back: the release item, its task view, tasks, notes and study
@@ -61,17 +62,63 @@ export function releaseItem(r: Release, noteIds: string[] = []): Record<string, 
 }
 
 /**
- * The release's task view item. It is apart from the release item on purpose: the release item is projected into
- * three indexes, so keeping the view there made every task callback rewrite four copies of a large item, and
- * concurrent callbacks of one release queue on it.
+ * The release's task view item, every task as created. It is apart from the release item on purpose: the release
+ * item is projected into three indexes, so keeping the view there made every task callback rewrite four copies of a
+ * large item. Later changes go to the view's shards (viewShard), never here, so callbacks of one release do not all
+ * write one item.
  */
 export function releaseViewItem(releaseId: string, tasks: Task[]): Record<string, unknown> {
   return { ...K.releaseView(releaseId), taskView: Object.fromEntries(tasks.map((t) => [t.id, viewOf(t)])) };
 }
 
-export function taskItem(t: Task): Record<string, unknown> {
+/** The view shard (group) of a task: its id decides, so a writer needs no read to find it. */
+export const viewGroup = (taskId: string) => shardOf(taskId, VIEW_SHARDS);
+
+/** The keys of a release's view and of all its shards. */
+export const viewKeys = (releaseId: string) => [
+  K.releaseView(releaseId),
+  ...Array.from({ length: VIEW_SHARDS }, (_, g) => K.releaseViewShard(releaseId, g)),
+];
+
+/** Attribute names of a view shard: a task's later state and progress, a state's count, the release's state. */
+export const SHARD = {
+  state: (taskId: string) => `s:${taskId}`,
+  progress: (taskId: string) => `p:${taskId}`,
+  count: (state: TaskState) => `n:${state}`,
+  phase: 'phase',
+} as const;
+
+/** How many tasks of `tasks` share each one's view group: the count a callback's completion check compares with. */
+export function groupSizes(tasks: readonly { id: string }[]): Map<string, number> {
+  const per = new Map<number, number>();
+  for (const t of tasks) per.set(viewGroup(t.id), (per.get(viewGroup(t.id)) ?? 0) + 1);
+  return new Map(tasks.map((t) => [t.id, per.get(viewGroup(t.id)) ?? 0]));
+}
+
+/**
+ * The view shards of a release whose tasks are as given (the start-up migration; new releases get theirs from the
+ * changes that need them): the release's state and each group's counts per state. The tasks' states are in the view
+ * item itself, so the shards hold no overrides.
+ */
+export function viewShardItems(release: Release, tasks: Task[]): Record<string, unknown>[] {
+  return Array.from({ length: VIEW_SHARDS }, (_, g) => {
+    const counts: Record<string, number> = {};
+    for (const t of tasks)
+      if (viewGroup(t.id) === g && t.state !== 'pending')
+        counts[SHARD.count(t.state)] = (counts[SHARD.count(t.state)] ?? 0) + 1;
+    return {
+      ...K.releaseViewShard(release.id, g),
+      ...(release.state === 'initializing' ? {} : { [SHARD.phase]: release.state }),
+      ...counts,
+    };
+  });
+}
+
+/** The stored task item; `groupSize` is how many tasks its view shard holds (groupSizes). */
+export function taskItem(t: Task, groupSize?: number): Record<string, unknown> {
   const sk = K.listSk(t.createdAt, t.id);
   return {
+    ...(groupSize === undefined ? {} : { vgs: groupSize }),
     ...K.task(t.releaseId, t.id),
     gsi1pk: 'TA',
     gsi1sk: sk,
@@ -108,17 +155,36 @@ export function extrasOf(item: Record<string, unknown>): Record<string, unknown>
   return Object.fromEntries(Object.entries(item).filter(([k]) => !RESERVED.has(k)));
 }
 
-/** The tasks of a task view item, or null when the release has none (written before the view existed). */
-export function viewTasks(item: Record<string, unknown> | undefined, releaseId: string): Task[] | null {
+const shardState = z.enum(TASK_STATES);
+const shardProgress = z.number();
+
+/**
+ * The tasks of a task view item with the later states and progress its shards hold (any of the release's shard
+ * items; others are ignored), or null when the release has no view (written before the view existed).
+ */
+export function viewTasks(
+  item: Record<string, unknown> | undefined,
+  releaseId: string,
+  shards: readonly Record<string, unknown>[] = [],
+): Task[] | null {
   if (item?.taskView === undefined) return null;
   const view = z.parse(taskViewSchema, item.taskView);
+  const state = new Map<string, TaskState>();
+  const progress = new Map<string, number>();
+  for (const shard of shards) {
+    if (!String(shard.sk).startsWith('RE#V#') || shard.pk !== K.releasePk(releaseId)) continue;
+    for (const [name, value] of Object.entries(shard)) {
+      if (name.startsWith('s:')) state.set(name.slice(2), z.parse(shardState, value));
+      else if (name.startsWith('p:')) progress.set(name.slice(2), z.parse(shardProgress, value));
+    }
+  }
   return Object.entries(view).map(([id, v]) => ({
     id,
     releaseId,
     taskServiceId: v.ts,
     serviceName: v.n,
-    state: v.s,
-    progress: v.p,
+    state: state.get(id) ?? v.s,
+    progress: progress.get(id) ?? v.p,
     createdAt: v.c,
   }));
 }
@@ -130,17 +196,19 @@ export function aggregate(items: Record<string, unknown>[]): ReleaseAggregate | 
   let tasks: Task[] = [];
   const notes: ReleaseNote[] = [];
   let view: Record<string, unknown> | undefined;
+  const shards: Record<string, unknown>[] = [];
   for (const item of items) {
     const sk = String(item.sk);
     if (sk === 'RE') {
       release = decode(releaseSchema, item);
       extras = extrasOf(item);
     } else if (sk === 'RE#V') view = item;
+    else if (sk.startsWith('RE#V#')) shards.push(item);
     else if (sk.startsWith('TA#')) tasks.push(decode(taskSchema, item));
     else if (sk.startsWith('RN#')) notes.push(decode(releaseNoteSchema, item));
   }
   if (!release) return null;
-  const viewed = viewTasks(view, release.id);
+  const viewed = viewTasks(view, release.id, shards);
   if (viewed) tasks = viewed;
   return { release, tasks: tasks.sort(oldestFirst), notes: notes.sort(oldestFirst), extras };
 }

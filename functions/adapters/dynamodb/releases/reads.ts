@@ -12,14 +12,14 @@ import type { Page } from '../../../shared/list.js';
 import { C, decode, K, pageOf, queryAll, readCount } from '../common.js';
 import { GetCommand } from '../documents.js';
 import { listActive } from './active.js';
-import { aggregate, extrasOf, oldestFirst, viewTasks } from './items.js';
+import { aggregate, extrasOf, oldestFirst, viewKeys, viewTasks } from './items.js';
 import { batchGet, collection, type ReleaseTable } from './table.js';
 
 /** Reading releases: one release whole, its state alone, the lists and their filters. */
 
 /**
- * One strongly consistent Query of the release item, its task view and its notes (sk RE..RN~); the tasks come from
- * the view. A release written before the view existed is read whole, tasks included.
+ * One strongly consistent Query of the release item, its task view with its shards and its notes (sk RE..RN~); the
+ * tasks come from the view. A release written before the view existed is read whole, tasks included.
  */
 export async function load(t: ReleaseTable, id: string): Promise<ReleaseAggregate | null> {
   const items = await queryAll(t.doc, {
@@ -95,20 +95,22 @@ async function releaseItems(t: ReleaseTable, ids: string[]): Promise<Record<stri
 }
 
 /**
- * Release items into aggregates: one BatchGetItem of the page's task views and of every note the page's releases
- * name (noteIds). A release from before the view existed is loaded whole.
+ * Release items into aggregates: one BatchGetItem of the page's task views with their shards and of every note the
+ * page's releases name (noteIds). A release from before the view existed is loaded whole.
  */
 async function withNotes(t: ReleaseTable, heads: Record<string, unknown>[]): Promise<ReleaseAggregate[]> {
-  const keys: Record<string, string>[] = heads.map((h) => K.releaseView(String(h.id)));
+  const keys: Record<string, string>[] = heads.flatMap((h) => viewKeys(String(h.id)));
   for (const h of heads)
     for (const n of (h.noteIds as Set<string> | undefined) ?? []) keys.push(K.note(String(h.id), n));
   const got = await batchGet(t, keys);
+  const isView = (i: Record<string, unknown>) => String(i.sk).startsWith('RE#V');
   const views = new Map(got.filter((i) => i.sk === 'RE#V').map((i) => [String(i.pk), i]));
-  const notes = got.filter((i) => i.sk !== 'RE#V').map((i) => decode(releaseNoteSchema, i));
+  const shards = got.filter((i) => String(i.sk).startsWith('RE#V#'));
+  const notes = got.filter((i) => !isView(i)).map((i) => decode(releaseNoteSchema, i));
   const out: ReleaseAggregate[] = [];
   for (const h of heads) {
     const release = decode(releaseSchema, h);
-    const tasks = viewTasks(views.get(K.releasePk(release.id)), release.id);
+    const tasks = viewTasks(views.get(K.releasePk(release.id)), release.id, shards);
     if (!tasks) {
       const whole = await load(t, release.id);
       if (whole) out.push(whole);

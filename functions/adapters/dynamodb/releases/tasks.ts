@@ -11,7 +11,7 @@ import type { Page } from '../../../shared/list.js';
 import { bySkDesc, C, decode, K, pageInMemory, pageOf, queryAll, readCount } from '../common.js';
 import { GetCommand } from '../documents.js';
 import { activeReleaseItems } from './active.js';
-import { viewTasks } from './items.js';
+import { viewKeys, viewTasks } from './items.js';
 import { load } from './reads.js';
 import { batchGet, collection, getById, type ReleaseTable } from './table.js';
 
@@ -84,12 +84,22 @@ async function serviceTaskCount(t: ReleaseTable, taskServiceId: string): Promise
   return typeof n === 'number' ? n : 0;
 }
 
-/** A release's tasks from its task view (one GetItem), or from the task items for an older release. */
+/**
+ * A release's tasks from its task view and the view's shards (one strongly consistent Query of the RE#V prefix), or
+ * from the task items for an older release.
+ */
 async function tasksOfRelease(t: ReleaseTable, releaseId: string): Promise<Task[]> {
-  const got = await t.doc.send(
-    new GetCommand({ TableName: t.table, Key: K.releaseView(releaseId), ConsistentRead: true }),
+  const items = await queryAll(t.doc, {
+    TableName: t.table,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :view)',
+    ExpressionAttributeValues: { ':pk': K.releasePk(releaseId), ':view': 'RE#V' },
+    ConsistentRead: true,
+  });
+  const viewed = viewTasks(
+    items.find((i) => i.sk === 'RE#V'),
+    releaseId,
+    items,
   );
-  const viewed = viewTasks(got.Item, releaseId);
   if (viewed) return viewed;
   return (await collection(t, releaseId, 'TA#')).map((i) => decode(taskSchema, i));
 }
@@ -113,18 +123,17 @@ export async function activeTasksOfService(
 ): Promise<Task[]> {
   const items = await activeReleaseItems(t);
   const active = items.map((i) => decode(releaseSchema, i)).filter((r) => !isTerminalRelease(r.state));
-  const views = new Map(
-    (
-      await batchGet(
-        t,
-        active.map((r) => K.releaseView(r.id)),
-      )
-    ).map((i) => [String(i.pk), i]),
+  const got = await batchGet(
+    t,
+    active.flatMap((r) => viewKeys(r.id)),
   );
+  const views = new Map(got.filter((i) => i.sk === 'RE#V').map((i) => [String(i.pk), i]));
   const out: Task[] = [];
   for (const release of active) {
     const tasks =
-      viewTasks(views.get(K.releasePk(release.id)), release.id) ?? (await load(t, release.id))?.tasks ?? [];
+      viewTasks(views.get(K.releasePk(release.id)), release.id, got) ??
+      (await load(t, release.id))?.tasks ??
+      [];
     for (const task of tasks)
       if (task.taskServiceId === taskServiceId && (!states || states.includes(task.state))) out.push(task);
   }

@@ -1,0 +1,182 @@
+import { type ReleaseState, type TaskState, taskSchema } from '../../../coordinator/model.js';
+import {
+  ChangeConflictError,
+  type ReportOutcome,
+  type ReportTarget,
+  type TaskReportWrite,
+} from '../../../coordinator/ports.js';
+import { CounterDeltas, decode, K, type LabelledItem, queryAll, transact } from '../common.js';
+import { eventCounts, eventPuts, materializeEvent } from '../events.js';
+import { type ShardGuard, shardUpdates, taskItem } from './change-items.js';
+import { SHARD, viewGroup, viewTasks } from './items.js';
+import { batchGet, findById, type ReleaseTable } from './table.js';
+
+/**
+ * TaskReports: PATCH /tasks/<id> in two DynamoDB round trips, because the 50 callbacks of a release arrive together
+ * (docs/architecture.md, Task callbacks under load). One read finds the task (the id index holds the whole item);
+ * one transaction writes the task, its view shard, its event and its counts, and its conditions do what reads did:
+ *
+ *   task        its state is the one the report was judged against (ALL_OLD: a task that moved comes back whole,
+ *               so it is judged again without another read);
+ *   view shard  the release is in a state that allows the report (the shard's copy of the release's state), and,
+ *               for a report that may complete a phase, this write does not complete the task's group;
+ *   service     a bound service's tasks are reported by its client (a ConditionCheck of the service item).
+ *
+ * Only the report that completes its group (one in about six) learns that its release may have completed the phase:
+ * it writes without that condition and then reads the view whole (strongly consistent, after its own write, so of
+ * two last reports landing together at least one sees both).
+ */
+
+interface Ref {
+  /** How many tasks the task's view shard holds; absent on tasks written before the shards existed. */
+  groupSize?: number;
+}
+
+function targetOf(item: Record<string, unknown>, confirmed: boolean): ReportTarget {
+  const ref: Ref = { groupSize: typeof item.vgs === 'number' ? item.vgs : undefined };
+  return { task: decode(taskSchema, item), confirmed, ref };
+}
+
+/** The task from the id index (gsi2 projects the whole item): one Query, which may lag a recent change. */
+export async function reportTarget(t: ReleaseTable, taskId: string): Promise<ReportTarget | null> {
+  const found = await findById(t, taskId, 'TA');
+  return found ? targetOf(found, false) : null;
+}
+
+/**
+ * The task and its view shard in one strongly consistent BatchGetItem: the shard carries the release's state (no
+ * phase, or no shard: the release has not moved since it was created, as writeReport reads it too).
+ */
+export async function confirmTarget(t: ReleaseTable, target: ReportTarget): Promise<ReportTarget | null> {
+  const { releaseId, id } = target.task;
+  const taskKey = K.task(releaseId, id);
+  const shardKey = K.releaseViewShard(releaseId, viewGroup(id));
+  const items = await batchGet(t, [taskKey, shardKey]);
+  const task = items.find((i) => i.sk === taskKey.sk);
+  if (!task) return null;
+  const shard = items.find((i) => i.sk === shardKey.sk);
+  const phase = (shard?.[SHARD.phase] as ReleaseState | undefined) ?? 'initializing';
+  return { ...targetOf(task, true), phase };
+}
+
+export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<ReportOutcome> {
+  const { task } = r.target;
+  const ref = r.target.ref as Ref;
+  const watch = r.watchCompletion && r.toState !== undefined;
+  let guardGroup = watch && ref.groupSize !== undefined;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const events = r.events.map((e) => materializeEvent(e, t.clock));
+    const guard: ShardGuard = {
+      phases: r.phases,
+      notCompleting:
+        guardGroup && r.toState !== undefined && ref.groupSize !== undefined
+          ? { state: r.toState, groupSize: ref.groupSize }
+          : undefined,
+    };
+    const out = await transact(t.doc, reportItems(t, r, events, guard));
+    if (out.ok) {
+      // The guard held: this write did not complete the task's group, so it did not complete the phase either.
+      const completesPhase =
+        watch && !guard.notCompleting && (await phaseComplete(t, task.releaseId, r.toState as TaskState));
+      return { written: true, events, completesPhase };
+    }
+    const failed = (kind: string) => out.conditionFailed.find((f) => f.kind === kind);
+    if (failed('service')) return { written: false, why: 'forbidden' };
+    const moved = failed('task');
+    if (moved)
+      return moved.item
+        ? { written: false, why: 'moved', target: targetOf(moved.item, true) }
+        : { written: false, why: 'gone' };
+    const view = failed('view');
+    if (view) {
+      // No phase on the shard (or no shard): the release has not moved since it was created.
+      const phase =
+        (view.item?.[SHARD.phase] as TaskReportWrite['phases'][number] | undefined) ?? 'initializing';
+      if (!r.phases.includes(phase)) return { written: false, why: 'phase', phase };
+      guardGroup = false; // this report completes its group: write it without that condition
+      continue;
+    }
+    if (out.conditionFailed.length && out.conditionFailed.every((f) => f.kind === 'event')) continue; // fresh ids
+    throw new ChangeConflictError(
+      out.conditionFailed.length ? 'Report refused' : 'Too much concurrent activity; retry',
+      out.conditionFailed.map(({ kind, id }) => ({ kind, id })),
+    );
+  }
+  throw new Error('could not allocate event ids');
+}
+
+function reportItems(
+  t: ReleaseTable,
+  r: TaskReportWrite,
+  events: ReturnType<typeof materializeEvent>[],
+  guard: ShardGuard,
+): LabelledItem[] {
+  const { task } = r.target;
+  const counts = new CounterDeltas();
+  const { item, view } = taskItem(
+    t,
+    task.releaseId,
+    { taskId: task.id, expectState: task.state, toState: r.toState, progress: r.progress },
+    counts,
+  );
+  const items: LabelledItem[] = [
+    {
+      kind: 'task',
+      id: task.id,
+      item: item.Update
+        ? { Update: { ...item.Update, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } }
+        : { ConditionCheck: { ...item.ConditionCheck, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+    } as LabelledItem,
+    ...shardUpdates(
+      t,
+      task.releaseId,
+      view ? [view] : [{ taskId: task.id, progress: r.progress }],
+      undefined,
+      guard,
+    ),
+  ];
+  for (const e of events) {
+    items.push(...eventPuts(t.table, e));
+    eventCounts(counts, e, 1);
+  }
+  items.push(...counts.items(t.table));
+  if (!r.actor.isAdmin) items.push(bindingCheck(t, task.taskServiceId, r.actor.identity));
+  return items;
+}
+
+/**
+ * A task service bound to a client accepts reports about its tasks only from that client (an admin skips this).
+ * A service that no longer exists binds nothing.
+ */
+function bindingCheck(t: ReleaseTable, serviceId: string, identity: string | null): LabelledItem {
+  const unbound =
+    'attribute_not_exists(pk) OR attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
+  return {
+    kind: 'service',
+    id: serviceId,
+    item: {
+      ConditionCheck: {
+        TableName: t.table,
+        Key: K.taskService(serviceId),
+        ConditionExpression: identity === null ? unbound : `${unbound} OR clientId = :me`,
+        ExpressionAttributeValues: { ':null': 'NULL', ...(identity === null ? {} : { ':me': identity }) },
+      },
+    },
+  };
+}
+
+/** Whether every task of the release is in `state`: the view and its shards, read consistently after the write. */
+async function phaseComplete(t: ReleaseTable, releaseId: string, state: TaskState): Promise<boolean> {
+  const items = await queryAll(t.doc, {
+    TableName: t.table,
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :view)',
+    ExpressionAttributeValues: { ':pk': K.releasePk(releaseId), ':view': 'RE#V' },
+    ConsistentRead: true,
+  });
+  const tasks = viewTasks(
+    items.find((i) => i.sk === 'RE#V'),
+    releaseId,
+    items,
+  );
+  return tasks !== null && tasks.length > 0 && tasks.every((task) => task.state === state);
+}
