@@ -1,11 +1,10 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { type Envelope, listAll } from '../api';
+import { allStudies, createHeaders, must, type Release, TERMINAL_STATES } from '../api';
 import { Alert, ConfirmDialog, Empty, Loading, PageTitle, ProgressBar, StateBadge } from '../components/ui';
 import { useApp } from '../context';
-import { time, when } from '../format';
+import { idOf, time, when } from '../format';
 import { messageOf, useLoad, usePolled } from '../hooks';
 import { Link } from '../router';
-import { type CoordinatorEvent, idOf, type Release, type Study, TERMINAL_STATES } from '../types';
 
 type Action = 'publish' | 'cancel';
 
@@ -16,15 +15,17 @@ type Action = 'publish' | 'cancel';
  */
 export function ReleasePage({ id }: { id: string }) {
   const { api, config, session } = useApp();
-  const release = usePolled<Release>(
-    api.url('coordinator', `/releases/${encodeURIComponent(id)}`),
+  const release = usePolled(
+    `release ${id}`,
+    (init) => api.coordinator.GET('/releases/{id}', { params: { path: { id } }, ...init }),
     config.pollMs,
   );
-  const events = usePolled<Envelope<CoordinatorEvent>>(
-    api.url('coordinator', `/events?release=${encodeURIComponent(id)}&limit=50`),
+  const events = usePolled(
+    `events ${id}`,
+    (init) => api.coordinator.GET('/events', { params: { query: { release: id, limit: 50 } }, ...init }),
     config.pollMs,
   );
-  const studies = useLoad(() => listAll<Study>(api, 'coordinator', '/studies'), 'studies');
+  const studies = useLoad(() => allStudies(api), 'studies');
   const [confirming, setConfirming] = useState<Action | null>(null);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string } | null>(null);
@@ -62,9 +63,9 @@ export function ReleasePage({ id }: { id: string }) {
     setBusy(true);
     setMessage(null);
     try {
-      if (action === 'publish')
-        await api.request('coordinator', `/releases/${r.kf_id}/publish`, { method: 'POST' });
-      else await api.request('coordinator', `/releases/${r.kf_id}`, { method: 'DELETE' });
+      const path = { params: { path: { id: r.kf_id } } };
+      if (action === 'publish') await must(api.coordinator.POST('/releases/{id}/publish', path));
+      else await must(api.coordinator.DELETE('/releases/{id}', path));
       setMessage({
         kind: 'success',
         text: action === 'publish' ? 'Publishing started.' : 'Cancelling started.',
@@ -257,11 +258,12 @@ function Notes({
     setBusy(true);
     setError(null);
     try {
-      await api.request('coordinator', '/release-notes', {
-        method: 'POST',
-        body: { description: text, release: release.kf_id, ...(study ? { study } : {}) },
-        create: true,
-      });
+      await must(
+        api.coordinator.POST('/release-notes', {
+          body: { description: text, release: release.kf_id, ...(study ? { study } : {}) },
+          headers: createHeaders(),
+        }),
+      );
       setText('');
       setStudy('');
       onAdded();
