@@ -1,5 +1,5 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { allStudies, createHeaders, must, type Release, TERMINAL_STATES } from '../api';
+import { allStudies, createHeaders, isFinal, must, type Release } from '../api';
 import { Alert, ConfirmDialog, Empty, Loading, PageTitle, ProgressBar, StateBadge } from '../components/ui';
 import { useApp } from '../context';
 import { idOf, time, when } from '../format';
@@ -54,7 +54,7 @@ export function ReleasePage({ id }: { id: string }) {
   if (!r) return <Loading what="the release" />;
 
   const studyName = new Map((studies.data ?? []).map((s) => [s.kf_id, s.name]));
-  const terminal = TERMINAL_STATES.includes(r.state);
+  const terminal = isFinal(r.state);
   const canPublish = r.state === 'staged';
   const canCancel = !terminal && r.state !== 'canceling';
   const tasks = [...r.tasks].sort((a, b) => a.service_name.localeCompare(b.service_name));
