@@ -38,8 +38,12 @@ export function usePolled<T>(key: string | null, read: Read<T>, everyMs: number)
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let running = false;
+    // A refresh asked for while a read is in flight (say, right after a change) reads again once it ends: the read
+    // in flight may have left before the change.
+    let again = false;
     const tick = async () => {
       clearTimeout(timer);
+      if (running) again = true;
       if (abort.signal.aborted || running) return;
       if (document.visibilityState === 'hidden') return;
       running = true;
@@ -58,7 +62,11 @@ export function usePolled<T>(key: string | null, read: Read<T>, everyMs: number)
       } finally {
         running = false;
       }
-      if (!abort.signal.aborted) timer = setTimeout(tick, everyMs);
+      if (abort.signal.aborted) return;
+      if (again) {
+        again = false;
+        void tick();
+      } else timer = setTimeout(tick, everyMs);
     };
     kick.current = () => void tick();
     const onVisible = () => {
