@@ -12,7 +12,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { SfnExecutions, SfnTaskTokens } from '../../../functions/adapters/sfn-orchestrator.js';
 import { LatchedReleaseOrchestrator } from '../../../functions/orchestration/release-orchestrator.js';
 import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
-import { MemoryReleases } from './fakes.js';
+import { MemoryReleases } from '../orchestration/fakes.js';
 
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:Release';
 const CONFIG = { pollSeconds: 5, actionTimeoutSeconds: 15, stagedWaitSeconds: 86400, maxRounds: 300 };

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 /**
  * What a fresh clone's `npm ci` and first `npx drc` print: no warning the README does not explain.
  */
-const ROOT = resolve(import.meta.dirname, '../../..');
+const ROOT = resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 
 /** Every installed package (nested node_modules and scopes included) with its package.json. */

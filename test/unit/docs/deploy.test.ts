@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, expect, it } from 'vitest';
-import { buildApp } from '../../lib/app.js';
+import { buildApp } from '../../../lib/app.js';
 
 /**
  * docs/deploy.md opens with a table of the stacks `cdk synth` makes, and says how many there are: both must be the
@@ -22,7 +22,7 @@ it('docs/deploy.md lists every stack the CDK app makes, and counts them right', 
     .filter((c): c is Stack => Stack.isStack(c))
     .map((s) => s.stackName.replace(prefix, '<prefix>'));
 
-  const doc = readFileSync(new URL('../../docs/deploy.md', import.meta.url), 'utf8');
+  const doc = readFileSync(new URL('../../../docs/deploy.md', import.meta.url), 'utf8');
   const intro = doc.slice(0, doc.indexOf('\n## '));
   const documented = [...intro.matchAll(/^\| `(<prefix>-[A-Za-z]+)` \|/gm)].map((m) => m[1]);
   expect(documented.sort()).toEqual(stacks.sort());
