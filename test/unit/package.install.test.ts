@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * What a fresh clone's `npm ci` and first `npx drc` print: no warning the README does not explain.
+ *
+ * @covers package.json
  */
 const ROOT = resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));

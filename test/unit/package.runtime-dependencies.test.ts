@@ -8,6 +8,8 @@ import { REPO_ROOT } from '../../lib/service-function.js';
  * What deploys must be installable from `dependencies` alone: every package imported by code under functions/ (the
  * Lambda bundles) or ui/src/ (the dashboard), and every package whose files are shipped beside a bundle (the
  * manifest's `shipped`), is a runtime dependency, never a devDependency. Type-only imports are not code.
+ *
+ * @covers package.json
  */
 const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;

@@ -18,6 +18,8 @@ import { REPO_ROOT } from '../../../lib/service-function.js';
  * Cost: the first run bundles every function and builds the dashboard, as an operator's does; the others reuse those
  * bundles through CDK_BUNDLE_CACHE_DIR (lib/bundling.ts withBundleCache), byte for byte, which the asset hashes
  * compared below show. One file, run one command after another, so the CLI runs do not compete with each other.
+ *
+ * @covers bin/app.ts
  */
 const work = mkdtempSync(join(tmpdir(), 'cdk-cli-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -7,6 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
  * The import rules live in .dependency-cruiser.cjs and `npm run lint:deps` holds the project to them. This proves the
  * check can fail: the same runner, on a tree that breaks each rule once (test/fixtures/layering), must exit non-zero
  * and name every rule, and must not flag the imports the layering allows.
+ *
+ * @covers bin/lint-deps.ts
  */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
 

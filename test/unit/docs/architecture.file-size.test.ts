@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
  * Every file under functions/ can be read at once: at most MAX_LINES lines, or it says why it is longer (a comment
  * containing "longer than 500 lines because"). A repository that grows past it splits by action into a folder of its
  * own (functions/adapters/dynamodb/releases/ is the example).
+ *
+ * @covers docs/architecture.md
  */
 const ROOT = resolve(import.meta.dirname, '../../..');
 const MAX_LINES = 500;

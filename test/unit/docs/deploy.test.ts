@@ -8,6 +8,8 @@ import { buildApp } from '../../../lib/app.js';
 /**
  * docs/deploy.md opens with a table of the stacks `cdk synth` makes, and says how many there are: both must be the
  * app's (the default app: Cognito and the operator dashboard).
+ *
+ * @covers docs/deploy.md
  */
 const out = mkdtempSync(join(tmpdir(), 'cdk-deploy-doc-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));

@@ -10,6 +10,8 @@ import { buildApp } from '../../../lib/app.js';
 /**
  * CDK assertions on the operations stack: the CloudWatch dashboard of the functions' metrics, the alarms (with their
  * thresholds from context) and the SNS topic they notify, with its email subscription from context.
+ *
+ * @covers lib/observability.ts
  */
 const outRoot = mkdtempSync(join(tmpdir(), 'cdk-observability-'));
 afterAll(() => rmSync(outRoot, { recursive: true, force: true }));

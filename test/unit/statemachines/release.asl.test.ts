@@ -6,6 +6,10 @@ import { WORKER_FUNCTIONS } from '../../../lib/orchestration-manifest.js';
 import { localDefinition } from '../../../local/step-functions.js';
 import { validateAsl } from '../../helpers/asl.js';
 
+/**
+ * @covers statemachines/release.asl.json
+ */
+
 /** The definition's shape: what keeps it cheap, restartable and correct on AWS as well as locally. */
 const raw = readFileSync('statemachines/release.asl.json', 'utf8');
 const { definition } = localDefinition();

@@ -14,6 +14,8 @@ import { generateSigningKey, jwks, signJwt } from '../../../../local/jwt.js';
 /**
  * Handlers over a mocked DynamoDB (aws-sdk-client-mock): what each request costs in DynamoDB calls and what it
  * writes. Tokens are real JWTs; the JWKS fetch is answered in-process (no network).
+ *
+ * @covers functions/coordinator/handlers/
  */
 const ddb = mockClient(DynamoDBDocumentClient);
 const key = generateSigningKey();

@@ -9,6 +9,8 @@ import { REPO_ROOT } from '../../../../lib/service-function.js';
  * The GitHub Actions workflows under .github/workflows, which cannot run on this machine (no Docker): each is
  * validated against SchemaStore's GitHub workflow JSON schema (the one GitHub's own editors use), as
  * @action-validator/core embeds it, offline; and what they run must exist in this repository.
+ *
+ * @covers .github/workflows/
  */
 const dir = join(REPO_ROOT, '.github', 'workflows');
 const workflows = readdirSync(dir)

@@ -4,6 +4,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DynamoReleaseRepository } from '../../../../../functions/adapters/dynamodb/releases/index.js';
 
+/**
+ * @covers functions/adapters/dynamodb/releases/versions.ts
+ */
+
 const ddb = mockClient(DynamoDBDocumentClient);
 const doc = DynamoDBDocumentClient.from(
   new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }),
