@@ -101,7 +101,7 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
-    // test/fixtures/layering breaks every rule on purpose (test/unit/shared/import-rules.test.ts cruises it alone).
+    // test/fixtures/layering breaks every rule on purpose (test/unit/bin/lint-deps.test.ts cruises it alone).
     exclude: {
       path: [
         '(^|/)node_modules/',

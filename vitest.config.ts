@@ -36,10 +36,10 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['test/unit/**/*.test.ts', 'test/cdk/**/*.test.ts'],
+          include: ['test/unit/**/*.test.ts'],
           // CDK's built-in CloudFormation template validation (a WASM linter, advisory: it never fails a synth) is
           // most of a whole-app synth's CPU, about 15 s, and these tests assert on the templates themselves. The CDK
-          // CLI runs of test/cdk/cli.test.ts start from an environment of their own and keep it, as operators do.
+          // CLI runs of test/unit/bin/app.test.ts start from an environment of their own and keep it, as operators do.
           env: { ...env, CDK_VALIDATION: 'false' },
           setupFiles,
           testTimeout: 60_000,

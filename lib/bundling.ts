@@ -168,7 +168,7 @@ export function describeOversized(over: { names: string[]; bytes: number; max?: 
 
 /**
  * Runs `build` into `outputDir`, or copies what an earlier synth built under the same `key`. Only when
- * CDK_BUNDLE_CACHE_DIR names a directory: test/cdk/cli.test.ts runs the CDK CLI several times on the same sources and
+ * CDK_BUNDLE_CACHE_DIR names a directory: test/unit/bin/app.test.ts runs the CDK CLI several times on the same sources and
  * gives every run after the first the first run's bundles (byte for byte what it built, so the asset hashes are the
  * same). Without it (an operator's synth) every synth builds afresh. The cache is never consulted across source
  * changes: its directory lives as long as one test file.

@@ -27,6 +27,7 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { Construct } from 'constructs';
+import type { DashboardConfig } from '../ui/src/config.js';
 import { withBundleCache } from './bundling.js';
 import { acknowledge, acknowledgeMatching, escapeRegExp } from './nag.js';
 import { removalPolicies, type Settings } from './settings.js';
@@ -190,21 +191,10 @@ export class DashboardStack extends Stack {
   }
 }
 
-/** The runtime configuration the app reads from /config.json (ui/src/config.ts). */
-export interface DashboardRuntimeConfig {
-  coordinatorUrl: string;
-  filesUrl: string;
-  authority: string;
-  clientId: string;
-  scope: string;
-  logoutUrl: string | null;
-  pollMs: number;
-}
-
 export interface DashboardSiteStackProps extends StackProps {
   /** DashboardStack.exports: where the bucket and the distribution come from. */
   hosting: DashboardStack['exports'];
-  config: DashboardRuntimeConfig;
+  config: DashboardConfig;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { IConstruct } from 'constructs';
  * findings, each with its reason. Only cdk-nag's public API is used: the packs as CDK validation plugins, their
  * `validateScope`, and CDK's own `Validations.acknowledge`.
  *
- * Every acknowledgement goes through this module (test/cdk/nag.test.ts refuses any other), for two reasons:
+ * Every acknowledgement goes through this module (test/unit/lib/nag.test.ts refuses any other), for two reasons:
  *  - a finding whose resource varies with the account, the region or the bootstrap qualifier (the CDK asset bucket,
  *    say) is matched by a pattern (`acknowledgeMatching`). cdk-nag 3 compares acknowledgements with finding ids
  *    literally (`AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::cdk-<qualifier>-assets-<account>-<region>/*]`,

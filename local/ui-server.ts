@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
+import type { DashboardConfig } from '../ui/src/config.js';
 
 /**
  * Serves the built dashboard (ui/dist) for `npm start`, the way CloudFront serves it on AWS: hashed assets cached
@@ -8,17 +9,9 @@ import { extname, join, normalize, sep } from 'node:path';
  * index.html (the app routes in the browser), and the same security headers.
  *
  * /config.json is the runtime configuration (API URLs, issuer, client id), written here from the stack's own
- * ports, so one build works against any stack.
+ * ports, so one build works against any stack. Its shape is the app's own (ui/src/config.ts).
  */
-export interface DashboardConfig {
-  coordinatorUrl: string;
-  filesUrl: string;
-  authority: string;
-  clientId: string;
-  scope: string;
-  logoutUrl: string | null;
-  pollMs: number;
-}
+export type { DashboardConfig };
 
 /** The public client id of the dashboard at the local identity provider. */
 export const DASHBOARD_CLIENT_ID = 'dashboard';

@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ROOT } from '../../local/config.js';
-import { freePort } from '../../local/dynamodb-local.js';
+import { freeStackPorts, type StackProcess, startStackProcess } from '../../local/stack-process.js';
 
 /** Where a benchmark finds the stack it drives. */
 export interface StackEndpoints {
@@ -52,76 +50,40 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
     };
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-stack-'));
-  const ports: Record<string, string> = {};
-  for (const name of [
-    'COORDINATOR_PORT',
-    'FILES_PORT',
-    'IDP_PORT',
-    'S3_PORT',
-    'SFN_PORT',
-    'UI_PORT',
-    'DYNAMODB_PORT',
-  ])
-    ports[name] = String(await freePort());
+  const ports = await freeStackPorts();
   const logFile = join(dataDir, 'stack.log');
-  const log = createWriteStream(logFile);
-  const coordinator = `http://127.0.0.1:${ports.COORDINATOR_PORT}`;
-  let running: { child: ChildProcess; exited: Promise<void> };
-  const halt = async () => {
-    const { child, exited } = running;
-    const pidFile = join(dataDir, 'local.pid');
-    const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : child.pid;
-    if (child.exitCode === null && child.signalCode === null && pid) process.kill(pid, 'SIGTERM');
-    await exited;
-  };
+  // Straight to tsx (not npx), so the SIGTERM of stop() reaches the stack process itself. The output goes to a file
+  // (a long run prints a lot), appended across restarts.
+  const launch = () =>
+    startStackProcess({ dataDir, ports, launcher: 'tsx', env: { LOG_LEVEL: 'warn', ...env }, logFile });
+  let running: StackProcess;
   const stop = async () => {
-    await halt();
-    log.end();
+    await running.stop();
     // BENCH_KEEP_DATA=true keeps the stack's data and stack.log for a post-mortem of a failed run.
     if (process.env.BENCH_KEEP_DATA === 'true') process.stderr.write(`stack data kept in ${dataDir}\n`);
     else rmSync(dataDir, { recursive: true, force: true });
   };
   const start = async () => {
-    // Straight to tsx (not npx), so the signal in halt() reaches the stack process itself.
-    const child: ChildProcess = spawn(join(ROOT, 'node_modules/.bin/tsx'), ['bin/local.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'warn', ...env, ...ports, DATA_DIR: dataDir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout?.pipe(log, { end: false });
-    child.stderr?.pipe(log, { end: false });
-    running = { child, exited: new Promise<void>((r) => child.once('exit', () => r())) };
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`the local stack exited early; see ${logFile}`);
-      try {
-        if ((await fetch(`${coordinator}/health`)).status === 200) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) {
-        await stop();
-        throw new Error('the local stack did not become ready within 120 s');
-      }
-      await new Promise((r) => setTimeout(r, 200));
+    running = launch();
+    try {
+      await running.ready('health', 120_000);
+    } catch (err) {
+      if (running.child.exitCode !== null) throw new Error(`the local stack exited early; see ${logFile}`);
+      await stop();
+      throw err;
     }
   };
   await start();
+  const { urls } = running!;
   return {
-    coordinator,
-    files: `http://127.0.0.1:${ports.FILES_PORT}`,
-    idp: `http://127.0.0.1:${ports.IDP_PORT}`,
-    ui: `http://127.0.0.1:${ports.UI_PORT}`,
-    dynamodb: `http://127.0.0.1:${ports.DYNAMODB_PORT}`,
-    sfn: `http://127.0.0.1:${ports.SFN_PORT}`,
+    ...urls,
     dataDir,
     stop,
     restart: async () => {
-      await halt();
+      await running.stop();
       await start();
     },
-    tail: (lines = 40) =>
-      existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-lines).join('\n') : '',
+    tail: (lines = 40) => running.output().split('\n').slice(-lines).join('\n'),
   };
 }
 

@@ -14,12 +14,13 @@ import type {
 } from './model.js';
 import type { ServiceCredentials } from './service-credentials.js';
 
-/**
+/*
  * The ports the coordinator's use cases depend on, and the errors their adapters throw. Adapters implement them:
  * DynamoDB repositories (functions/adapters/dynamodb/), the task-service HTTP client, the token client, the study
  * source and the release orchestrator. Use cases import this file, never an adapter.
  */
 
+/** One page of a list, with the `count` its envelope reports (functions/shared/list.ts). */
 export interface Paged<T> {
   count: number;
   items: T[];
@@ -362,8 +363,8 @@ export interface StudyRepository {
 export type StudyPages = AsyncIterable<unknown[]>;
 
 /**
- * The coordinator's HTTP client for task services (spec: Task service API). Failures are classified, never thrown,
- * because each kind means something to the caller:
+ * How a call to a task service failed. Failures are classified, never thrown, because each kind means something to
+ * the caller:
  *   unreachable  connection refused/reset, DNS failure, TLS failure - nothing answered
  *   timeout      no complete answer within the time limit
  *   status       an HTTP answer other than 200 (`status` carries it)
@@ -371,8 +372,6 @@ export type StudyPages = AsyncIterable<unknown[]>;
  *   bad_body     JSON, but not the expected shape (e.g. /status without a string `name`)
  *   refused      the coordinator would not call the URL: a rule of the URL policy (url-policy.ts) forbids its
  *                scheme or the address its host resolves to, checked when connecting
- * Only a failure to obtain the coordinator's own token is thrown (code `token_unavailable`): that is not the task
- * service's fault.
  */
 export type FailureKind = 'unreachable' | 'timeout' | 'status' | 'not_json' | 'bad_body' | 'refused';
 
@@ -402,6 +401,11 @@ export interface ActionBody {
   [k: string]: unknown;
 }
 
+/**
+ * The coordinator's HTTP client for task services (spec: Task service API). A call's failure is a CallFailure of a
+ * FailureKind, never an exception. Only a failure to obtain the coordinator's own token is thrown (code
+ * `token_unavailable`): that is not the task service's fault.
+ */
 export interface TaskServiceClient {
   /** GET {url}/status. 200 with a JSON object carrying a string `name` is the only success. */
   status(url: string, timeoutMs?: number): Promise<CallResult<StatusBody>>;

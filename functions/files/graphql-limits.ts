@@ -23,7 +23,7 @@ import { type ComplexityEstimator, createComplexityRule } from 'graphql-query-co
  * The cost is an upper bound on the repository calls the document can make: every field that reads (a list, a
  * lookup, latestVersion) costs its own reads, and a list field adds `first` times the cost of what it selects for
  * each item. graphql-armor's own cost rule has no such multiplier (it weighs objects and scalars by depth), which is
- * why graphql-query-complexity computes it. The property test (test/unit/files/graphql-cost.test.ts) holds the
+ * why graphql-query-complexity computes it. The property test (test/unit/files/graphql-limits.test.ts) holds the
  * resolvers to the bound.
  */
 export const GRAPHQL_LIMITS = {

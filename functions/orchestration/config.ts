@@ -103,7 +103,7 @@ export const orchestrationEnv = z
     ),
     /**
      * Steps (poll rounds, staged re-checks, every ReleaseStep call) per execution before it continues as a fresh one.
-     * Step Functions keeps 25,000 history events per execution; the ASL lint (test/unit/orchestration/asl-lint.test.ts)
+     * Step Functions keeps 25,000 history events per execution; the ASL lint (test/unit/helpers/asl-lint.test.ts)
      * proves that MAX_STEPS_PER_EXECUTION steps stay under that even if every state used all its retries.
      */
     MAX_POLL_ROUNDS: z._default(

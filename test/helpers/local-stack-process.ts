@@ -1,48 +1,26 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { type StackPorts, type StackProcess, startStackProcess } from '../../local/stack-process.js';
 import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
- * `npm start` (bin/local.ts) as a child process: `npx tsx bin/local.ts` with the given ports and DATA_DIR, in its
- * own process group. For tests that start, stop, kill and restart the whole local stack.
+ * `npm start` (bin/local.ts) as a child process (local/stack-process.ts): `npx tsx bin/local.ts` with the given
+ * ports and DATA_DIR, in its own process group. For tests that start, stop, kill and restart the whole local stack.
  */
-const ROOT = resolve(import.meta.dirname, '../..');
-
-export interface StackProcess {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  output: () => string;
-  url: (portName: string) => string;
-}
+export type { StackProcess };
 
 export function spawnStack(
   dataDir: string,
-  ports: Record<string, number>,
+  ports: StackPorts,
   env: Record<string, string> = {},
 ): StackProcess {
-  const child = spawn('npx', ['tsx', 'bin/local.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      ...ownBundlesEnv(dataDir),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startStackProcess({
+    dataDir,
+    ports,
+    launcher: 'npx',
+    env: { LOG_LEVEL: 'warn', ...ownBundlesEnv(dataDir), ...env },
     detached: true,
   });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return { child, exited, output: () => out, url: (name) => `http://127.0.0.1:${ports[name]}` };
 }
 
 /** The DynamoDB Local JVMs serving this DATA_DIR (they run with -dbPath <DATA_DIR>/dynamodb). */

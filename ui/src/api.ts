@@ -1,8 +1,16 @@
-import type { RuntimeConfig } from './config';
+import createClient, { type Client } from 'openapi-fetch';
+import type {
+  components as CoordinatorComponents,
+  paths as CoordinatorPaths,
+} from '../../cli/generated/coordinator';
+import type { components as FilesComponents, paths as FilesPaths } from '../../cli/generated/files';
+import type { DashboardConfig } from './config';
 
 /**
- * The dashboard talks only to the two public APIs, with the signed-in user's bearer token. Errors arrive in the
- * APIs' one shape, {"error": {"code", "message", "fields"?}}, and become an ApiError.
+ * The dashboard talks only to the two public APIs, with the signed-in user's bearer token, through openapi-fetch
+ * over the types `npm run openapi` generates from the OpenAPI documents (cli/generated/, as the CLI does): a path,
+ * parameter, body or answer that drifts from the documents fails `npm run typecheck`. Errors arrive in the APIs' one
+ * shape, {"error": {"code", "message", "fields"?}}, and become an ApiError.
  */
 export class ApiError extends Error {
   constructor(
@@ -16,108 +24,115 @@ export class ApiError extends Error {
   }
 }
 
-export type Service = 'coordinator' | 'files';
+type CoordinatorSchemas = CoordinatorComponents['schemas'];
+type FilesSchemas = FilesComponents['schemas'];
+export type Release = CoordinatorSchemas['Release'];
+export type CoordinatorEvent = CoordinatorSchemas['Event'];
+export type TaskService = CoordinatorSchemas['TaskService'];
+export type Study = CoordinatorSchemas['Study'];
+export type StudyFile = FilesSchemas['File'];
+export type FileVersion = FilesSchemas['Version'];
+export type UploadInstructions = FilesSchemas['UploadInstructions'];
 
-export interface Envelope<T> {
-  count: number;
-  next: string | null;
-  previous: string | null;
-  results: T[];
-}
-
-export interface RequestOptions {
-  method?: string;
-  body?: unknown;
-  signal?: AbortSignal;
-  /**
-   * Creates carry a fresh random Idempotency-Key per user action: the APIs answer a repeated key with the first
-   * answer (`Idempotent-Replayed: true`) instead of making a second release, task service, note or file.
-   */
-  create?: boolean;
-}
-
-/** A conditional read: 304 (unchanged, no body) or the new body with its ETag. */
-export type Conditional<T> = { changed: false } | { changed: true; etag: string | null; data: T };
+/**
+ * Whether each release state is final, in the order a release goes through them (the filter's options). A record
+ * over the generated union, so tsc fails when the API gains or loses a state.
+ */
+const FINAL: Record<Release['state'], boolean> = {
+  initializing: false,
+  running: false,
+  staged: false,
+  publishing: false,
+  published: true,
+  canceling: false,
+  canceled: true,
+  failed: true,
+};
+export const RELEASE_STATES = Object.keys(FINAL) as Release['state'][];
+export const isFinal = (state: Release['state']) => FINAL[state];
 
 export interface Api {
-  url(service: Service, path: string): string;
-  request<T>(service: Service, path: string, options?: RequestOptions): Promise<T>;
-  /** GET with If-None-Match: the server answers 304 while the resource is unchanged. */
-  conditionalGet<T>(url: string, etag: string | null, signal?: AbortSignal): Promise<Conditional<T>>;
+  coordinator: Client<CoordinatorPaths>;
+  files: Client<FilesPaths>;
 }
 
-async function errorOf(res: Response): Promise<ApiError> {
-  let body: unknown;
-  try {
-    body = await res.json();
-  } catch {
-    body = undefined;
-  }
+/** What an openapi-fetch call resolves to. */
+export interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
+}
+
+function errorOf(status: number, body: unknown): ApiError {
   const e = (body as { error?: { code?: unknown; message?: unknown; fields?: unknown } } | undefined)?.error;
   if (e && typeof e.code === 'string' && typeof e.message === 'string')
-    return new ApiError(res.status, e.code, e.message, (e.fields as Record<string, string[]>) ?? {});
-  return new ApiError(res.status, 'http_error', `The server answered ${res.status}`);
+    return new ApiError(status, e.code, e.message, (e.fields as Record<string, string[]>) ?? {});
+  return new ApiError(status, 'http_error', `The server answered ${status}`);
 }
 
+/** The answer's body, or the ApiError its error body describes. */
+export async function must<T>(call: Promise<Answer<T>>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw errorOf(response.status, error);
+  return data as T;
+}
+
+/** A conditional read (If-None-Match): 304 (unchanged, no body) or the new body with its ETag. */
+export type Conditional<T> = { changed: false } | { changed: true; etag: string | null; data: T };
+
+export async function conditional<T>(call: Promise<Answer<T>>): Promise<Conditional<T>> {
+  const { data, error, response } = await call;
+  if (response.status === 304) return { changed: false };
+  if (!response.ok) throw errorOf(response.status, error);
+  return { changed: true, etag: response.headers.get('ETag'), data: data as T };
+}
+
+/**
+ * Headers of a create: a fresh random Idempotency-Key per user action, so the APIs answer a repeated key with the
+ * first answer (`Idempotent-Replayed: true`) instead of making a second release, task service, note or file.
+ */
+export const createHeaders = () => ({ 'Idempotency-Key': crypto.randomUUID() });
+
 export function createApi(
-  config: RuntimeConfig,
+  config: DashboardConfig,
   token: () => string | null,
   onUnauthorized: () => void,
 ): Api {
-  const bases: Record<Service, string> = { coordinator: config.coordinatorUrl, files: config.filesUrl };
-  const url = (service: Service, path: string) =>
-    /^https?:\/\//.test(path) ? path : `${bases[service]}${path}`;
-
-  const send = async (target: string, init: RequestInit, headers: Record<string, string>) => {
-    const bearer = token();
-    const res = await fetch(target, {
-      ...init,
-      // The app keeps its own validators; the browser cache must not answer for the server.
-      cache: 'no-store',
-      headers: { ...headers, ...(bearer ? { Authorization: `Bearer ${bearer}` } : {}) },
-    });
-    if (res.status === 401) onUnauthorized();
-    return res;
-  };
-
-  return {
-    url,
-    async request<T>(service: Service, path: string, options: RequestOptions = {}): Promise<T> {
-      const headers: Record<string, string> = { Accept: 'application/json' };
-      if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-      if (options.create) headers['Idempotency-Key'] = crypto.randomUUID();
-      const res = await send(
-        url(service, path),
-        {
-          method: options.method ?? 'GET',
-          body: options.body === undefined ? undefined : JSON.stringify(options.body),
-          signal: options.signal,
-        },
-        headers,
-      );
-      if (!res.ok) throw await errorOf(res);
-      const text = await res.text();
-      return (text ? JSON.parse(text) : undefined) as T;
+  const options = (baseUrl: string) => ({
+    baseUrl,
+    headers: { Accept: 'application/json' },
+    // The app keeps its own validators; the browser cache must not answer for the server.
+    cache: 'no-store' as const,
+  });
+  const auth = {
+    onRequest({ request }: { request: Request }) {
+      const bearer = token();
+      if (bearer) request.headers.set('Authorization', `Bearer ${bearer}`);
+      return request;
     },
-    async conditionalGet<T>(target: string, etag: string | null, signal?: AbortSignal) {
-      const headers: Record<string, string> = { Accept: 'application/json' };
-      if (etag) headers['If-None-Match'] = etag;
-      const res = await send(target, { signal }, headers);
-      if (res.status === 304) return { changed: false } as const;
-      if (!res.ok) throw await errorOf(res);
-      return { changed: true, etag: res.headers.get('ETag'), data: (await res.json()) as T } as const;
+    onResponse({ response }: { response: Response }) {
+      if (response.status === 401) onUnauthorized();
+      return response;
     },
   };
+  const coordinator = createClient<CoordinatorPaths>(options(config.coordinatorUrl));
+  const files = createClient<FilesPaths>(options(config.filesUrl));
+  coordinator.use(auth);
+  files.use(auth);
+  return { coordinator, files };
 }
 
-/** Every page of a list (the APIs cap a page at 100), following `next`. */
-export async function listAll<T>(api: Api, service: Service, path: string, max = 2000): Promise<T[]> {
-  const out: T[] = [];
-  let next: string | null = api.url(service, `${path}${path.includes('?') ? '&' : '?'}limit=100`);
-  while (next && out.length < max) {
-    const page: Envelope<T> = await api.request<Envelope<T>>(service, next);
+/** The `cursor` of a list's `next` link: where the following page starts. */
+export const cursorOf = (next: string) => new URL(next).searchParams.get('cursor') ?? undefined;
+
+/** Every study (the APIs cap a page at 100), following each page's `next`. */
+export async function allStudies(api: Api, max = 2000): Promise<Study[]> {
+  const out: Study[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await must(api.coordinator.GET('/studies', { params: { query: { limit: 100, cursor } } }));
     out.push(...page.results);
-    next = page.next;
-  }
+    cursor = page.next ? cursorOf(page.next) : undefined;
+  } while (cursor && out.length < max);
   return out;
 }

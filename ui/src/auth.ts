@@ -1,5 +1,5 @@
 import { type User, UserManager, WebStorageStateStore } from 'oidc-client-ts';
-import type { RuntimeConfig } from './config';
+import type { DashboardConfig } from './config';
 
 /**
  * Sign-in with OIDC authorization code + PKCE (oidc-client-ts). The redirect URI is the dashboard's own root: the
@@ -86,7 +86,7 @@ export interface Auth {
   signOut(): Promise<void>;
 }
 
-export function createAuth(config: RuntimeConfig): Auth {
+export function createAuth(config: DashboardConfig): Auth {
   const manager = new UserManager({
     authority: config.authority,
     client_id: config.clientId,

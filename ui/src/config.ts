@@ -1,8 +1,10 @@
 /**
  * Runtime settings, read from /config.json when the app starts: `npm start` serves it from the local stack's own
- * ports, and the CDK deployment writes it next to the app. Nothing here is compiled in, so one build runs anywhere.
+ * ports (local/ui-server.ts), and the CDK deployment writes it next to the app (lib/dashboard.ts). Nothing here is
+ * compiled in, so one build runs anywhere. This is the one declaration of its shape: both writers import it, so
+ * the module stays free of browser APIs (main.tsx fetches the file).
  */
-export interface RuntimeConfig {
+export interface DashboardConfig {
   /** Base URL of the coordinator API, e.g. http://127.0.0.1:3000 */
   coordinatorUrl: string;
   /** Base URL of the study file service API. */
@@ -28,7 +30,7 @@ function requireUrl(raw: Record<string, unknown>, key: string): string {
   return trim(value);
 }
 
-export function parseConfig(raw: unknown): RuntimeConfig {
+export function parseConfig(raw: unknown): DashboardConfig {
   if (typeof raw !== 'object' || raw === null) throw new Error('config.json is not a JSON object');
   const r = raw as Record<string, unknown>;
   if (typeof r.clientId !== 'string' || !r.clientId) throw new Error('config.json: clientId is required');
@@ -42,10 +44,4 @@ export function parseConfig(raw: unknown): RuntimeConfig {
     logoutUrl: typeof r.logoutUrl === 'string' && r.logoutUrl ? r.logoutUrl : null,
     pollMs: poll,
   };
-}
-
-export async function loadConfig(): Promise<RuntimeConfig> {
-  const res = await fetch('/config.json', { cache: 'no-store' });
-  if (!res.ok) throw new Error(`config.json answered ${res.status}`);
-  return parseConfig(await res.json());
 }

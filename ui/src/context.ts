@@ -2,10 +2,10 @@ import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import type { Api } from './api';
 import type { Session } from './auth';
-import type { RuntimeConfig } from './config';
+import type { DashboardConfig } from './config';
 
 export interface AppContext {
-  config: RuntimeConfig;
+  config: DashboardConfig;
   api: Api;
   session: Session;
 }

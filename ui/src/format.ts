@@ -32,3 +32,6 @@ export function ago(iso: string, now = Date.now()): string {
 export function secondsUntil(iso: string, now = Date.now()): number {
   return Math.max(0, Math.round((parse(iso).getTime() - now) / 1000));
 }
+
+/** The last path segment of an absolute reference URL: its id. */
+export const idOf = (ref: string | null) => (ref ? (ref.split('/').pop() ?? '') : '');

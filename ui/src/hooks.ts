@@ -1,6 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError } from './api';
-import { useApp } from './context';
+import { type Answer, ApiError, conditional } from './api';
 
 export interface Resource<T> {
   data?: T;
@@ -12,34 +11,45 @@ export interface Resource<T> {
   changedAt: number;
 }
 
+/** One read of a polled resource: an openapi-fetch GET given the conditional headers and the abort signal. */
+export type Read<T> = (init: { headers: Record<string, string>; signal: AbortSignal }) => Promise<Answer<T>>;
+
 /**
- * Keeps `url` fresh while the component is shown: one GET, then one conditional GET (If-None-Match) every
+ * Keeps a resource fresh while the component is shown: one GET, then one conditional GET (If-None-Match) every
  * `everyMs`, which the API answers with a bodiless 304 while nothing changed; only a 200 re-renders. Polling pauses
- * while the tab is hidden and catches up at once when it is shown again. `null` reads nothing.
+ * while the tab is hidden and catches up at once when it is shown again. `key` names what `read` reads (a new key
+ * starts over); `null` reads nothing.
  */
-export function usePolled<T>(url: string | null, everyMs: number): Resource<T> {
-  const { api } = useApp();
+export function usePolled<T>(key: string | null, read: Read<T>, everyMs: number): Resource<T> {
   const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean; changedAt: number }>({
-    loading: url !== null,
+    loading: key !== null,
     changedAt: 0,
   });
   const etag = useRef<string | null>(null);
   const kick = useRef<() => void>(() => {});
+  // The latest closure: `read` is a new function each render, `key` says when it reads something else.
+  const reader = useRef(read);
+  reader.current = read;
 
   useEffect(() => {
     etag.current = null;
-    setState({ loading: url !== null, changedAt: 0 });
-    if (url === null) return;
+    setState({ loading: key !== null, changedAt: 0 });
+    if (key === null) return;
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let running = false;
+    // A refresh asked for while a read is in flight (say, right after a change) reads again once it ends: the read
+    // in flight may have left before the change.
+    let again = false;
     const tick = async () => {
       clearTimeout(timer);
+      if (running) again = true;
       if (abort.signal.aborted || running) return;
       if (document.visibilityState === 'hidden') return;
       running = true;
       try {
-        const res = await api.conditionalGet<T>(url, etag.current, abort.signal);
+        const headers: Record<string, string> = etag.current ? { 'If-None-Match': etag.current } : {};
+        const res = await conditional(reader.current({ headers, signal: abort.signal }));
         if (res.changed) {
           etag.current = res.etag;
           setState({ data: res.data, error: undefined, loading: false, changedAt: Date.now() });
@@ -52,7 +62,11 @@ export function usePolled<T>(url: string | null, everyMs: number): Resource<T> {
       } finally {
         running = false;
       }
-      if (!abort.signal.aborted) timer = setTimeout(tick, everyMs);
+      if (abort.signal.aborted) return;
+      if (again) {
+        again = false;
+        void tick();
+      } else timer = setTimeout(tick, everyMs);
     };
     kick.current = () => void tick();
     const onVisible = () => {
@@ -65,7 +79,7 @@ export function usePolled<T>(url: string | null, everyMs: number): Resource<T> {
       clearTimeout(timer);
       document.removeEventListener('visibilitychange', onVisible);
     };
-  }, [url, everyMs, api]);
+  }, [key, everyMs]);
 
   const refresh = useCallback(() => kick.current(), []);
   return { ...state, refresh };

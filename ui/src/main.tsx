@@ -3,7 +3,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { createApi } from './api';
 import { type Auth, createAuth, type Session, sessionOf } from './auth';
 import { Alert } from './components/ui';
-import { loadConfig, type RuntimeConfig } from './config';
+import { type DashboardConfig, parseConfig } from './config';
 import { App } from './context';
 import { messageOf } from './hooks';
 import { navigate, useLocation } from './router';
@@ -47,7 +47,7 @@ function Root({
   initialError,
 }: {
   auth: Auth;
-  config: RuntimeConfig;
+  config: DashboardConfig;
   initialError: string | null;
 }) {
   const [session, setSession] = useState<Session | null | undefined>(undefined);
@@ -122,9 +122,15 @@ function Fatal({ message }: { message: string }) {
   );
 }
 
+async function loadConfig(): Promise<DashboardConfig> {
+  const res = await fetch('/config.json', { cache: 'no-store' });
+  if (!res.ok) throw new Error(`config.json answered ${res.status}`);
+  return parseConfig(await res.json());
+}
+
 async function start(): Promise<void> {
   const root = document.getElementById('app') as HTMLElement;
-  let config: RuntimeConfig;
+  let config: DashboardConfig;
   try {
     config = await loadConfig();
   } catch (err) {

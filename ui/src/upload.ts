@@ -1,7 +1,6 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import type { Api } from './api';
-import type { FileVersion, StudyFile } from './types';
+import { type Api, createHeaders, type FileVersion, must, type UploadInstructions } from './api';
 
 /**
  * Uploads straight to S3, as docs/files.md describes: hash the file, ask the file service for presigned URLs
@@ -17,22 +16,6 @@ export interface UploadState {
   total: number;
   error?: string;
   version?: FileVersion;
-}
-
-interface Started {
-  file: StudyFile;
-  version: FileVersion;
-  upload:
-    | { type: 'single'; method: 'PUT'; url: string; headers: Record<string, string>; expires_at: string }
-    | {
-        type: 'multipart';
-        upload_id: string;
-        part_size: number;
-        part_count: number;
-        parts: { part_number: number; url: string }[];
-        expires_at: string;
-      };
-  confirm_url: string;
 }
 
 /** Read in slices so a file of any size is hashed in constant memory. */
@@ -109,25 +92,23 @@ export async function uploadFile(
     sha256: digest,
     ...(file.type ? { content_type: file.type } : {}),
   };
-  const path = target.fileId
-    ? `/files/${encodeURIComponent(target.fileId)}/versions`
-    : `/studies/${encodeURIComponent(target.studyId ?? '')}/files`;
-  const started = await api.request<Started>('files', path, {
-    method: 'POST',
-    body: declared,
-    create: true,
-    signal,
-  });
+  const init = { body: declared, headers: createHeaders(), signal };
+  const started = await must(
+    target.fileId
+      ? api.files.POST('/files/{fileId}/versions', { params: { path: { fileId: target.fileId } }, ...init })
+      : api.files.POST('/studies/{studyId}/files', {
+          params: { path: { studyId: target.studyId ?? '' } },
+          ...init,
+        }),
+  );
 
   onState({ phase: 'uploading', loaded: 0, total });
   const { upload } = started;
-  const base = `/files/${started.file.kf_id}/versions/${started.version.kf_id}`;
-  const resign = (body: object) =>
-    api.request<{ upload: Started['upload'] }>('files', `${base}/upload-urls`, {
-      method: 'POST',
-      body,
-      signal,
-    });
+  const path = { fileId: started.file.kf_id, versionId: started.version.kf_id };
+  const resign = (body: { part_numbers?: number[] }): Promise<{ upload: UploadInstructions }> =>
+    must(
+      api.files.POST('/files/{fileId}/versions/{versionId}/upload-urls', { params: { path }, body, signal }),
+    );
   /** Presigned URLs live 5 minutes: a PUT that starts later is refused (403), so it is signed again, once. */
   const putFresh = async (
     target: Target,
@@ -194,11 +175,14 @@ export async function uploadFile(
   }
 
   onState({ phase: 'confirming', loaded: total, total });
-  const version = await api.request<FileVersion>('files', started.confirm_url, {
-    method: 'POST',
-    body: confirmBody,
-    signal,
-  });
+  // started.confirm_url names this same route.
+  const version = await must(
+    api.files.POST('/files/{fileId}/versions/{versionId}/confirm', {
+      params: { path },
+      body: confirmBody,
+      signal,
+    }),
+  );
   onState({ phase: 'done', loaded: total, total, version });
   return version;
 }

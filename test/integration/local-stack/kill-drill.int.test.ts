@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../local/dynamodb-local.js';
+import { freeStackPorts, type StackPorts } from '../../../local/stack-process.js';
 import {
   dynamoJvms,
   eventually,
@@ -13,7 +13,6 @@ import {
   spawnStack,
   stackPid,
 } from '../../helpers/local-stack-process.js';
-import { STACK_PORTS } from '../../helpers/spawned-stack.js';
 
 /**
  * The kill -9 drill (docs/orchestration.md): the whole local stack, its Node process and the DynamoDB Local JVM, is
@@ -25,8 +24,6 @@ import { STACK_PORTS } from '../../helpers/spawned-stack.js';
  * only when the test lets it, which is how those calls are caught in flight.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'kill-drill-'));
-// Every port the stack opens, the dashboard's included: a default one may be taken by another stack on the machine.
-const PORTS = STACK_PORTS;
 const ENV = {
   POLL_SECONDS: '1',
   // Long enough that the held publish and cancel calls are still in flight when the stack dies.
@@ -97,7 +94,8 @@ function handle(req: IncomingMessage, res: ServerResponse, body: any) {
 }
 
 let stack: StackProcess | undefined;
-const ports: Record<string, number> = {};
+// Every port the stack opens, the dashboard's included: a default one may be taken by another stack on the machine.
+let ports: StackPorts;
 
 async function json(url: string, init: RequestInit = {}) {
   const res = await fetch(url, init);
@@ -140,7 +138,7 @@ const waitForCall = (action: string, releaseId: string) =>
   );
 
 beforeAll(async () => {
-  for (const name of PORTS) ports[name] = await freePort();
+  ports = await freeStackPorts();
   service = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -1,18 +1,22 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningTaskService, startTaskService } from '../../../examples/task-service/service.js';
-import { freePort } from '../../../local/dynamodb-local.js';
+import {
+  freeStackPorts,
+  type StackPorts,
+  type StackProcess,
+  startStackProcess,
+} from '../../../local/stack-process.js';
+import { dynamoJvms, eventually as waitFor } from '../../helpers/local-stack-process.js';
 import { ownBundlesEnv } from '../../helpers/stack-bundles.js';
 
 /**
- * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process, with random free ports and a temporary
+ * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process (local/stack-process.ts), with random free ports and a temporary
  * DATA_DIR. Two starts in all (each starts its own DynamoDB Local JVM); the second proves the data is kept.
  */
-const ROOT = resolve(import.meta.dirname, '../../..');
 const dataDir = mkdtempSync(join(tmpdir(), 'local-stack-'));
 
 // The study source: a Kids First dataservice stand-in whose answers the test can hold back, so the readiness gate
@@ -29,76 +33,29 @@ let sourceHeld = Promise.resolve();
 let source: Server;
 let sourceUrl = '';
 
-interface Stack {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  output: () => string;
-  coordinator: string;
-  idp: string;
-  ports: Record<string, number>;
-}
-let stack: Stack | undefined;
+let stack: StackProcess | undefined;
 
-async function startStack(reuse?: Record<string, number>): Promise<Stack> {
-  const ports: Record<string, number> = { ...reuse };
-  if (!reuse)
-    for (const name of [
-      'COORDINATOR_PORT',
-      'FILES_PORT',
-      'IDP_PORT',
-      'S3_PORT',
-      'SFN_PORT',
-      'UI_PORT',
-      'DYNAMODB_PORT',
-    ])
-      ports[name] = await freePort();
-  const child = spawn('npx', ['tsx', 'bin/local.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      DATA_DIR: dataDir,
-      STUDIES_SOURCE: sourceUrl,
-      STUDY_SYNC_RETRY_SECONDS: '1',
-      LOG_LEVEL: 'warn',
-      ...ownBundlesEnv(dataDir),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group, so cleanup can reach the whole tree if a test fails half-way.
-    detached: true,
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  return {
-    child,
-    exited,
-    output: () => out,
-    coordinator: `http://127.0.0.1:${ports.COORDINATOR_PORT}`,
-    idp: `http://127.0.0.1:${ports.IDP_PORT}`,
-    ports,
-  };
+function startStack(reuse?: StackPorts): Promise<StackProcess> {
+  return (reuse ? Promise.resolve(reuse) : freeStackPorts()).then((ports) =>
+    startStackProcess({
+      dataDir,
+      ports,
+      launcher: 'npx',
+      env: {
+        STUDIES_SOURCE: sourceUrl,
+        STUDY_SYNC_RETRY_SECONDS: '1',
+        LOG_LEVEL: 'warn',
+        ...ownBundlesEnv(dataDir),
+      },
+      // Its own process group, so cleanup can reach the whole tree if a test fails half-way.
+      detached: true,
+    }),
+  );
 }
 
 /** Polls until `probe` returns a value (connection errors count as "not yet"). */
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${stack?.output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const eventually = <T>(probe: () => Promise<T | undefined>, what: string, ms = 90_000) =>
+  waitFor(probe, what, ms, () => stack?.output() ?? '');
 
 async function json(url: string, init: RequestInit = {}) {
   const res = await fetch(url, init);
@@ -109,31 +66,17 @@ async function json(url: string, init: RequestInit = {}) {
 const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function devToken(body: Record<string, unknown>): Promise<string> {
-  const res = await json(`${stack!.idp}/dev/tokens`, { method: 'POST', body: JSON.stringify(body) });
+  const res = await json(`${stack!.urls.idp}/dev/tokens`, { method: 'POST', body: JSON.stringify(body) });
   expect(res.status).toBe(200);
   return res.body.access_token;
 }
 
 /** java processes started for this test's data dir (DynamoDB Local runs with -dbPath <DATA_DIR>/dynamodb). */
-function javaProcessesOfThisTest(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (cmd[0]?.endsWith('java') && cmd.includes(join(dataDir, 'dynamodb'))) pids.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return pids;
-}
+const javaProcessesOfThisTest = () => dynamoJvms(dataDir);
 
-async function stopStack(s: Stack): Promise<number | null> {
-  const pid = Number(readFileSync(join(dataDir, 'local.pid'), 'utf8'));
-  // SIGTERM to the stack's own process (npx does not forward signals to its children).
-  process.kill(pid, 'SIGTERM');
-  return s.exited;
+/** SIGTERM to the stack's own process (DATA_DIR/local.pid: npx does not forward signals to its children). */
+async function stopStack(s: StackProcess): Promise<number | null> {
+  return (await s.stop()).code;
 }
 
 beforeAll(async () => {
@@ -175,7 +118,7 @@ let firstAdminToken = '';
 let created: { id: string; clientId: string; clientSecret: string } | undefined;
 let referenceService: RunningTaskService | undefined;
 const clientToken = (id: string, secret: string) =>
-  json(`${stack!.idp}/oauth/token`, {
+  json(`${stack!.urls.idp}/oauth/token`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
@@ -192,7 +135,7 @@ describe('npm start (bin/local.ts)', () => {
     });
     stack = await startStack();
     const starting = await eventually(async () => {
-      const res = await json(`${stack!.coordinator}/health`);
+      const res = await json(`${stack!.urls.coordinator}/health`);
       return res;
     }, 'the coordinator to listen');
     expect(starting.status).toBe(503);
@@ -200,7 +143,7 @@ describe('npm start (bin/local.ts)', () => {
     expect(starting.body.error.message).toContain('first study sync');
     releaseSource();
     const ready = await eventually(async () => {
-      const res = await json(`${stack!.coordinator}/health`);
+      const res = await json(`${stack!.urls.coordinator}/health`);
       return res.status === 200 ? res : undefined;
     }, '/health 200');
     expect(ready.body).toEqual({ status: 'ok' });
@@ -214,13 +157,18 @@ describe('npm start (bin/local.ts)', () => {
       60_000,
     );
     const ui = `http://127.0.0.1:${stack!.ports.UI_PORT}`;
-    for (const url of [stack!.coordinator, stack!.idp, `http://127.0.0.1:${stack!.ports.FILES_PORT}`, ui])
+    for (const url of [
+      stack!.urls.coordinator,
+      stack!.urls.idp,
+      `http://127.0.0.1:${stack!.ports.FILES_PORT}`,
+      ui,
+    ])
       expect(printed).toContain(url);
     expect(printed).toContain(`handlers: ${process.env.LOCAL_HANDLERS ?? 'source'}`);
     expect(printed).toContain(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`);
     firstAdminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     expect(printed).toContain(firstAdminToken);
-    const claims = await json(`${stack!.idp}/oauth/token/verify?audience=release-coordinator`, {
+    const claims = await json(`${stack!.urls.idp}/oauth/token/verify?audience=release-coordinator`, {
       headers: bearer(firstAdminToken),
     });
     expect(claims.body).toMatchObject({ sub: 'local-admin', roles: ['admin'] });
@@ -233,48 +181,48 @@ describe('npm start (bin/local.ts)', () => {
     expect(await page.text()).toContain('<div id="app">');
     const config = await json(`${ui}/config.json`);
     expect(config.body).toEqual({
-      coordinatorUrl: stack!.coordinator,
+      coordinatorUrl: stack!.urls.coordinator,
       filesUrl: `http://127.0.0.1:${stack!.ports.FILES_PORT}`,
-      authority: stack!.idp,
+      authority: stack!.urls.idp,
       clientId: 'dashboard',
       scope: 'openid',
       logoutUrl: null,
       pollMs: 1000,
     });
-    const preflight = await fetch(`${stack!.coordinator}/releases`, {
+    const preflight = await fetch(`${stack!.urls.coordinator}/releases`, {
       method: 'OPTIONS',
       headers: { Origin: ui, 'Access-Control-Request-Method': 'POST' },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe(ui);
-    const discovery = await fetch(`${stack!.idp}/.well-known/openid-configuration`, {
+    const discovery = await fetch(`${stack!.urls.idp}/.well-known/openid-configuration`, {
       headers: { Origin: ui },
     });
     expect(discovery.headers.get('access-control-allow-origin')).toBe(ui);
   });
 
   it('serves GET /studies with a minted token (the synced sample) and 401 without one', async () => {
-    const anonymous = await json(`${stack!.coordinator}/studies`);
+    const anonymous = await json(`${stack!.urls.coordinator}/studies`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toBe('Bearer');
     const token = await devToken({ sub: 'reader', roles: [], groups: [], expires_in: 300 });
-    const studies = await json(`${stack!.coordinator}/studies?limit=2`, { headers: bearer(token) });
+    const studies = await json(`${stack!.urls.coordinator}/studies?limit=2`, { headers: bearer(token) });
     expect(studies.status).toBe(200);
     expect(studies.body.count).toBe(STUDIES.length);
     expect(studies.body.results).toHaveLength(2);
-    expect(studies.body.next).toMatch(new RegExp(`^${stack!.coordinator}/studies\\?`));
+    expect(studies.body.next).toMatch(new RegExp(`^${stack!.urls.coordinator}/studies\\?`));
   });
 
   it('runs the identity provider: discovery, client credentials for the coordinator, verify; the coordinator token is refused by its own API', async () => {
-    const discovery = await json(`${stack!.idp}/.well-known/openid-configuration`);
-    expect(discovery.body.issuer).toBe(stack!.idp);
-    const cc = await json(`${stack!.idp}/oauth/token`, {
+    const discovery = await json(`${stack!.urls.idp}/.well-known/openid-configuration`);
+    expect(discovery.body.issuer).toBe(stack!.urls.idp);
+    const cc = await json(`${stack!.urls.idp}/oauth/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: 'grant_type=client_credentials&client_id=coordinator&client_secret=coordinator-local-secret',
     });
     expect(cc.status).toBe(200);
-    const verified = await json(`${stack!.idp}/oauth/token/verify`, {
+    const verified = await json(`${stack!.urls.idp}/oauth/token/verify`, {
       headers: bearer(cc.body.access_token),
     });
     expect(verified.status).toBe(200);
@@ -284,18 +232,20 @@ describe('npm start (bin/local.ts)', () => {
       roles: ['service'],
       aud: 'task-services',
     });
-    expect((await json(`${stack!.idp}/oauth/token/verify`)).status).toBe(401);
+    expect((await json(`${stack!.urls.idp}/oauth/token/verify`)).status).toBe(401);
     // It checks the audience: a token for the APIs is not the coordinator's, unless that audience is named.
     const forTheApis = await devToken({ sub: 'svc', roles: ['service'], groups: [], expires_in: 300 });
-    expect((await json(`${stack!.idp}/oauth/token/verify`, { headers: bearer(forTheApis) })).status).toBe(
-      401,
-    );
-    const named = await json(`${stack!.idp}/oauth/token/verify?audience=release-coordinator`, {
+    expect(
+      (await json(`${stack!.urls.idp}/oauth/token/verify`, { headers: bearer(forTheApis) })).status,
+    ).toBe(401);
+    const named = await json(`${stack!.urls.idp}/oauth/token/verify?audience=release-coordinator`, {
       headers: bearer(forTheApis),
     });
     expect(named.status).toBe(200);
     // What a task service receives from the coordinator cannot be replayed against the coordinator.
-    const replay = await json(`${stack!.coordinator}/releases`, { headers: bearer(cc.body.access_token) });
+    const replay = await json(`${stack!.urls.coordinator}/releases`, {
+      headers: bearer(cc.body.access_token),
+    });
     expect(replay.status).toBe(401);
   });
 
@@ -312,7 +262,7 @@ describe('npm start (bin/local.ts)', () => {
       { port: 0, host: '127.0.0.1' },
     );
     const admin = await devToken({ sub: 'ops', roles: ['admin'], groups: [], expires_in: 300 });
-    const reg = await json(`${stack!.coordinator}/task-services`, {
+    const reg = await json(`${stack!.urls.coordinator}/task-services`, {
       method: 'POST',
       headers: { ...bearer(admin), 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'own client', url: referenceService.url, create_client: true }),
@@ -324,7 +274,9 @@ describe('npm start (bin/local.ts)', () => {
       client_secret: expect.any(String),
     });
     created = { id: reg.body.item_id, clientId: reg.body.client_id, clientSecret: reg.body.client_secret };
-    const read = await json(`${stack!.coordinator}/task-services/${created.id}`, { headers: bearer(admin) });
+    const read = await json(`${stack!.urls.coordinator}/task-services/${created.id}`, {
+      headers: bearer(admin),
+    });
     expect(read.body.client_id).toBe(created.clientId);
     expect(read.body).not.toHaveProperty('client_secret');
     expect(read.body).not.toHaveProperty('secret');
@@ -333,7 +285,7 @@ describe('npm start (bin/local.ts)', () => {
     expect(own.status).toBe(200);
     const shared = await clientToken('task-service', 'task-service-local-secret');
     const event = (token: string) =>
-      json(`${stack!.coordinator}/events`, {
+      json(`${stack!.urls.coordinator}/events`, {
         method: 'POST',
         headers: { ...bearer(token), 'Content-Type': 'application/json' },
         body: JSON.stringify({ event_type: 'info', message: 'from the service', task_service: created!.id }),
@@ -343,7 +295,7 @@ describe('npm start (bin/local.ts)', () => {
   });
 
   it('stores records in DynamoDB Local under DATA_DIR', async () => {
-    const created = await json(`${stack!.coordinator}/events`, {
+    const created = await json(`${stack!.urls.coordinator}/events`, {
       method: 'POST',
       headers: { ...bearer(firstAdminToken), 'Content-Type': 'application/json' },
       body: JSON.stringify({ event_type: 'info', message: 'kept across restarts' }),
@@ -360,7 +312,7 @@ describe('npm start (bin/local.ts)', () => {
     expect(code).toBe(0);
     expect(javaProcessesOfThisTest()).toEqual([]);
     expect(existsSync(join(dataDir, 'local.pid'))).toBe(false);
-    await expect(fetch(`${stack!.coordinator}/health`)).rejects.toThrow();
+    await expect(fetch(`${stack!.urls.coordinator}/health`)).rejects.toThrow();
     await expect(fetch(`http://127.0.0.1:${stack!.ports.DYNAMODB_PORT}`)).rejects.toThrow();
   }, 60_000);
 
@@ -368,18 +320,20 @@ describe('npm start (bin/local.ts)', () => {
     // The same ports, as with `npm start`: the issuer (http://127.0.0.1:<IDP_PORT>) is part of every token.
     stack = await startStack(stack!.ports);
     await eventually(async () => {
-      const res = await json(`${stack!.coordinator}/health`);
+      const res = await json(`${stack!.urls.coordinator}/health`);
       return res.status === 200 ? res : undefined;
     }, '/health 200 after restart');
     // The token minted by the first run still verifies: the signing key was kept.
-    const kept = await json(`${stack!.coordinator}/events/${eventId}`, { headers: bearer(firstAdminToken) });
+    const kept = await json(`${stack!.urls.coordinator}/events/${eventId}`, {
+      headers: bearer(firstAdminToken),
+    });
     expect(kept.status).toBe(200);
     expect(kept.body.message).toBe('kept across restarts');
-    const studies = await json(`${stack!.coordinator}/studies`, { headers: bearer(firstAdminToken) });
+    const studies = await json(`${stack!.urls.coordinator}/studies`, { headers: bearer(firstAdminToken) });
     expect(studies.body.count).toBe(STUDIES.length);
     // The client made for a task service survives too; deleting the service deletes it.
     expect((await clientToken(created!.clientId, created!.clientSecret)).status).toBe(200);
-    const removed = await fetch(`${stack!.coordinator}/task-services/${created!.id}`, {
+    const removed = await fetch(`${stack!.urls.coordinator}/task-services/${created!.id}`, {
       method: 'DELETE',
       headers: bearer(firstAdminToken),
     });

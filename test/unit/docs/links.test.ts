@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 /**
  * The repository stands on its own: every relative link in its Markdown points at a file inside it, and every
  * #anchor at a heading that exists. (Links to the web are not followed: this machine has no network.)
+ *
+ * @covers docs/
  */
 const ROOT = resolve(import.meta.dirname, '../../..');
 const SKIP = new Set(['node_modules', '.git', 'cdk.out', '.local', '.test-data', 'coverage']);

@@ -9,6 +9,8 @@ import { typesOf } from '../../../lib/openapi/types.js';
 /**
  * The committed documents (openapi/*.json) and client types (cli/generated/*.ts) are exactly what `npm run openapi`
  * makes from the route contracts today, and they describe exactly the routes lib/api-manifest.ts deploys.
+ *
+ * @covers openapi/
  */
 const read = (path: string) => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
 const manifests = { coordinator: COORDINATOR_API, files: FILES_API } as Record<

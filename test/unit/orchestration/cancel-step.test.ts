@@ -1,3 +1,4 @@
+/** @covers functions/orchestration/cancel-step.ts */
 import { describe, expect, it } from 'vitest';
 import { STEPS_RELEASE as REL, reply, stepsSetup } from './fakes.js';
 

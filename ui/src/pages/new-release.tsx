@@ -1,15 +1,14 @@
 import { useId, useState } from 'preact/hooks';
-import { ApiError, listAll } from '../api';
+import { ApiError, allStudies, createHeaders, must } from '../api';
 import { Alert, FieldError, Loading, PageTitle } from '../components/ui';
 import { useApp } from '../context';
 import { messageOf, useLoad } from '../hooks';
 import { Link, navigate } from '../router';
-import type { Release, Study } from '../types';
 
 /** The create form: name, description, is_major, and studies picked from a searchable list. */
 export function NewReleasePage() {
   const { api, session } = useApp();
-  const studies = useLoad(() => listAll<Study>(api, 'coordinator', '/studies'), 'studies');
+  const studies = useLoad(() => allStudies(api), 'studies');
   const [name, setName] = useState('');
   const [description, setDescription] = useState('');
   const [isMajor, setIsMajor] = useState(false);
@@ -40,11 +39,12 @@ export function NewReleasePage() {
     setBusy(true);
     setError(null);
     try {
-      const created = await api.request<Release>('coordinator', '/releases', {
-        method: 'POST',
-        body: { name, description, is_major: isMajor, studies: picked },
-        create: true,
-      });
+      const created = await must(
+        api.coordinator.POST('/releases', {
+          body: { name, description, is_major: isMajor, studies: picked },
+          headers: createHeaders(),
+        }),
+      );
       navigate(`/releases/${created.kf_id}`);
     } catch (err) {
       setError(err as Error);

@@ -1,11 +1,10 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { type Envelope, listAll } from '../api';
+import { allStudies, createHeaders, isFinal, must, type Release } from '../api';
 import { Alert, ConfirmDialog, Empty, Loading, PageTitle, ProgressBar, StateBadge } from '../components/ui';
 import { useApp } from '../context';
-import { time, when } from '../format';
+import { idOf, time, when } from '../format';
 import { messageOf, useLoad, usePolled } from '../hooks';
 import { Link } from '../router';
-import { type CoordinatorEvent, idOf, type Release, type Study, TERMINAL_STATES } from '../types';
 
 type Action = 'publish' | 'cancel';
 
@@ -16,15 +15,17 @@ type Action = 'publish' | 'cancel';
  */
 export function ReleasePage({ id }: { id: string }) {
   const { api, config, session } = useApp();
-  const release = usePolled<Release>(
-    api.url('coordinator', `/releases/${encodeURIComponent(id)}`),
+  const release = usePolled(
+    `release ${id}`,
+    (init) => api.coordinator.GET('/releases/{id}', { params: { path: { id } }, ...init }),
     config.pollMs,
   );
-  const events = usePolled<Envelope<CoordinatorEvent>>(
-    api.url('coordinator', `/events?release=${encodeURIComponent(id)}&limit=50`),
+  const events = usePolled(
+    `events ${id}`,
+    (init) => api.coordinator.GET('/events', { params: { query: { release: id, limit: 50 } }, ...init }),
     config.pollMs,
   );
-  const studies = useLoad(() => listAll<Study>(api, 'coordinator', '/studies'), 'studies');
+  const studies = useLoad(() => allStudies(api), 'studies');
   const [confirming, setConfirming] = useState<Action | null>(null);
   const [busy, setBusy] = useState(false);
   const [message, setMessage] = useState<{ kind: 'error' | 'success'; text: string } | null>(null);
@@ -53,7 +54,7 @@ export function ReleasePage({ id }: { id: string }) {
   if (!r) return <Loading what="the release" />;
 
   const studyName = new Map((studies.data ?? []).map((s) => [s.kf_id, s.name]));
-  const terminal = TERMINAL_STATES.includes(r.state);
+  const terminal = isFinal(r.state);
   const canPublish = r.state === 'staged';
   const canCancel = !terminal && r.state !== 'canceling';
   const tasks = [...r.tasks].sort((a, b) => a.service_name.localeCompare(b.service_name));
@@ -62,12 +63,12 @@ export function ReleasePage({ id }: { id: string }) {
     setBusy(true);
     setMessage(null);
     try {
-      if (action === 'publish')
-        await api.request('coordinator', `/releases/${r.kf_id}/publish`, { method: 'POST' });
+      const path = { params: { path: { id: r.kf_id } } };
+      if (action === 'publish') await must(api.coordinator.POST('/releases/{id}/publish', path));
       else {
         // While publishing, the dialog listed what has published: confirming it is the API's confirm_published.
-        const confirm = r.state === 'publishing' ? '?confirm_published=true' : '';
-        await api.request('coordinator', `/releases/${r.kf_id}${confirm}`, { method: 'DELETE' });
+        const query = r.state === 'publishing' ? { confirm_published: 'true' as const } : {};
+        await must(api.coordinator.DELETE('/releases/{id}', { params: { ...path.params, query } }));
       }
       setMessage({
         kind: 'success',
@@ -298,11 +299,12 @@ function Notes({
     setBusy(true);
     setError(null);
     try {
-      await api.request('coordinator', '/release-notes', {
-        method: 'POST',
-        body: { description: text, release: release.kf_id, ...(study ? { study } : {}) },
-        create: true,
-      });
+      await must(
+        api.coordinator.POST('/release-notes', {
+          body: { description: text, release: release.kf_id, ...(study ? { study } : {}) },
+          headers: createHeaders(),
+        }),
+      );
       setText('');
       setStudy('');
       onAdded();

@@ -1,10 +1,9 @@
-import { type Envelope, listAll } from '../api';
+import { allStudies, RELEASE_STATES, type Release } from '../api';
 import { Alert, Empty, Loading, PageTitle, StateBadge } from '../components/ui';
 import { useApp } from '../context';
 import { ago, when } from '../format';
 import { messageOf, useLoad, usePolled } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
-import { RELEASE_STATES, type Release, type Study } from '../types';
 
 const PAGE = 25;
 
@@ -15,11 +14,19 @@ export function ReleasesPage() {
   const state = query.get('state') ?? '';
   const study = query.get('study') ?? '';
   const offset = Number(query.get('offset') ?? '0') || 0;
-  const studies = useLoad(() => listAll<Study>(api, 'coordinator', '/studies'), 'studies');
-  const params = new URLSearchParams({ limit: String(PAGE), offset: String(offset) });
-  if (state) params.set('state', state);
-  if (study) params.set('study', study);
-  const list = usePolled<Envelope<Release>>(api.url('coordinator', `/releases?${params}`), 5000);
+  const studies = useLoad(() => allStudies(api), 'studies');
+  const filter = {
+    limit: PAGE,
+    offset,
+    // A state the API does not know is sent as it is, and answered with a 400 the page shows.
+    ...(state ? { state: state as Release['state'] } : {}),
+    ...(study ? { study } : {}),
+  };
+  const list = usePolled(
+    `releases ${JSON.stringify(filter)}`,
+    (init) => api.coordinator.GET('/releases', { params: { query: filter }, ...init }),
+    5000,
+  );
   const studyName = new Map((studies.data ?? []).map((s) => [s.kf_id, s.name]));
 
   const setFilter = (key: string, value: string) => {

@@ -1,16 +1,15 @@
 import { useId, useState } from 'preact/hooks';
-import { listAll } from '../api';
+import { allStudies } from '../api';
 import { Alert, Empty, Loading, PageTitle } from '../components/ui';
 import { useApp } from '../context';
 import { when } from '../format';
 import { messageOf, useLoad } from '../hooks';
 import { Link } from '../router';
-import type { Study } from '../types';
 
 /** Every study mirrored from the dataservice, with its last published version. */
 export function StudiesPage() {
   const { api } = useApp();
-  const studies = useLoad(() => listAll<Study>(api, 'coordinator', '/studies'), 'studies');
+  const studies = useLoad(() => allStudies(api), 'studies');
   const [search, setSearch] = useState('');
   const searchId = useId();
   const term = search.trim().toLowerCase();

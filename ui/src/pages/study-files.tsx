@@ -1,11 +1,10 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { ApiError, type Envelope } from '../api';
+import { type Api, ApiError, type FileVersion, must, type StudyFile } from '../api';
 import { Alert, Empty, Loading, PageTitle, ProgressBar, StateBadge } from '../components/ui';
 import { useApp } from '../context';
-import { bytes, secondsUntil, time, when } from '../format';
+import { bytes, idOf, secondsUntil, time, when } from '../format';
 import { messageOf, usePolled } from '../hooks';
 import { Link } from '../router';
-import type { FileVersion, Study, StudyFile } from '../types';
 import { type UploadState, uploadFile } from '../upload';
 
 interface UploadItem {
@@ -28,9 +27,20 @@ const PHASE_LABEL: Record<UploadState['phase'], string> = {
  */
 export function StudyFilesPage({ studyId }: { studyId: string }) {
   const { api, session } = useApp();
-  const sid = encodeURIComponent(studyId);
-  const study = usePolled<Study>(api.url('coordinator', `/studies/${sid}`), 60_000);
-  const files = usePolled<Envelope<StudyFile>>(api.url('files', `/studies/${sid}/files?limit=100`), 5000);
+  const study = usePolled(
+    `study ${studyId}`,
+    (init) => api.coordinator.GET('/studies/{id}', { params: { path: { id: studyId } }, ...init }),
+    60_000,
+  );
+  const files = usePolled(
+    `files ${studyId}`,
+    (init) =>
+      api.files.GET('/studies/{studyId}/files', {
+        params: { path: { studyId }, query: { limit: 100 } },
+        ...init,
+      }),
+    5000,
+  );
   const [uploads, setUploads] = useState<UploadItem[]>([]);
   const [generation, setGeneration] = useState(0);
   const canUpload = session.isAdmin || session.groups.includes(studyId);
@@ -163,7 +173,15 @@ function FileCard({
   onNewVersion: (files: FileList) => void;
 }) {
   const { api } = useApp();
-  const versions = usePolled<Envelope<FileVersion>>(`${file.versions}?limit=100`, 10_000);
+  const versions = usePolled(
+    `versions ${file.kf_id}`,
+    (init) =>
+      api.files.GET('/files/{fileId}/versions', {
+        params: { path: { fileId: file.kf_id }, query: { limit: 100 } },
+        ...init,
+      }),
+    10_000,
+  );
   const input = useRef<HTMLInputElement>(null);
   const titleId = useId();
   // A finished upload bumps `generation`: read the versions again at once.
@@ -234,7 +252,7 @@ function FileCard({
   );
 }
 
-function VersionRow({ version: v, api }: { version: FileVersion; api: ReturnType<typeof useApp>['api'] }) {
+function VersionRow({ version: v, api }: { version: FileVersion; api: Api }) {
   const [signed, setSigned] = useState<{ url: string; expiresAt: string; copied: boolean } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [now, setNow] = useState(Date.now());
@@ -246,8 +264,8 @@ function VersionRow({ version: v, api }: { version: FileVersion; api: ReturnType
   }, [signed]);
 
   const mint = async () => {
-    const path = `/signed-url/study/${v.study_id}/files/${idOfFile(v)}/version/${v.kf_id}`;
-    return api.request<{ url: string; expires_at: string }>('files', path, { method: 'POST' });
+    const params = { path: { studyId: v.study_id, fileId: idOf(v.file), versionId: v.kf_id } };
+    return must(api.files.POST('/signed-url/study/{studyId}/files/{fileId}/version/{versionId}', { params }));
   };
   const download = async () => {
     setError(null);
@@ -356,5 +374,3 @@ function VersionRow({ version: v, api }: { version: FileVersion; api: ReturnType
     </>
   );
 }
-
-const idOfFile = (v: FileVersion) => v.file.split('/').pop() ?? '';

@@ -1,18 +1,21 @@
-import type { Envelope } from '../api';
 import { Alert, Empty, Loading, PageTitle, StateBadge } from '../components/ui';
 import { useApp } from '../context';
 import { when } from '../format';
 import { messageOf, usePolled } from '../hooks';
 import { Link } from '../router';
-import type { Release, Study } from '../types';
 
 /** A study and its release timeline: every release that included it, newest first. */
 export function StudyPage({ studyId }: { studyId: string }) {
   const { api } = useApp();
-  const id = encodeURIComponent(studyId);
-  const study = usePolled<Study>(api.url('coordinator', `/studies/${id}`), 10_000);
-  const releases = usePolled<Envelope<Release>>(
-    api.url('coordinator', `/releases?study=${id}&limit=100`),
+  const study = usePolled(
+    `study ${studyId}`,
+    (init) => api.coordinator.GET('/studies/{id}', { params: { path: { id: studyId } }, ...init }),
+    10_000,
+  );
+  const releases = usePolled(
+    `study releases ${studyId}`,
+    (init) =>
+      api.coordinator.GET('/releases', { params: { query: { study: studyId, limit: 100 } }, ...init }),
     5000,
   );
   const s = study.data;

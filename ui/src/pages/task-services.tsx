@@ -1,15 +1,18 @@
 import { useId, useState } from 'preact/hooks';
-import { ApiError, type Envelope } from '../api';
+import { ApiError, createHeaders, must, type TaskService } from '../api';
 import { Alert, Empty, FieldError, Loading, PageTitle, StateBadge } from '../components/ui';
 import { useApp } from '../context';
 import { ago, when } from '../format';
 import { messageOf, usePolled } from '../hooks';
-import type { TaskService } from '../types';
 
 /** Task services: health (ok or down, with the failure count), enabled or not, registration and toggles. */
 export function TaskServicesPage() {
   const { api, session } = useApp();
-  const list = usePolled<Envelope<TaskService>>(api.url('coordinator', '/task-services?limit=100'), 5000);
+  const list = usePolled(
+    'task services',
+    (init) => api.coordinator.GET('/task-services', { params: { query: { limit: 100 } }, ...init }),
+    5000,
+  );
   const [pending, setPending] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
 
@@ -19,10 +22,12 @@ export function TaskServicesPage() {
     setPending(s.kf_id);
     setError(null);
     try {
-      await api.request('coordinator', `/task-services/${s.kf_id}`, {
-        method: 'PATCH',
-        body: { enabled: !s.enabled },
-      });
+      await must(
+        api.coordinator.PATCH('/task-services/{id}', {
+          params: { path: { id: s.kf_id } },
+          body: { enabled: !s.enabled },
+        }),
+      );
       list.refresh();
     } catch (err) {
       setError(`Could not ${s.enabled ? 'disable' : 'enable'} ${s.name}: ${messageOf(err)}`);
@@ -142,12 +147,13 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
     setError(null);
     setDone(null);
     try {
-      const created = await api.request<TaskService>('coordinator', '/task-services', {
-        method: 'POST',
-        // An empty client id leaves the service unbound: any service token may report its tasks.
-        body: { ...form, client_id: form.client_id.trim() || undefined },
-        create: true,
-      });
+      const created = await must(
+        api.coordinator.POST('/task-services', {
+          // An empty client id leaves the service unbound: any service token may report its tasks.
+          body: { ...form, client_id: form.client_id.trim() || undefined },
+          headers: createHeaders(),
+        }),
+      );
       setDone(`Registered ${created.name}.`);
       setForm({ name: '', url: '', description: '', author: form.author, client_id: '' });
       onRegistered();
