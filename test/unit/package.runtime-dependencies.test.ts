@@ -27,7 +27,7 @@ function sources(dir: string): string[] {
 const packageOf = (specifier: string) =>
   specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
 
-/** Runtime imports (static and dynamic) of a file, by package name; relative and node: imports left out. */
+/** Runtime imports (static and dynamic) of a file, by package name; relative, `#` and node: imports left out. */
 function importedPackages(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const found = new Set<string>();
@@ -36,7 +36,9 @@ function importedPackages(file: string): string[] {
   for (const re of [statics, dynamics])
     for (const m of text.matchAll(re)) {
       const spec = m[1];
-      if (spec.startsWith('.') || spec.startsWith('node:') || spec.startsWith('/')) continue;
+      // `#functions/...` and the like are the package's own subpath imports (package.json `imports`), not packages.
+      if (spec.startsWith('.') || spec.startsWith('#') || spec.startsWith('node:') || spec.startsWith('/'))
+        continue;
       found.add(packageOf(spec));
     }
   return [...found];
