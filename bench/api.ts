@@ -15,10 +15,10 @@
  */
 import { resolve } from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { K } from '../functions/adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import { ROOT } from '../local/config.js';
-import { tableEnv } from '../local/dynamodb-local.js';
+import { K } from '#functions/adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { ROOT } from '#local/config.js';
+import { tableEnv } from '#local/dynamodb-local.js';
 import {
   benchDocumentClient,
   type CeilingOp,

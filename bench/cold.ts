@@ -21,9 +21,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { bundleAll as BundleAll } from '../lib/bundling.js';
-import { bundleAll, MAX_BUNDLE_BYTES } from '../lib/bundling.js';
-import { ROOT } from '../local/config.js';
+import type { bundleAll as BundleAll } from '#lib/bundling.js';
+import { bundleAll, MAX_BUNDLE_BYTES } from '#lib/bundling.js';
+import { ROOT } from '#local/config.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);

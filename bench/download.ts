@@ -24,8 +24,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import autocannon, { type AutocannonResult } from 'autocannon';
-import { ROOT } from '../local/config.js';
-import { createTables, localClient } from '../local/dynamodb-local.js';
+import { ROOT } from '#local/config.js';
+import { createTables, localClient } from '#local/dynamodb-local.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 import { benchStack, type StackEndpoints } from './lib/stack.js';
 

@@ -13,8 +13,8 @@
  * completes with no errors. Writes its section of docs/benchmarks.md (BENCH_WRITE_DOCS=false to skip).
  */
 import { resolve } from 'node:path';
-import { ROOT } from '../local/config.js';
-import { freePort } from '../local/dynamodb-local.js';
+import { ROOT } from '#local/config.js';
+import { freePort } from '#local/dynamodb-local.js';
 import { benchDocumentClient } from './lib/ddb-ceiling.js';
 import {
   type Measured,

@@ -20,12 +20,12 @@
 
 import { resolve } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { C, counterKey, type Tables } from '../functions/adapters/dynamodb/common.js';
-import { DynamoEventRepository, eventCounters, eventItem } from '../functions/adapters/dynamodb/events.js';
-import { putAll, setServiceTaskCounts, Tally } from '../functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
-import * as releaseItems from '../functions/adapters/dynamodb/releases/items.js';
-import { DynamoTaskServiceRepository } from '../functions/adapters/dynamodb/task-services.js';
+import { C, counterKey, type Tables } from '#functions/adapters/dynamodb/common.js';
+import { DynamoEventRepository, eventCounters, eventItem } from '#functions/adapters/dynamodb/events.js';
+import { putAll, setServiceTaskCounts, Tally } from '#functions/adapters/dynamodb/migrate.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import * as releaseItems from '#functions/adapters/dynamodb/releases/items.js';
+import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
 import type {
   CoordinatorEvent,
   Release,
@@ -33,10 +33,10 @@ import type {
   Task,
   TaskService,
   TaskState,
-} from '../functions/coordinator/model.js';
-import { decodeCursor, type Page } from '../functions/shared/list.js';
-import { ROOT } from '../local/config.js';
-import { tableEnv } from '../local/dynamodb-local.js';
+} from '#functions/coordinator/model.js';
+import { decodeCursor, type Page } from '#functions/shared/list.js';
+import { ROOT } from '#local/config.js';
+import { tableEnv } from '#local/dynamodb-local.js';
 import { httpLoad, type LoadResult } from './lib/load.js';
 import { meteredDocumentClient, type Reads } from './lib/read-meter.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';

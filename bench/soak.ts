@@ -27,7 +27,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ROOT } from '../local/config.js';
+import { ROOT } from '#local/config.js';
 import {
   ACTIVE,
   type ApiAnswer,

@@ -16,11 +16,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'vite';
-import { clientCredentials, startTaskService } from '../examples/task-service/service.js';
-import { ROOT } from '../local/config.js';
-import { freePort } from '../local/dynamodb-local.js';
-import { TASK_SERVICE_AUDIENCE } from '../local/idp.js';
-import { launchChromium } from '../test/helpers/chromium.js';
+import { clientCredentials, startTaskService } from '#examples/task-service/service.js';
+import { ROOT } from '#local/config.js';
+import { freePort } from '#local/dynamodb-local.js';
+import { TASK_SERVICE_AUDIENCE } from '#local/idp.js';
+import { launchChromium } from '#test/helpers/chromium.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 import { benchStack } from './lib/stack.js';
 

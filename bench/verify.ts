@@ -19,10 +19,10 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { s3Client } from '../functions/adapters/aws.js';
-import { S3ObjectStore } from '../functions/adapters/s3-store.js';
-import { ROOT } from '../local/config.js';
-import { startS3 } from '../local/s3.js';
+import { s3Client } from '#functions/adapters/aws.js';
+import { S3ObjectStore } from '#functions/adapters/s3-store.js';
+import { ROOT } from '#local/config.js';
+import { startS3 } from '#local/s3.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 
 const MiB = 1024 * 1024;

@@ -5,13 +5,7 @@
  * sanity cap (MAX_BUNDLE_BYTES).
  */
 import { statSync } from 'node:fs';
-import {
-  BUNDLES_DIR,
-  bundleAll,
-  describeOversized,
-  oversizedBundles,
-  repoRelative,
-} from '../lib/bundling.js';
+import { BUNDLES_DIR, bundleAll, describeOversized, oversizedBundles, repoRelative } from '#lib/bundling.js';
 
 const started = performance.now();
 const built = bundleAll(BUNDLES_DIR);

@@ -1,4 +1,4 @@
-import { run } from '../cli/program.js';
+import { run } from '#cli/program.js';
 
 /**
  * `drc`, the operator CLI (cli/program.ts). Run as `npx drc …` (package.json "bin", through bin/drc.mjs) or

@@ -21,8 +21,8 @@ import {
   clientCredentials,
   type RunningTaskService,
   startTaskService,
-} from '../examples/task-service/service.js';
-import { freePort } from '../local/dynamodb-local.js';
+} from '#examples/task-service/service.js';
+import { freePort } from '#local/dynamodb-local.js';
 
 const stageSeconds = Number(process.env.DEMO_STAGE_SECONDS ?? 3);
 const publishSeconds = Number(process.env.DEMO_PUBLISH_SECONDS ?? 2);

@@ -6,9 +6,9 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { tablesFromEnv } from '../functions/adapters/dynamodb/common.js';
-import { migrateCoordinator, migrateFiles } from '../functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '../functions/adapters/dynamodb/releases/index.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { migrateCoordinator, migrateFiles } from '#functions/adapters/dynamodb/migrate.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 
 const filesTable = process.env.FILES_TABLE;
 if (!filesTable) throw new Error('Invalid configuration: FILES_TABLE is required');

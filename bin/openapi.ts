@@ -7,10 +7,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { API_DESCRIPTIONS } from '../lib/openapi/apis.js';
-import { documentText, generateDocument, packageVersion } from '../lib/openapi/generate.js';
-import { generateTaskServiceDocument } from '../lib/openapi/task-service.js';
-import { typesOf } from '../lib/openapi/types.js';
+import { API_DESCRIPTIONS } from '#lib/openapi/apis.js';
+import { documentText, generateDocument, packageVersion } from '#lib/openapi/generate.js';
+import { generateTaskServiceDocument } from '#lib/openapi/task-service.js';
+import { typesOf } from '#lib/openapi/types.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 for (const api of API_DESCRIPTIONS) {

@@ -1,24 +1,24 @@
-import { eventRoutes } from '../functions/coordinator/contracts/events.js';
-import { releaseNoteRoutes } from '../functions/coordinator/contracts/release-notes.js';
-import { releaseRoutes } from '../functions/coordinator/contracts/releases.js';
-import { studyRoutes } from '../functions/coordinator/contracts/studies.js';
-import { taskServiceRoutes } from '../functions/coordinator/contracts/task-services.js';
-import { taskRoutes } from '../functions/coordinator/contracts/tasks.js';
-import { auditRoutes } from '../functions/files/contracts/audit.js';
-import { devTokenRoutes } from '../functions/files/contracts/dev-tokens.js';
-import { downloadRoutes, signedUrlRoutes } from '../functions/files/contracts/downloads.js';
-import { drsRoutes } from '../functions/files/contracts/drs.js';
-import { fileRoutes } from '../functions/files/contracts/files.js';
-import { graphqlRoutes } from '../functions/files/contracts/graphql.js';
+import { eventRoutes } from '#functions/coordinator/contracts/events.js';
+import { releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
+import { releaseRoutes } from '#functions/coordinator/contracts/releases.js';
+import { studyRoutes } from '#functions/coordinator/contracts/studies.js';
+import { taskServiceRoutes } from '#functions/coordinator/contracts/task-services.js';
+import { taskRoutes } from '#functions/coordinator/contracts/tasks.js';
+import { auditRoutes } from '#functions/files/contracts/audit.js';
+import { devTokenRoutes } from '#functions/files/contracts/dev-tokens.js';
+import { downloadRoutes, signedUrlRoutes } from '#functions/files/contracts/downloads.js';
+import { drsRoutes } from '#functions/files/contracts/drs.js';
+import { fileRoutes } from '#functions/files/contracts/files.js';
+import { graphqlRoutes } from '#functions/files/contracts/graphql.js';
 import {
   bearerOnlyOf,
   type Contracts,
   type Method,
   pathsOf,
   serviceClientRoutesOf,
-} from '../functions/shared/contract.js';
-import { apiDocsRoutes, DOCS_PACKAGE_FILES } from '../functions/shared/contracts/api-docs.js';
-import { healthRoutes } from '../functions/shared/contracts/health.js';
+} from '#functions/shared/contract.js';
+import { apiDocsRoutes, DOCS_PACKAGE_FILES } from '#functions/shared/contracts/api-docs.js';
+import { healthRoutes } from '#functions/shared/contracts/health.js';
 
 /**
  * Which Lambda entry point serves which HTTP paths: the CDK stateless stacks create one function per entry and an

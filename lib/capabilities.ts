@@ -1,4 +1,4 @@
-import { releaseStepTimeoutSeconds } from '../functions/orchestration/config.js';
+import { releaseStepTimeoutSeconds } from '#functions/orchestration/config.js';
 import type { Settings } from './settings.js';
 
 /**

@@ -9,7 +9,7 @@ import {
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import { STAGING_PREFIX, UPLOAD_STAGING_DAYS } from '../functions/files/model.js';
+import { STAGING_PREFIX, UPLOAD_STAGING_DAYS } from '#functions/files/model.js';
 
 export interface FilesBucketProps {
   removalPolicy: RemovalPolicy;

@@ -17,7 +17,7 @@ import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-log
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import { METRIC, METRICS_SERVICE, SIGNED_URL_MINTED_LINE } from '../functions/shared/metric-names.js';
+import { METRIC, METRICS_SERVICE, SIGNED_URL_MINTED_LINE } from '#functions/shared/metric-names.js';
 import { acknowledge } from './nag.js';
 import type { Settings } from './settings.js';
 

@@ -6,7 +6,7 @@ import {
   DEFAULT_MAX_PHASE_SECONDS,
   MAX_PHASE_LIMIT_SECONDS,
   roundSettingsProblem,
-} from '../functions/orchestration/config.js';
+} from '#functions/orchestration/config.js';
 
 /**
  * Every deploy-time setting, read from CDK context (`cdk.json` or `-c key=value`) and checked once with zod, so a

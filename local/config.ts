@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { parseEnv } from '../functions/shared/config.js';
+import { parseEnv } from '#functions/shared/config.js';
 import { HANDLER_SOURCES } from './handlers.js';
 
 /** The repository root, whatever the working directory of `npm start` is. */

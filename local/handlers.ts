@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as z from 'zod';
-import { BUNDLE_FILE, BUNDLES_DIR, bundleDirOf } from '../lib/bundling.js';
+import { BUNDLE_FILE, BUNDLES_DIR, bundleDirOf } from '#lib/bundling.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 

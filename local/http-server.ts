@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { ErrorCode } from '../functions/shared/errors.js';
-import type { ApiFunction } from '../lib/api-manifest.js';
-import { corsHeaders, preflightHeaders } from '../lib/cors.js';
+import type { ErrorCode } from '#functions/shared/errors.js';
+import type { ApiFunction } from '#lib/api-manifest.js';
+import { corsHeaders, preflightHeaders } from '#lib/cors.js';
 
 type LambdaHandler = (
   event: APIGatewayProxyEventV2,

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from 'aws-lambda';
-import { log } from '../functions/shared/log.js';
-import type { AsyncWorkerFunction } from '../lib/orchestration-manifest.js';
+import { log } from '#functions/shared/log.js';
+import type { AsyncWorkerFunction } from '#lib/orchestration-manifest.js';
 import type { Component } from './component.js';
 import { loadHandler } from './handlers.js';
 import { lambdaContext } from './http-server.js';

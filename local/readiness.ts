@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { ErrorCode } from '../functions/shared/errors.js';
+import type { ErrorCode } from '#functions/shared/errors.js';
 
 /**
  * What the stack still waits for before GET /health may answer 200 (the identity provider, the first study

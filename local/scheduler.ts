@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ScheduledEvent } from 'aws-lambda';
-import { log } from '../functions/shared/log.js';
+import { log } from '#functions/shared/log.js';
 
 /** The event EventBridge sends a scheduled Lambda, so handlers see on one machine what they see on AWS. */
 export function scheduledEvent(ruleName: string, now = new Date()): ScheduledEvent {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from 'aws-local-stepfunctions';
-import { WORKER_FUNCTIONS } from '../lib/orchestration-manifest.js';
+import { WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
 import { loadHandlerModule } from './handlers.js';
 
 /**

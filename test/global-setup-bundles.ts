@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { bundleAll, describeOversized, oversizedBundles, repoRelative } from '../lib/bundling.js';
+import { bundleAll, describeOversized, oversizedBundles, repoRelative } from '#lib/bundling.js';
 
 /**
  * The bundled project runs the integration suites against the bundles that deploy: they are built once per run,

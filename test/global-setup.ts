@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startDynamoLocal } from '../local/dynamodb-local.js';
+import { startDynamoLocal } from '#local/dynamodb-local.js';
 import { COVERAGE_DIR } from './helpers/contract.js';
 
 declare module 'vitest' {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ROOT } from '../../local/config.js';
+import { ROOT } from '#local/config.js';
 import { type CostInputs, type CostSettings, monthlyCost, parseMix } from './model.js';
 import { profileSchema } from './profile.js';
 import { markdownTable, textReport } from './render.js';

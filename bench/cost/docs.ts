@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ROOT } from '../../local/config.js';
+import { ROOT } from '#local/config.js';
 import { fmt, writeSection } from '../lib/report.js';
 import {
   type CostInputs,

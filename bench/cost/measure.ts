@@ -39,14 +39,14 @@ import type { HistoryEvent } from '@aws-sdk/client-sfn';
 import { App, Stack } from 'aws-cdk-lib';
 import type { CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
-import { COORDINATOR_API, FILES_API } from '../../lib/api-manifest.js';
-import { ManifestHttpApi } from '../../lib/http-api.js';
-import { WORKER_FUNCTIONS } from '../../lib/orchestration-manifest.js';
-import { TABLES } from '../../lib/table-definitions.js';
-import { ROOT } from '../../local/config.js';
-import { tableEnv } from '../../local/dynamodb-local.js';
-import { type DdbRecord, type InvokeRecord, itemSize, type MeterRecord } from '../../local/meter.js';
-import { localDefinition } from '../../local/step-functions.js';
+import { COORDINATOR_API, FILES_API } from '#lib/api-manifest.js';
+import { ManifestHttpApi } from '#lib/http-api.js';
+import { WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
+import { TABLES } from '#lib/table-definitions.js';
+import { ROOT } from '#local/config.js';
+import { tableEnv } from '#local/dynamodb-local.js';
+import { type DdbRecord, type InvokeRecord, itemSize, type MeterRecord } from '#local/meter.js';
+import { localDefinition } from '#local/step-functions.js';
 import {
   api,
   createRelease,

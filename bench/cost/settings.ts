@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { readSettings, type Settings } from '../../lib/settings.js';
-import { ROOT } from '../../local/config.js';
+import { readSettings, type Settings } from '#lib/settings.js';
+import { ROOT } from '#local/config.js';
 
 /**
  * The deployment's settings as `cdk deploy` would read them: cdk.json's context, plus any `--context key=value`

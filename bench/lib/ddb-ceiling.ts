@@ -9,7 +9,7 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { createTables, localClient } from '../../local/dynamodb-local.js';
+import { createTables, localClient } from '#local/dynamodb-local.js';
 
 /**
  * The raw DynamoDB Local ceiling, measured as in ../shared/reference/ceilings.md (A1): a DocumentClient with a

@@ -4,7 +4,7 @@ import {
   ListExecutionsCommand,
   SFNClient,
 } from '@aws-sdk/client-sfn';
-import { type FakeTaskService, startFakeTaskService } from '../../test/helpers/fake-task-service.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service.js';
 import { benchStack, type StackEndpoints } from './stack.js';
 
 /**

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freeStackPorts, type StackProcess, startStackProcess } from '../../local/stack-process.js';
+import { freeStackPorts, type StackProcess, startStackProcess } from '#local/stack-process.js';
 
 /** Where a benchmark finds the stack it drives. */
 export interface StackEndpoints {

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { createTables, localClient, tableEnv } from '../../local/dynamodb-local.js';
+import { createTables, localClient, tableEnv } from '#local/dynamodb-local.js';
 
 /**
  * The floor of a burst of task callbacks on a DynamoDB Local: `n` of the smallest transaction a callback could be

@@ -1,11 +1,11 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { generateSigningKey, jwks, type SigningKey, signJwt } from '../../local/jwt.js';
+import { generateSigningKey, jwks, type SigningKey, signJwt } from '#local/jwt.js';
 import {
   CALLBACK_TRANSITIONS,
   TASK_SERVICE_AUDIENCE,
   type TaskState,
-} from '../../packages/task-service/src/contract.js';
+} from '#packages/task-service/src/contract.js';
 import type { Contract } from './contract.js';
 
 /**

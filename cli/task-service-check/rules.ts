@@ -3,7 +3,7 @@ import {
   CALLBACK_TRANSITIONS,
   type TaskAction,
   type TaskState,
-} from '../../packages/task-service/src/contract.js';
+} from '#packages/task-service/src/contract.js';
 import type { Contract } from './contract.js';
 import { type CheckTask, type FakeCoordinator, randomId, randomSecret } from './coordinator.js';
 

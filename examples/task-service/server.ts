@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { runTaskService } from '../../packages/task-service/src/index.js';
+import { runTaskService } from '#packages/task-service/src/index.js';
 import { type Action, fakeWork } from './service.js';
 
 /** `npm run task-service`: the kit's settings (docs/task-service-authors.md) plus the fake work's knobs. */

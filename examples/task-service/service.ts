@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import * as kit from '../../packages/task-service/src/index.js';
+import * as kit from '#packages/task-service/src/index.js';
 
 /** The reference task service on the kit (packages/task-service): fake work of a configurable length. */
 export type Action = kit.TaskAction;

@@ -1,24 +1,24 @@
-import { eventDocs, eventRoutes } from '../../functions/coordinator/contracts/events.js';
-import { releaseNoteDocs, releaseNoteRoutes } from '../../functions/coordinator/contracts/release-notes.js';
-import { releaseDocs, releaseRoutes } from '../../functions/coordinator/contracts/releases.js';
-import { coordinatorSchemas } from '../../functions/coordinator/contracts/schemas.js';
-import { studyDocs, studyRoutes } from '../../functions/coordinator/contracts/studies.js';
-import { taskServiceDocs, taskServiceRoutes } from '../../functions/coordinator/contracts/task-services.js';
-import { taskDocs, taskRoutes } from '../../functions/coordinator/contracts/tasks.js';
-import { auditDocs, auditRoutes } from '../../functions/files/contracts/audit.js';
-import { devTokenDocs, devTokenRoutes } from '../../functions/files/contracts/dev-tokens.js';
+import { eventDocs, eventRoutes } from '#functions/coordinator/contracts/events.js';
+import { releaseNoteDocs, releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
+import { releaseDocs, releaseRoutes } from '#functions/coordinator/contracts/releases.js';
+import { coordinatorSchemas } from '#functions/coordinator/contracts/schemas.js';
+import { studyDocs, studyRoutes } from '#functions/coordinator/contracts/studies.js';
+import { taskServiceDocs, taskServiceRoutes } from '#functions/coordinator/contracts/task-services.js';
+import { taskDocs, taskRoutes } from '#functions/coordinator/contracts/tasks.js';
+import { auditDocs, auditRoutes } from '#functions/files/contracts/audit.js';
+import { devTokenDocs, devTokenRoutes } from '#functions/files/contracts/dev-tokens.js';
 import {
   downloadDocs,
   downloadRoutes,
   signedUrlDocs,
   signedUrlRoutes,
-} from '../../functions/files/contracts/downloads.js';
-import { drsDocs, drsRoutes } from '../../functions/files/contracts/drs.js';
-import { fileDocs, fileRoutes } from '../../functions/files/contracts/files.js';
-import { graphqlDocs, graphqlRoutes } from '../../functions/files/contracts/graphql.js';
-import { filesSchemas } from '../../functions/files/contracts/schemas.js';
-import { apiDocsDocs, apiDocsRoutes } from '../../functions/shared/contracts/api-docs.js';
-import { healthDocs, healthRoutes } from '../../functions/shared/contracts/health.js';
+} from '#functions/files/contracts/downloads.js';
+import { drsDocs, drsRoutes } from '#functions/files/contracts/drs.js';
+import { fileDocs, fileRoutes } from '#functions/files/contracts/files.js';
+import { graphqlDocs, graphqlRoutes } from '#functions/files/contracts/graphql.js';
+import { filesSchemas } from '#functions/files/contracts/schemas.js';
+import { apiDocsDocs, apiDocsRoutes } from '#functions/shared/contracts/api-docs.js';
+import { healthDocs, healthRoutes } from '#functions/shared/contracts/health.js';
 import type { ApiDescription } from './generate.js';
 
 /**

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { AnswerDoc, Contracts, GroupDoc, RouteContract } from '../../functions/shared/contract.js';
-import type { Describe } from '../../functions/shared/contracts/schemas.js';
-import { LIMITS } from '../../functions/shared/limits.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET } from '../../functions/shared/list.js';
-import * as z from '../../functions/shared/zod.js';
+import type { AnswerDoc, Contracts, GroupDoc, RouteContract } from '#functions/shared/contract.js';
+import type { Describe } from '#functions/shared/contracts/schemas.js';
+import { LIMITS } from '#functions/shared/limits.js';
+import { DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET } from '#functions/shared/list.js';
+import * as z from '#functions/shared/zod.js';
 
 /**
  * Builds an API's OpenAPI 3.1 document from its route contracts (functions/<area>/contracts/): the requests from the

@@ -20,7 +20,7 @@ import {
   TASK_SERVICE_SCOPE,
   TaskCallback,
   TaskReply,
-} from '../../packages/task-service/src/contract.js';
+} from '#packages/task-service/src/contract.js';
 
 /**
  * openapi/task-service.json: the API every task service implements, from the zod contract of the task-service kit

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { generateSigningKey, jwks, type SigningKey, signJwt } from '../../local/jwt.js';
+import { generateSigningKey, jwks, type SigningKey, signJwt } from '#local/jwt.js';
 
 /**
  * A tiny identity provider for tests: a fresh RS256 key, its JWKS served on a random 127.0.0.1 port, and a client

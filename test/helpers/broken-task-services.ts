@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { JwtVerifier } from 'aws-jwt-verify';
 import { SimpleJwksCache } from 'aws-jwt-verify/jwk';
 import { Webhook } from 'standardwebhooks';
-import { clientCredentials, startTaskService } from '../../examples/task-service/service.js';
+import { clientCredentials, startTaskService } from '#examples/task-service/service.js';
 
 /**
  * Task services for the conformance check's tests: the reference service (examples/task-service, on the kit), and

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
-import type { Exchange } from '../../local/http-server.js';
+import type { Exchange } from '#local/http-server.js';
 
 /**
  * The contract test: every answer the integration tests receive from the in-process APIs (test/helpers/

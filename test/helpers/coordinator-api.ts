@@ -2,10 +2,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import { COORDINATOR_API } from '../../lib/api-manifest.js';
-import { localClient } from '../../local/dynamodb-local.js';
-import { loadHandler } from '../../local/handlers.js';
-import { createLocalApi } from '../../local/http-server.js';
+import { COORDINATOR_API } from '#lib/api-manifest.js';
+import { localClient } from '#local/dynamodb-local.js';
+import { loadHandler } from '#local/handlers.js';
+import { createLocalApi } from '#local/http-server.js';
 import { startTestIdp, type TestIdp } from './auth.js';
 import { recordExchange } from './contract.js';
 import { useLocalTables } from './tables.js';
@@ -99,7 +99,7 @@ export async function startCoordinatorApi(
 
 /** Puts studies straight into the studies table through the real repository (what a sync would write). */
 export async function seedStudies(api: CoordinatorApi, ids: string[]): Promise<void> {
-  const { DynamoStudyRepository } = await import('../../functions/adapters/dynamodb/studies.js');
+  const { DynamoStudyRepository } = await import('#functions/adapters/dynamodb/studies.js');
   const repo = new DynamoStudyRepository(api.doc, { studies: api.tables.STUDIES_TABLE });
   let n = 0;
   for (const id of ids) {

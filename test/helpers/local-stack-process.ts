@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type StackPorts, type StackProcess, startStackProcess } from '../../local/stack-process.js';
+import { type StackPorts, type StackProcess, startStackProcess } from '#local/stack-process.js';
 import { ownBundlesEnv } from './stack-bundles.js';
 
 /**

@@ -1,7 +1,7 @@
 import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
-import type { ReconcileReport } from '../../functions/orchestration/reconcile.js';
-import { loadHandler } from '../../local/handlers.js';
-import { type LocalStepFunctions, startStepFunctions } from '../../local/step-functions.js';
+import type { ReconcileReport } from '#functions/orchestration/reconcile.js';
+import { loadHandler } from '#local/handlers.js';
+import { type LocalStepFunctions, startStepFunctions } from '#local/step-functions.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
 import {
   type FakeTaskService,

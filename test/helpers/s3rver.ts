@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { S3Client } from '@aws-sdk/client-s3';
-import { startS3 } from '../../local/s3.js';
+import { startS3 } from '#local/s3.js';
 
 /**
  * A private s3rver for one test file (it starts in milliseconds), with the standard SDK env pointing at it. s3rver

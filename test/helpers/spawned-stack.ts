@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeStackPorts, type StackPorts, startStackProcess } from '../../local/stack-process.js';
+import { freeStackPorts, type StackPorts, startStackProcess } from '#local/stack-process.js';
 import { withFreshPorts } from './port-race.js';
 import { ownBundlesEnv } from './stack-bundles.js';
 

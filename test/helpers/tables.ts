@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { faithfulSettings } from '../../local/dynamodb-faithful.js';
-import { type FaithfulProxy, startFaithfulProxy } from '../../local/dynamodb-faithful-proxy.js';
-import { createTables, localClient, tableEnv } from '../../local/dynamodb-local.js';
+import { faithfulSettings } from '#local/dynamodb-faithful.js';
+import { type FaithfulProxy, startFaithfulProxy } from '#local/dynamodb-faithful-proxy.js';
+import { createTables, localClient, tableEnv } from '#local/dynamodb-local.js';
 
 let proxy: Promise<FaithfulProxy> | undefined;
 

@@ -1,7 +1,7 @@
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
-import { TABLES } from '../../lib/table-definitions.js';
-import { localClient } from '../../local/dynamodb-local.js';
+import { TABLES } from '#lib/table-definitions.js';
+import { localClient } from '#local/dynamodb-local.js';
 import { useLocalTables } from '../helpers/tables.js';
 
 describe('local tables', () => {

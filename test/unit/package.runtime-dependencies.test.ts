@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COORDINATOR_API, FILES_API } from '../../lib/api-manifest.js';
-import { REPO_ROOT } from '../../lib/service-function.js';
+import { COORDINATOR_API, FILES_API } from '#lib/api-manifest.js';
+import { REPO_ROOT } from '#lib/service-function.js';
 
 /**
  * What deploys must be installable from `dependencies` alone: every package imported by code under functions/ (the

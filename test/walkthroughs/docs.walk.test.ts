@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from 'node:os';
 import { delimiter, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../local/dynamodb-local.js';
+import { freePort } from '#local/dynamodb-local.js';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
 import { blockName, extractShellBlocks } from './markdown.js';
 import { Terminals } from './terminals.js';

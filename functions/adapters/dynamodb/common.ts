@@ -1,5 +1,5 @@
-import { assertOffset, type Page } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+import { assertOffset, type Page } from '#functions/shared/list.js';
+import * as z from '#functions/shared/zod.js';
 import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput } from './documents.js';
 
 /**

@@ -1,9 +1,9 @@
-import { type CoordinatorEvent, eventSchema, type NewEvent } from '../../coordinator/model.js';
-import type { EventFilters, EventRepository, Paged } from '../../coordinator/ports.js';
-import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
-import { ValidationError } from '../../shared/errors.js';
-import { newId } from '../../shared/ids.js';
-import type { Page } from '../../shared/list.js';
+import { type CoordinatorEvent, eventSchema, type NewEvent } from '#functions/coordinator/model.js';
+import type { EventFilters, EventRepository, Paged } from '#functions/coordinator/ports.js';
+import { type Clock, nowIso, systemClock } from '#functions/shared/clock.js';
+import { ValidationError } from '#functions/shared/errors.js';
+import { newId } from '#functions/shared/ids.js';
+import type { Page } from '#functions/shared/list.js';
 import {
   bySkDesc,
   C,

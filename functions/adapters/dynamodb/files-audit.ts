@@ -1,7 +1,7 @@
-import { type AuditRecord, auditRecord } from '../../files/model.js';
-import type { AuditLog, Listing } from '../../files/ports.js';
-import { ValidationError } from '../../shared/errors.js';
-import type { Page } from '../../shared/list.js';
+import { type AuditRecord, auditRecord } from '#functions/files/model.js';
+import type { AuditLog, Listing } from '#functions/files/ports.js';
+import { ValidationError } from '#functions/shared/errors.js';
+import type { Page } from '#functions/shared/list.js';
 import {
   type Counter,
   CounterDeltas,

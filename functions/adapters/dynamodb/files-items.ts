@@ -1,4 +1,4 @@
-import type { VersionRecord } from '../../files/model.js';
+import type { VersionRecord } from '#functions/files/model.js';
 import { counterKey, type LabelledItem } from './common.js';
 import { FC, FK, TOTALS_SHARDS } from './files-table.js';
 

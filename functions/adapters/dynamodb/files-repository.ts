@@ -5,10 +5,15 @@ import {
   fileRecord,
   type VersionRecord,
   versionRecord,
-} from '../../files/model.js';
-import type { AddVersionOutcome, CreateFileOutcome, FileRepository, Listing } from '../../files/ports.js';
-import type { Page } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+} from '#functions/files/model.js';
+import type {
+  AddVersionOutcome,
+  CreateFileOutcome,
+  FileRepository,
+  Listing,
+} from '#functions/files/ports.js';
+import type { Page } from '#functions/shared/list.js';
+import * as z from '#functions/shared/zod.js';
 import {
   CounterDeltas,
   decode,

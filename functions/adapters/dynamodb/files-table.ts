@@ -1,4 +1,4 @@
-import { listSortKey } from '../../shared/list.js';
+import { listSortKey } from '#functions/shared/list.js';
 
 /**
  * Key layout of the `files` table (pk / sk; gsi1 lists one kind newest first; gsi2 finds an item by its own id, and

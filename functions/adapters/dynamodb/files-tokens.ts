@@ -4,9 +4,9 @@ import {
   devTokenRecord,
   type SignedTokenRecord,
   signedTokenRecord,
-} from '../../files/model.js';
-import type { DevTokenRepository, Listing, SignedTokenRepository } from '../../files/ports.js';
-import type { Page } from '../../shared/list.js';
+} from '#functions/files/model.js';
+import type { DevTokenRepository, Listing, SignedTokenRepository } from '#functions/files/ports.js';
+import type { Page } from '#functions/shared/list.js';
 import { CounterDeltas, decode, pageOf, putNew, readCount, transact } from './common.js';
 import { type Documents, GetCommand, UpdateCommand } from './documents.js';
 import { auditWrites } from './files-audit.js';

@@ -1,5 +1,5 @@
-import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '../../shared/idempotency.js';
-import * as z from '../../shared/zod.js';
+import type { IdempotencyRecord, IdempotencyStore, StoredResponse } from '#functions/shared/idempotency.js';
+import * as z from '#functions/shared/zod.js';
 import { DeleteCommand, type Documents, GetCommand, PutCommand, UpdateCommand } from './documents.js';
 
 const conditionFailed = (err: unknown) => (err as Error)?.name === 'ConditionalCheckFailedException';

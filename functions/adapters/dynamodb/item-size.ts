@@ -1,4 +1,4 @@
-import { ValidationError } from '../../shared/errors.js';
+import { ValidationError } from '#functions/shared/errors.js';
 
 /**
  * DynamoDB refuses an item over 400 KB, and a refused write of a release item would leave the release stuck (not

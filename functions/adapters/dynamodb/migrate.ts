@@ -14,8 +14,8 @@ import {
   type Task,
   taskSchema,
   taskServiceSchema,
-} from '../../coordinator/model.js';
-import { auditRecord, fileRecord, versionRecord } from '../../files/model.js';
+} from '#functions/coordinator/model.js';
+import { auditRecord, fileRecord, versionRecord } from '#functions/files/model.js';
 import { C, type Counter, counterKey, decode, K, type Tables } from './common.js';
 import { eventCounters, eventItem, eventKeyItem } from './events.js';
 import { auditItem } from './files-audit.js';

@@ -1,7 +1,7 @@
-import { type Study, studySchema } from '../../coordinator/model.js';
-import type { MirroredStudy, Paged, StudyRepository } from '../../coordinator/ports.js';
-import type { StudyDirectory } from '../../files/ports.js';
-import type { Page } from '../../shared/list.js';
+import { type Study, studySchema } from '#functions/coordinator/model.js';
+import type { MirroredStudy, Paged, StudyRepository } from '#functions/coordinator/ports.js';
+import type { StudyDirectory } from '#functions/files/ports.js';
+import type { Page } from '#functions/shared/list.js';
 import { C, CounterDeltas, decode, K, pageOf, queryAll, readCount, type Tables, transact } from './common.js';
 import { BatchGetCommand, type Documents, GetCommand, UpdateCommand } from './documents.js';
 

@@ -1,14 +1,17 @@
-import { type TaskService, taskServiceSchema } from '../../coordinator/model.js';
+import { type TaskService, taskServiceSchema } from '#functions/coordinator/model.js';
 import {
   ChangeConflictError,
   type Paged,
   type RegistryGuard,
   type TaskServiceRepository,
-} from '../../coordinator/ports.js';
-import { type ServiceCredentials, serviceCredentialsSchema } from '../../coordinator/service-credentials.js';
-import { type Clock, nowIso, systemClock } from '../../shared/clock.js';
-import { newId } from '../../shared/ids.js';
-import type { Page } from '../../shared/list.js';
+} from '#functions/coordinator/ports.js';
+import {
+  type ServiceCredentials,
+  serviceCredentialsSchema,
+} from '#functions/coordinator/service-credentials.js';
+import { type Clock, nowIso, systemClock } from '#functions/shared/clock.js';
+import { newId } from '#functions/shared/ids.js';
+import type { Page } from '#functions/shared/list.js';
 import {
   C,
   CounterDeltas,

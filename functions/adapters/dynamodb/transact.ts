@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ConflictError } from '../../shared/errors.js';
+import { ConflictError } from '#functions/shared/errors.js';
 import { type Documents, TransactWriteCommand, type TransactWriteCommandInput } from './documents.js';
 import { assertItemFits } from './item-size.js';
 

@@ -1,8 +1,8 @@
-import type { Contracts, GroupDoc } from '../../shared/contract.js';
-import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
-import { LIMITS, text } from '../../shared/limits.js';
-import { pageQuery, ref } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+import type { Contracts, GroupDoc } from '#functions/shared/contract.js';
+import { type Describe, pageOf } from '#functions/shared/contracts/schemas.js';
+import { LIMITS, text } from '#functions/shared/limits.js';
+import { pageQuery, ref } from '#functions/shared/list.js';
+import * as z from '#functions/shared/zod.js';
 import { EVENT_TYPES } from '../model.js';
 import type { CoordinatorSchemas } from './schemas.js';
 

@@ -1,8 +1,8 @@
-import type { Contracts, GroupDoc } from '../../shared/contract.js';
-import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
-import { LIMITS, text } from '../../shared/limits.js';
-import { boolQuery, pageQuery } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+import type { Contracts, GroupDoc } from '#functions/shared/contract.js';
+import { type Describe, pageOf } from '#functions/shared/contracts/schemas.js';
+import { LIMITS, text } from '#functions/shared/limits.js';
+import { boolQuery, pageQuery } from '#functions/shared/list.js';
+import * as z from '#functions/shared/zod.js';
 import { DEFAULT_SECRET_GRACE_SECONDS, MAX_SECRET_GRACE_SECONDS } from '../service-credentials.js';
 import type { CoordinatorSchemas } from './schemas.js';
 

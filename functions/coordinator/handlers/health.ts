@@ -1,6 +1,6 @@
-import { healthRoutes } from '../../shared/contracts/health.js';
-import { httpApp, ok } from '../../shared/http.js';
-import { httpRuntime } from '../../shared/runtime.js';
+import { healthRoutes } from '#functions/shared/contracts/health.js';
+import { httpApp, ok } from '#functions/shared/http.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
 
 /** GET /health: needs no token. On AWS the function answering is the readiness signal. */
 const { env, verifier } = httpRuntime();

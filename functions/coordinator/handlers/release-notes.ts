@@ -1,10 +1,10 @@
-import { documentClient } from '../../adapters/aws.js';
-import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
-import { empty, httpApp, ok, parse } from '../../shared/http.js';
-import { envelope } from '../../shared/list.js';
-import { httpRuntime } from '../../shared/runtime.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '#functions/adapters/dynamodb/idempotency.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { empty, httpApp, ok, parse } from '#functions/shared/http.js';
+import { envelope } from '#functions/shared/list.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
 import { releaseNoteRoutes } from '../contracts/release-notes.js';
 import { createNote, deleteNote, getNote, listNotes, updateNote } from '../release-notes.js';
 import { noteJson } from '../views.js';

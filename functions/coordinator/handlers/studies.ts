@@ -1,9 +1,9 @@
-import { documentClient } from '../../adapters/aws.js';
-import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
-import { httpApp, ok, parse } from '../../shared/http.js';
-import { envelope } from '../../shared/list.js';
-import { httpRuntime } from '../../shared/runtime.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
+import { httpApp, ok, parse } from '#functions/shared/http.js';
+import { envelope } from '#functions/shared/list.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
 import { studyRoutes } from '../contracts/studies.js';
 import { getStudy, listStudies } from '../studies.js';
 import { studyJson } from '../views.js';

@@ -1,10 +1,10 @@
-import { documentClient } from '../../adapters/aws.js';
-import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoStudyRepository } from '../../adapters/dynamodb/studies.js';
-import { studySource } from '../../adapters/study-source.js';
-import { parseEnv } from '../../shared/config.js';
-import { log } from '../../shared/log.js';
-import * as z from '../../shared/zod.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
+import { studySource } from '#functions/adapters/study-source.js';
+import { parseEnv } from '#functions/shared/config.js';
+import { log } from '#functions/shared/log.js';
+import * as z from '#functions/shared/zod.js';
 import { type SyncResult, syncStudies } from '../study-sync.js';
 
 /**

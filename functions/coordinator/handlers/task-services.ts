@@ -1,16 +1,16 @@
-import { documentClient } from '../../adapters/aws.js';
-import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoIdempotencyStore } from '../../adapters/dynamodb/idempotency.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
-import { DynamoTaskServiceRepository } from '../../adapters/dynamodb/task-services.js';
-import { serviceClientsFromEnv } from '../../adapters/service-clients.js';
-import { createTaskServiceClient, urlPolicyFromEnv } from '../../adapters/task-service-client.js';
-import { tokenClient } from '../../adapters/token-client.js';
-import { boolEnv, parseEnv } from '../../shared/config.js';
-import { empty, httpApp, ok, parse } from '../../shared/http.js';
-import { envelope } from '../../shared/list.js';
-import { httpRuntime } from '../../shared/runtime.js';
-import * as z from '../../shared/zod.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { DynamoIdempotencyStore } from '#functions/adapters/dynamodb/idempotency.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
+import { serviceClientsFromEnv } from '#functions/adapters/service-clients.js';
+import { createTaskServiceClient, urlPolicyFromEnv } from '#functions/adapters/task-service-client.js';
+import { tokenClient } from '#functions/adapters/token-client.js';
+import { boolEnv, parseEnv } from '#functions/shared/config.js';
+import { empty, httpApp, ok, parse } from '#functions/shared/http.js';
+import { envelope } from '#functions/shared/list.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
+import * as z from '#functions/shared/zod.js';
 import { taskServiceRoutes } from '../contracts/task-services.js';
 import {
   deleteTaskService,

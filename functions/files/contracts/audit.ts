@@ -1,7 +1,7 @@
-import type { Contracts, GroupDoc } from '../../shared/contract.js';
-import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
-import { pageQuery } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+import type { Contracts, GroupDoc } from '#functions/shared/contract.js';
+import { type Describe, pageOf } from '#functions/shared/contracts/schemas.js';
+import { pageQuery } from '#functions/shared/list.js';
+import * as z from '#functions/shared/zod.js';
 import { FileId, StudyId } from '../model.js';
 import type { FilesSchemas } from './schemas.js';
 

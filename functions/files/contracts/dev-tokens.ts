@@ -1,8 +1,8 @@
-import type { Contracts, GroupDoc } from '../../shared/contract.js';
-import { type Describe, pageOf } from '../../shared/contracts/schemas.js';
-import { LIMITS } from '../../shared/limits.js';
-import { pageQuery } from '../../shared/list.js';
-import * as z from '../../shared/zod.js';
+import type { Contracts, GroupDoc } from '#functions/shared/contract.js';
+import { type Describe, pageOf } from '#functions/shared/contracts/schemas.js';
+import { LIMITS } from '#functions/shared/limits.js';
+import { pageQuery } from '#functions/shared/list.js';
+import * as z from '#functions/shared/zod.js';
 import { DevTokenName, Rfc3339, StudyId } from '../model.js';
 import type { FilesSchemas } from './schemas.js';
 

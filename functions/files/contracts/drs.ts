@@ -1,6 +1,6 @@
-import type { Contracts, GroupDoc } from '../../shared/contract.js';
-import { LIMITS, list, text } from '../../shared/limits.js';
-import * as z from '../../shared/zod.js';
+import type { Contracts, GroupDoc } from '#functions/shared/contract.js';
+import { LIMITS, list, text } from '#functions/shared/limits.js';
+import * as z from '#functions/shared/zod.js';
 import type { FilesSchemas } from './schemas.js';
 
 /**

@@ -1,5 +1,5 @@
-import type { Contracts, GroupDoc } from '../../shared/contract.js';
-import * as z from '../../shared/zod.js';
+import type { Contracts, GroupDoc } from '#functions/shared/contract.js';
+import * as z from '#functions/shared/zod.js';
 import type { FilesSchemas } from './schemas.js';
 
 /**

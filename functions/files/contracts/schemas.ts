@@ -1,5 +1,5 @@
-import { type Describe, errorSchema } from '../../shared/contracts/schemas.js';
-import * as z from '../../shared/zod.js';
+import { type Describe, errorSchema } from '#functions/shared/contracts/schemas.js';
+import * as z from '#functions/shared/zod.js';
 import { auditRecord, VERSION_STATES } from '../model.js';
 
 /**

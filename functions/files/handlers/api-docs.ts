@@ -1,7 +1,7 @@
-import document from '../../../openapi/files.json' with { type: 'json' };
-import { apiDocsRoutesFor } from '../../shared/api-docs.js';
-import { httpApp } from '../../shared/http.js';
-import { httpRuntime } from '../../shared/runtime.js';
+import { apiDocsRoutesFor } from '#functions/shared/api-docs.js';
+import { httpApp } from '#functions/shared/http.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
+import document from '#openapi/files.json' with { type: 'json' };
 
 /** GET /openapi.json, /docs and /docs/{asset} of the study file service: no token needed. */
 const { env, verifier } = httpRuntime();

@@ -1,8 +1,8 @@
-import { documentClient } from '../../adapters/aws.js';
-import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
-import { httpApp, ok, parse, type Route } from '../../shared/http.js';
-import { envelope } from '../../shared/list.js';
-import { httpRuntime } from '../../shared/runtime.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { DynamoAuditLog } from '#functions/adapters/dynamodb/files-audit.js';
+import { httpApp, ok, parse, type Route } from '#functions/shared/http.js';
+import { envelope } from '#functions/shared/list.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
 import { callerOf } from '../access.js';
 import { queryAudit } from '../audit.js';
 import { filesConfigFromEnv } from '../config.js';

@@ -1,9 +1,9 @@
-import { documentClient } from '../../adapters/aws.js';
-import { DynamoDevTokenRepository } from '../../adapters/dynamodb/files-tokens.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
-import { empty, httpApp, ok, parse, type Route } from '../../shared/http.js';
-import { envelope } from '../../shared/list.js';
-import { httpRuntime } from '../../shared/runtime.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { DynamoDevTokenRepository } from '#functions/adapters/dynamodb/files-tokens.js';
+import { type Clock, systemClock } from '#functions/shared/clock.js';
+import { empty, httpApp, ok, parse, type Route } from '#functions/shared/http.js';
+import { envelope } from '#functions/shared/list.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
 import { devTokenRoutes } from '../contracts/dev-tokens.js';

@@ -1,14 +1,14 @@
-import { documentClient, s3Client } from '../../adapters/aws.js';
-import { DynamoAuditLog } from '../../adapters/dynamodb/files-audit.js';
-import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { documentClient, s3Client } from '#functions/adapters/aws.js';
+import { DynamoAuditLog } from '#functions/adapters/dynamodb/files-audit.js';
+import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
 import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
-} from '../../adapters/dynamodb/files-tokens.js';
-import { S3ObjectStore } from '../../adapters/s3-store.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
-import { httpApp, type Route } from '../../shared/http.js';
-import { httpRuntime } from '../../shared/runtime.js';
+} from '#functions/adapters/dynamodb/files-tokens.js';
+import { S3ObjectStore } from '#functions/adapters/s3-store.js';
+import { type Clock, systemClock } from '#functions/shared/clock.js';
+import { httpApp, type Route } from '#functions/shared/http.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';
 import { downloadRoutes } from '../contracts/downloads.js';
 import { download, inspectDownload } from '../downloads.js';

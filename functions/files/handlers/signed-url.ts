@@ -1,13 +1,13 @@
-import { documentClient } from '../../adapters/aws.js';
-import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
 import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
-} from '../../adapters/dynamodb/files-tokens.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
-import { httpApp, ok, parse, type Route } from '../../shared/http.js';
-import { count, METRIC } from '../../shared/metrics.js';
-import { httpRuntime } from '../../shared/runtime.js';
+} from '#functions/adapters/dynamodb/files-tokens.js';
+import { type Clock, systemClock } from '#functions/shared/clock.js';
+import { httpApp, ok, parse, type Route } from '#functions/shared/http.js';
+import { count, METRIC } from '#functions/shared/metrics.js';
+import { httpRuntime } from '#functions/shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';
 import { signedUrlRoutes } from '../contracts/downloads.js';
 import { inspectSignedUrl, mintSignedUrl } from '../downloads.js';

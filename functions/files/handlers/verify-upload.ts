@@ -1,10 +1,10 @@
 import type { Context } from 'aws-lambda';
-import { documentClient, s3Client } from '../../adapters/aws.js';
-import { DynamoFileRepository } from '../../adapters/dynamodb/files-repository.js';
-import { S3ObjectStore } from '../../adapters/s3-store.js';
-import { type Clock, systemClock } from '../../shared/clock.js';
-import { log } from '../../shared/log.js';
-import * as z from '../../shared/zod.js';
+import { documentClient, s3Client } from '#functions/adapters/aws.js';
+import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
+import { S3ObjectStore } from '#functions/adapters/s3-store.js';
+import { type Clock, systemClock } from '#functions/shared/clock.js';
+import { log } from '#functions/shared/log.js';
+import * as z from '#functions/shared/zod.js';
 import { filesConfigFromEnv } from '../config.js';
 import { verifyUpload } from '../uploads.js';
 

@@ -1,11 +1,11 @@
 import type { Context } from 'aws-lambda';
-import { documentClient, sfnClient } from '../../adapters/aws.js';
-import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
-import { SfnTaskTokens } from '../../adapters/sfn-orchestrator.js';
-import { hasCode } from '../../shared/errors.js';
-import { inInvocation } from '../../shared/log.js';
-import * as z from '../../shared/zod.js';
+import { documentClient, sfnClient } from '#functions/adapters/aws.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { SfnTaskTokens } from '#functions/adapters/sfn-orchestrator.js';
+import { hasCode } from '#functions/shared/errors.js';
+import { inInvocation } from '#functions/shared/log.js';
+import * as z from '#functions/shared/zod.js';
 import { isTransient, TransientError } from '../changes.js';
 import { WakeLatch } from '../wake-latch.js';
 

@@ -1,9 +1,9 @@
 import type { Context } from 'aws-lambda';
-import { documentClient } from '../../adapters/aws.js';
-import { tablesFromEnv } from '../../adapters/dynamodb/common.js';
-import { DynamoReleaseRepository } from '../../adapters/dynamodb/releases/index.js';
-import { sfnMachine, stateMachineArnFromEnv } from '../../adapters/sfn-orchestrator.js';
-import { inInvocation } from '../../shared/log.js';
+import { documentClient } from '#functions/adapters/aws.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { sfnMachine, stateMachineArnFromEnv } from '#functions/adapters/sfn-orchestrator.js';
+import { inInvocation } from '#functions/shared/log.js';
 import { type ReconcileReport, reconcile } from '../reconcile.js';
 import { WakeLatch } from '../wake-latch.js';
 

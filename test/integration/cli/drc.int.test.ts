@@ -17,9 +17,9 @@ import {
   clientCredentials,
   type RunningTaskService,
   startTaskService,
-} from '../../../examples/task-service/service.js';
-import { freePort } from '../../../local/dynamodb-local.js';
-import { type SpawnedStack, spawnStack } from '../../helpers/spawned-stack.js';
+} from '#examples/task-service/service.js';
+import { freePort } from '#local/dynamodb-local.js';
+import { type SpawnedStack, spawnStack } from '#test/helpers/spawned-stack.js';
 
 /**
  * `drc` as a user runs it: a child process of bin/drc.mjs (the package's bin) with stdout and stderr piped, so no

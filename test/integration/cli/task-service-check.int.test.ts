@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkClient, runCheck } from '../../../cli/task-service-check/check.js';
-import { randomSecret, serviceConfig } from '../../../cli/task-service-check/coordinator.js';
-import { RULES } from '../../../cli/task-service-check/rules.js';
-import { freePort } from '../../../local/dynamodb-local.js';
-import { DEFECTS, type Defect, startServiceWith } from '../../helpers/broken-task-services.js';
+import { checkClient, runCheck } from '#cli/task-service-check/check.js';
+import { randomSecret, serviceConfig } from '#cli/task-service-check/coordinator.js';
+import { RULES } from '#cli/task-service-check/rules.js';
+import { freePort } from '#local/dynamodb-local.js';
+import { DEFECTS, type Defect, startServiceWith } from '#test/helpers/broken-task-services.js';
 
 /**
  * `drc task-service check` against real task services over real HTTP: the reference service (examples/task-service,

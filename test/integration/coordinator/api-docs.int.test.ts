@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { coordinatorClient } from '../../../cli/api.js';
-import { itDescribesItself } from '../../helpers/api-docs.js';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
+import { coordinatorClient } from '#cli/api.js';
+import { itDescribesItself } from '#test/helpers/api-docs.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
 
 /**
  * GET /openapi.json and /docs of the coordinator API, in either handler mode (the bundled project serves Redoc's

@@ -1,9 +1,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
-import type { EventFilters } from '../../../functions/coordinator/ports.js';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
+import { DynamoEventRepository } from '#functions/adapters/dynamodb/events.js';
+import type { EventFilters } from '#functions/coordinator/ports.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 
 /**
  * `GET /events?release=&task=`, `?task=` and `?release=&study=` are served by keys, on DynamoDB Local: what they

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoIdempotencyStore } from '../../../functions/adapters/dynamodb/idempotency.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
-import { IDEMPOTENCY_TTL_MS, idempotent } from '../../../functions/shared/idempotency.js';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
+import { DynamoIdempotencyStore } from '#functions/adapters/dynamodb/idempotency.js';
+import { FakeClock } from '#functions/shared/clock.js';
+import { IDEMPOTENCY_TTL_MS, idempotent } from '#functions/shared/idempotency.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 
 /**
  * Idempotency-Key on the coordinator's creates, through the real HTTP path and DynamoDB Local: retries of one create

@@ -1,12 +1,12 @@
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Documents } from '../../../functions/adapters/dynamodb/documents.js';
-import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
-import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
-import { localClient } from '../../../local/dynamodb-local.js';
-import { useLocalTables } from '../../helpers/tables.js';
+import type { Documents } from '#functions/adapters/dynamodb/documents.js';
+import { DynamoEventRepository } from '#functions/adapters/dynamodb/events.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
+import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
+import { localClient } from '#local/dynamodb-local.js';
+import { useLocalTables } from '#test/helpers/tables.js';
 
 /**
  * Writes that must never lose data or wedge a release: concurrent release-note updates, and items that would grow

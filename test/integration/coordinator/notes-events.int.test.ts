@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 
 let api: CoordinatorApi;
 let stub: TaskServiceStub;

@@ -1,16 +1,16 @@
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DynamoEventRepository } from '../../../functions/adapters/dynamodb/events.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { DynamoStudyRepository } from '../../../functions/adapters/dynamodb/studies.js';
-import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
-import { releaseStateEvent, taskStateEvent } from '../../../functions/coordinator/event-messages.js';
-import { ChangeConflictError } from '../../../functions/coordinator/ports.js';
-import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/releases.js';
-import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
-import { commit, releaseMove, taskPart } from '../../../functions/orchestration/changes.js';
-import { localClient } from '../../../local/dynamodb-local.js';
-import { useLocalTables } from '../../helpers/tables.js';
+import { DynamoEventRepository } from '#functions/adapters/dynamodb/events.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
+import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
+import { releaseStateEvent, taskStateEvent } from '#functions/coordinator/event-messages.js';
+import { ChangeConflictError } from '#functions/coordinator/ports.js';
+import { MAX_TASKS_PER_RELEASE } from '#functions/coordinator/releases.js';
+import { freshCredentials } from '#functions/coordinator/service-credentials.js';
+import { commit, releaseMove, taskPart } from '#functions/orchestration/changes.js';
+import { localClient } from '#local/dynamodb-local.js';
+import { useLocalTables } from '#test/helpers/tables.js';
 
 let doc: DynamoDBDocumentClient;
 let releases: DynamoReleaseRepository;

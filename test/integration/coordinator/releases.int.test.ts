@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import type { ReleaseState, TaskState } from '../../../functions/coordinator/model.js';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import type { ReleaseState, TaskState } from '#functions/coordinator/model.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 
 let api: CoordinatorApi;
 let stub: TaskServiceStub;

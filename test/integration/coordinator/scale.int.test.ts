@@ -1,12 +1,12 @@
 import { GetCommand, PutCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { shardOf, VIEW_SHARDS } from '../../../functions/adapters/dynamodb/common.js';
-import { eventItem } from '../../../functions/adapters/dynamodb/events.js';
-import { migrateCoordinator } from '../../../functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { encodeCursor, MAX_OFFSET } from '../../../functions/shared/list.js';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
+import { shardOf, VIEW_SHARDS } from '#functions/adapters/dynamodb/common.js';
+import { eventItem } from '#functions/adapters/dynamodb/events.js';
+import { migrateCoordinator } from '#functions/adapters/dynamodb/migrate.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { encodeCursor, MAX_OFFSET } from '#functions/shared/list.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 
 /**
  * Lists whose cost is their page: cursors in the links, the raw-offset maximum, exact counts kept by counters,

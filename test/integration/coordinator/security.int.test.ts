@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 
 /**
  * The coordinator's security rules over real HTTP: task services bound to the identity of their OAuth client,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CoordinatorApi, startCoordinatorApi } from '../../helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '../../helpers/task-service-stub.js';
+import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 
 /** Registering task services under the deployed defaults: private addresses refused, plain http allowed here. */
 let api: CoordinatorApi;

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoReleaseRepository } from '../../../functions/adapters/dynamodb/releases/index.js';
-import { loadHandlerModule } from '../../../local/handlers.js';
-import { type CoordinatorApi, startCoordinatorApi } from '../../helpers/coordinator-api.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { loadHandlerModule } from '#local/handlers.js';
+import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
 
 /** A dataservice look-alike under a path prefix; `_links.next` is relative to the origin, as the real one's is. */
 let source: Server;

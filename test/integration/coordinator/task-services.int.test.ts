@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CoordinatorApi, startCoordinatorApi } from '../../helpers/coordinator-api.js';
+import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
 import {
   closedPortUrl,
   startTaskServiceStub,
   type TaskServiceStub,
-} from '../../helpers/task-service-stub.js';
+} from '#test/helpers/task-service-stub.js';
 
 let api: CoordinatorApi;
 let stub: TaskServiceStub;

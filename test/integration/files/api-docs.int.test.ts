@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { filesClient } from '../../../cli/api.js';
-import { itDescribesItself } from '../../helpers/api-docs.js';
+import { filesClient } from '#cli/api.js';
+import { itDescribesItself } from '#test/helpers/api-docs.js';
 import { type FilesApi, startFilesApi } from './harness.js';
 
 /** GET /openapi.json and /docs of the study file service, and the typed client of cli/api.ts against it. */

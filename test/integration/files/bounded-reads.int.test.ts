@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
-import type { AuditRecord, FileRecord, VersionRecord } from '../../../functions/files/model.js';
-import { newId } from '../../../functions/shared/ids.js';
+import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
+import type { AuditRecord, FileRecord, VersionRecord } from '#functions/files/model.js';
+import { newId } from '#functions/shared/ids.js';
 import { bytesOf, type FilesApi, sha256, startFilesApi } from './harness.js';
 
 /**

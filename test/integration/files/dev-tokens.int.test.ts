@@ -1,6 +1,6 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../../functions/files/tokens.js';
+import { hashToken } from '#functions/files/tokens.js';
 import { bytesOf, type FilesApi, startFilesApi } from './harness.js';
 
 let api: FilesApi;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DRS_BASE_PATH, expectDrsContract } from '../../helpers/drs-contract.js';
+import { DRS_BASE_PATH, expectDrsContract } from '#test/helpers/drs-contract.js';
 import {
   type ApiResponse,
   bytesOf,

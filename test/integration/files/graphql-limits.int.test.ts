@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Documents } from '../../../functions/adapters/dynamodb/documents.js';
-import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
+import type { Documents } from '#functions/adapters/dynamodb/documents.js';
+import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
 import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
-} from '../../../functions/adapters/dynamodb/files-tokens.js';
-import { DynamoStudyRepository, studyDirectory } from '../../../functions/adapters/dynamodb/studies.js';
-import { filesConfigFromEnv } from '../../../functions/files/config.js';
-import { type GraphqlContext, runGraphql } from '../../../functions/files/graphql.js';
+} from '#functions/adapters/dynamodb/files-tokens.js';
+import { DynamoStudyRepository, studyDirectory } from '#functions/adapters/dynamodb/studies.js';
+import { filesConfigFromEnv } from '#functions/files/config.js';
+import { type GraphqlContext, runGraphql } from '#functions/files/graphql.js';
 import { bytesOf, type FilesApi, startFilesApi } from './harness.js';
 
 /**

@@ -4,29 +4,29 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { inject } from 'vitest';
-import { documentClient, s3Client } from '../../../functions/adapters/aws.js';
-import { DynamoAuditLog } from '../../../functions/adapters/dynamodb/files-audit.js';
-import { DynamoFileRepository } from '../../../functions/adapters/dynamodb/files-repository.js';
+import { documentClient, s3Client } from '#functions/adapters/aws.js';
+import { DynamoAuditLog } from '#functions/adapters/dynamodb/files-audit.js';
+import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
 import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
-} from '../../../functions/adapters/dynamodb/files-tokens.js';
-import { DynamoStudyRepository, studyDirectory } from '../../../functions/adapters/dynamodb/studies.js';
-import { S3ObjectStore } from '../../../functions/adapters/s3-store.js';
-import { filesConfigFromEnv } from '../../../functions/files/config.js';
-import type { FilesDeps } from '../../../functions/files/ports.js';
-import { type Clock, FakeClock } from '../../../functions/shared/clock.js';
-import { newId } from '../../../functions/shared/ids.js';
-import { FILES_API } from '../../../lib/api-manifest.js';
-import { FILES_WORKERS } from '../../../lib/orchestration-manifest.js';
-import { localClient } from '../../../local/dynamodb-local.js';
-import { loadHandlerModule } from '../../../local/handlers.js';
-import { createLocalApi } from '../../../local/http-server.js';
-import { type LocalLambda, startLocalLambda } from '../../../local/lambda.js';
-import { startTestIdp, type TestIdp } from '../../helpers/auth.js';
-import { recordExchange } from '../../helpers/contract.js';
-import { useLocalS3 } from '../../helpers/s3rver.js';
-import { useLocalTables } from '../../helpers/tables.js';
+} from '#functions/adapters/dynamodb/files-tokens.js';
+import { DynamoStudyRepository, studyDirectory } from '#functions/adapters/dynamodb/studies.js';
+import { S3ObjectStore } from '#functions/adapters/s3-store.js';
+import { filesConfigFromEnv } from '#functions/files/config.js';
+import type { FilesDeps } from '#functions/files/ports.js';
+import { type Clock, FakeClock } from '#functions/shared/clock.js';
+import { newId } from '#functions/shared/ids.js';
+import { FILES_API } from '#lib/api-manifest.js';
+import { FILES_WORKERS } from '#lib/orchestration-manifest.js';
+import { localClient } from '#local/dynamodb-local.js';
+import { loadHandlerModule } from '#local/handlers.js';
+import { createLocalApi } from '#local/http-server.js';
+import { type LocalLambda, startLocalLambda } from '#local/lambda.js';
+import { startTestIdp, type TestIdp } from '#test/helpers/auth.js';
+import { recordExchange } from '#test/helpers/contract.js';
+import { useLocalS3 } from '#test/helpers/s3rver.js';
+import { useLocalTables } from '#test/helpers/tables.js';
 
 type LambdaHandler = (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startS3 } from '../../../local/s3.js';
+import { startS3 } from '#local/s3.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'local-s3-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { downloadRoutes, signedUrlRoutes } from '../../../functions/files/contracts/downloads.js';
+import { downloadRoutes, signedUrlRoutes } from '#functions/files/contracts/downloads.js';
 import { bytesOf, type FilesApi, startFilesApi } from './harness.js';
 
 /**

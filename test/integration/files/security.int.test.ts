@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { objectKey } from '../../../functions/files/uploads.js';
+import { objectKey } from '#functions/files/uploads.js';
 import { bytesOf, type FilesApi, MiB, sha256, startFilesApi } from './harness.js';
 
 /**

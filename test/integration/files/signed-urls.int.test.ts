@@ -1,8 +1,8 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintSignedUrl } from '../../../functions/files/downloads.js';
-import { hashToken } from '../../../functions/files/tokens.js';
-import { captureOutput } from '../../helpers/emf.js';
+import { mintSignedUrl } from '#functions/files/downloads.js';
+import { hashToken } from '#functions/files/tokens.js';
+import { captureOutput } from '#test/helpers/emf.js';
 import { bytesOf, type FilesApi, MiB, sha256, startFilesApi } from './harness.js';
 
 let api: FilesApi;

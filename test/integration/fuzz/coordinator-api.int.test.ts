@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
-import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
-import { COORDINATOR_API } from '../../../lib/api-manifest.js';
-import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '../../helpers/coordinator-api.js';
+import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
+import { freshCredentials } from '#functions/coordinator/service-credentials.js';
+import { COORDINATOR_API } from '#lib/api-manifest.js';
+import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
 import {
   body,
   credentials,
@@ -16,7 +16,7 @@ import {
   routesOf,
   segment,
   snapshot,
-} from '../../helpers/fuzz.js';
+} from '#test/helpers/fuzz.js';
 
 /**
  * Every route of the coordinator API, fuzzed (see test/helpers/fuzz.ts). Task-service URLs are judged under the

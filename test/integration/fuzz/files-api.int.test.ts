@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FILES_API } from '../../../lib/api-manifest.js';
+import { FILES_API } from '#lib/api-manifest.js';
 import {
   body,
   credentials,
@@ -16,7 +16,7 @@ import {
   routesOf,
   segment,
   snapshot,
-} from '../../helpers/fuzz.js';
+} from '#test/helpers/fuzz.js';
 import { bytesOf, type FilesApi, startFilesApi } from '../files/harness.js';
 
 /**

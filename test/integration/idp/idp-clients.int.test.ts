@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { idpServiceClients } from '../../../functions/adapters/idp-service-clients.js';
-import { createTokenVerifier } from '../../../functions/shared/auth.js';
-import { DEFAULT_CLIENTS, type Idp, startIdp } from '../../../local/idp.js';
+import { idpServiceClients } from '#functions/adapters/idp-service-clients.js';
+import { createTokenVerifier } from '#functions/shared/auth.js';
+import { DEFAULT_CLIENTS, type Idp, startIdp } from '#local/idp.js';
 
 /**
  * The local identity provider's client management (POST /clients, DELETE /clients/<id>), through the coordinator's

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier } from '../../../functions/shared/auth.js';
-import { DEFAULT_CLIENTS, type Idp, startIdp } from '../../../local/idp.js';
+import { createTokenVerifier } from '#functions/shared/auth.js';
+import { DEFAULT_CLIENTS, type Idp, startIdp } from '#local/idp.js';
 
 /** The identity provider's part in the security model: client identities, token audiences, dev-token exposure. */
 const dataDir = mkdtempSync(join(tmpdir(), 'idp-sec-'));

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier } from '../../../functions/shared/auth.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
-import { DEFAULT_CLIENTS, type Idp, startIdp } from '../../../local/idp.js';
-import { generateSigningKey, signJwt } from '../../../local/jwt.js';
+import { createTokenVerifier } from '#functions/shared/auth.js';
+import { FakeClock } from '#functions/shared/clock.js';
+import { DEFAULT_CLIENTS, type Idp, startIdp } from '#local/idp.js';
+import { generateSigningKey, signJwt } from '#local/jwt.js';
 
 // The identity provider over real loopback HTTP, with tokens checked by the same verifier the functions use.
 const dataDir = mkdtempSync(join(tmpdir(), 'idp-'));

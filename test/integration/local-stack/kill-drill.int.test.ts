@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeStackPorts, type StackPorts } from '../../../local/stack-process.js';
+import { freeStackPorts, type StackPorts } from '#local/stack-process.js';
 import {
   dynamoJvms,
   eventually,
@@ -12,7 +12,7 @@ import {
   type StackProcess,
   spawnStack,
   stackPid,
-} from '../../helpers/local-stack-process.js';
+} from '#test/helpers/local-stack-process.js';
 
 /**
  * The kill -9 drill (docs/orchestration.md): the whole local stack, its Node process and the DynamoDB Local JVM, is

@@ -3,15 +3,15 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningTaskService, startTaskService } from '../../../examples/task-service/service.js';
+import { type RunningTaskService, startTaskService } from '#examples/task-service/service.js';
 import {
   freeStackPorts,
   type StackPorts,
   type StackProcess,
   startStackProcess,
-} from '../../../local/stack-process.js';
-import { dynamoJvms, eventually as waitFor } from '../../helpers/local-stack-process.js';
-import { ownBundlesEnv } from '../../helpers/stack-bundles.js';
+} from '#local/stack-process.js';
+import { dynamoJvms, eventually as waitFor } from '#test/helpers/local-stack-process.js';
+import { ownBundlesEnv } from '#test/helpers/stack-bundles.js';
 
 /**
  * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process (local/stack-process.ts), with random free ports and a temporary

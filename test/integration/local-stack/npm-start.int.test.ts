@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { killGroup, type NpmStart, npmStart } from '../../helpers/npm-start.js';
+import { killGroup, type NpmStart, npmStart } from '#test/helpers/npm-start.js';
 
 /**
  * Ctrl-C in the terminal of `npm start`: the terminal sends SIGINT to the whole foreground process group (npm, tsx,

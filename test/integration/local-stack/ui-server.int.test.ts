@@ -3,8 +3,8 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureUiBuilt, UI_DIST, uiSourceHash } from '../../../local/ui-build.js';
-import { createUiServer, type DashboardConfig } from '../../../local/ui-server.js';
+import { ensureUiBuilt, UI_DIST, uiSourceHash } from '#local/ui-build.js';
+import { createUiServer, type DashboardConfig } from '#local/ui-server.js';
 
 /** The dashboard's local server over real HTTP, on a small stand-in build, and the build-when-stale step. */
 const dist = mkdtempSync(join(tmpdir(), 'ui-dist-'));

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * A task callback must fit its release's phase. Reproduced wedge: while the release was running, a task went

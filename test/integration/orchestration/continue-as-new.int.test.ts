@@ -1,6 +1,6 @@
 import { ListExecutionsCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * A staging longer than MAX_POLL_ROUNDS steps (3 here; 300 in production, which the ASL lint proves stays below

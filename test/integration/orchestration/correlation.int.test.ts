@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CapturedOutput, captureOutput } from '../../helpers/emf.js';
-import { type ReleaseHarness, STUDIES, startReleaseHarness } from '../../helpers/release-harness.js';
+import { type CapturedOutput, captureOutput } from '#test/helpers/emf.js';
+import { type ReleaseHarness, STUDIES, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * Correlation ids, end to end: the caller's X-Request-Id comes back on the answer, is on every log line of the
@@ -60,7 +60,7 @@ describe('a release’s correlation id', () => {
   });
 
   it('stays the same for the whole release: across a restart of the stack, its new execution and the publish', async () => {
-    const { startStepFunctions } = await import('../../../local/step-functions.js');
+    const { startStepFunctions } = await import('#local/step-functions.js');
     const [{ id: serviceId, fake: svc }] = await h.addServices(1, {
       stageMs: Number.POSITIVE_INFINITY,
       callbacks: false,

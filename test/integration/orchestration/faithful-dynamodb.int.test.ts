@@ -1,7 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
-import { faithfulCounts } from '../../helpers/tables.js';
+import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
+import { faithfulCounts } from '#test/helpers/tables.js';
 
 /**
  * Whole releases on DynamoDB as it treats concurrency (DYNAMODB_FAITHFUL=conflicts,throttle: transactions that meet

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeTaskServiceOptions, Misbehaviour } from '../../helpers/fake-task-service.js';
-import { isTerminal, type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import type { FakeTaskServiceOptions, Misbehaviour } from '#test/helpers/fake-task-service.js';
+import { isTerminal, type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * The fault matrix (issue 3, Failures): at each of initialize, start, get_status and publish, one of two task

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { loadHandler } from '../../../local/handlers.js';
-import { isTerminal, type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { loadHandler } from '#local/handlers.js';
+import { isTerminal, type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * The health check (issue 3, Health checks) with HEALTH_FAILURES=3: the scheduled handler is called the way the

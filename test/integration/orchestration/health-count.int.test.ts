@@ -1,10 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tablesFromEnv } from '../../../functions/adapters/dynamodb/common.js';
-import { DynamoTaskServiceRepository } from '../../../functions/adapters/dynamodb/task-services.js';
-import { freshCredentials } from '../../../functions/coordinator/service-credentials.js';
-import { useLocalTables } from '../../helpers/tables.js';
+import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
+import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
+import { freshCredentials } from '#functions/coordinator/service-credentials.js';
+import { useLocalTables } from '#test/helpers/tables.js';
 
 let repo: DynamoTaskServiceRepository;
 

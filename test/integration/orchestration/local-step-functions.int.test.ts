@@ -7,11 +7,7 @@ import {
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type LocalStepFunctions,
-  startStepFunctions,
-  type WorkerHandler,
-} from '../../../local/step-functions.js';
+import { type LocalStepFunctions, startStepFunctions, type WorkerHandler } from '#local/step-functions.js';
 
 /**
  * The local Step Functions endpoint at protocol level, through the real @aws-sdk/client-sfn, running the real

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isTerminal, type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { isTerminal, type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * MAX_PHASE_SECONDS through the real state machine: a task that stays `running` (or `publishing`) is not polled for

@@ -4,7 +4,7 @@ import {
   type ReleaseHarness,
   STUDIES,
   startReleaseHarness,
-} from '../../helpers/release-harness.js';
+} from '#test/helpers/release-harness.js';
 
 /**
  * The coordinator's side of the task-service protocol, through the real state machine (local Step Functions) and

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startStepFunctions } from '../../../local/step-functions.js';
-import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { startStepFunctions } from '#local/step-functions.js';
+import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * Releases that lost their execution: the Step Functions endpoint is stopped (its executions die with it) and

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningTaskService, startTaskService } from '../../../examples/task-service/service.js';
-import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { type RunningTaskService, startTaskService } from '#examples/task-service/service.js';
+import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /** The reference task service (examples/task-service) against the real coordinator, and its own protocol rules. */
 describe('reference task service', () => {

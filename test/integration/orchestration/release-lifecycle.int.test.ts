@@ -1,12 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier } from '../../../functions/shared/auth.js';
+import { createTokenVerifier } from '#functions/shared/auth.js';
 import {
   isTerminal,
   type ReleaseHarness,
   STUDIES,
   startReleaseHarness,
-} from '../../helpers/release-harness.js';
+} from '#test/helpers/release-harness.js';
 
 /**
  * Whole releases: the real state machine in aws-local-stepfunctions (through the local Step Functions endpoint),
@@ -298,7 +298,7 @@ describe('release orchestration', () => {
   });
 
   it('carries an in-flight release on after a restart of the Step Functions endpoint: the reconciler resumes it', async () => {
-    const { startStepFunctions } = await import('../../../local/step-functions.js');
+    const { startStepFunctions } = await import('#local/step-functions.js');
     await h.addServices(1, { stageMs: Number.POSITIVE_INFINITY, callbacks: false });
     const rel = await h.createRelease();
     await h.waitForState(rel.item_id, 'running');

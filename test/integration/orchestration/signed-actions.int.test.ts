@@ -1,10 +1,10 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningTaskService, startTaskService } from '../../../examples/task-service/service.js';
-import { signatureHeaders } from '../../../functions/adapters/webhook-signing.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
-import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { type RunningTaskService, startTaskService } from '#examples/task-service/service.js';
+import { signatureHeaders } from '#functions/adapters/webhook-signing.js';
+import { FakeClock } from '#functions/shared/clock.js';
+import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * Coordinator → task service, signed for that service (Standard Webhooks): the real orchestration (local Step

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ReleaseHarness, startReleaseHarness } from '../../helpers/release-harness.js';
+import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
  * A brief outage of the coordinator's token endpoint is an infrastructure hiccup, not a task service's failure: the

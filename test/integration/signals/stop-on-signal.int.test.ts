@@ -3,8 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../../local/dynamodb-local.js';
-import { cleanEnv } from '../../helpers/npm-start.js';
+import { freePort } from '#local/dynamodb-local.js';
+import { cleanEnv } from '#test/helpers/npm-start.js';
 
 /**
  * A supervisor or a script stops a program by signalling the one process it started, not its process group as

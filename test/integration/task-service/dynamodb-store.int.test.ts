@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { localClient } from '../../../local/dynamodb-local.js';
-import { dynamoDbStore } from '../../../packages/task-service/src/dynamodb-store.js';
-import type { StoredTask } from '../../../packages/task-service/src/store.js';
+import { localClient } from '#local/dynamodb-local.js';
+import { dynamoDbStore } from '#packages/task-service/src/dynamodb-store.js';
+import type { StoredTask } from '#packages/task-service/src/store.js';
 
 /**
  * The kit's DynamoDB store on DynamoDB Local: the table a service would create (string key `pk`), tasks created once,

@@ -8,8 +8,8 @@ import {
   eventPublisherFromEnv,
   noEventPublisher,
   SnsEventPublisher,
-} from '../../../functions/adapters/event-publisher.js';
-import type { CoordinatorEvent } from '../../../functions/coordinator/model.js';
+} from '#functions/adapters/event-publisher.js';
+import type { CoordinatorEvent } from '#functions/coordinator/model.js';
 
 /** The event publisher on @aws-sdk/client-sns and @aws-sdk/client-eventbridge, their answers from aws-sdk-client-mock. */
 const snsMock = mockClient(SNSClient);

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultProvider } from '../../../functions/adapters/lambda-credentials.js';
-import { bundleFunction, FUNCTION_BUNDLE_OPTIONS } from '../../../lib/bundling.js';
+import { defaultProvider } from '#functions/adapters/lambda-credentials.js';
+import { bundleFunction, FUNCTION_BUNDLE_OPTIONS } from '#lib/bundling.js';
 
 /**
  * A deployed function's credential chain (functions/adapters/lambda-credentials.ts), which lib/bundling.ts puts in

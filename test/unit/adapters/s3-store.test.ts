@@ -12,7 +12,7 @@ import {
 import { HttpResponse } from '@smithy/core/protocols';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { S3ObjectStore } from '../../../functions/adapters/s3-store.js';
+import { S3ObjectStore } from '#functions/adapters/s3-store.js';
 
 /**
  * The object store on @aws-sdk/client-s3: presigned URLs from the SDK's presigner (no network), S3's answers from

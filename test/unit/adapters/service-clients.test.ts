@@ -6,11 +6,8 @@ import {
 } from '@aws-sdk/client-cognito-identity-provider';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  cognitoClientName,
-  cognitoServiceClients,
-} from '../../../functions/adapters/cognito-service-clients.js';
-import { serviceClientsFromEnv } from '../../../functions/adapters/service-clients.js';
+import { cognitoClientName, cognitoServiceClients } from '#functions/adapters/cognito-service-clients.js';
+import { serviceClientsFromEnv } from '#functions/adapters/service-clients.js';
 
 const cognito = mockClient(CognitoIdentityProviderClient);
 afterEach(() => cognito.reset());

@@ -9,9 +9,9 @@ import {
 } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SfnExecutions, SfnTaskTokens } from '../../../functions/adapters/sfn-orchestrator.js';
-import { LatchedReleaseOrchestrator } from '../../../functions/orchestration/release-orchestrator.js';
-import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
+import { SfnExecutions, SfnTaskTokens } from '#functions/adapters/sfn-orchestrator.js';
+import { LatchedReleaseOrchestrator } from '#functions/orchestration/release-orchestrator.js';
+import { WakeLatch } from '#functions/orchestration/wake-latch.js';
 import { MemoryReleases } from '../orchestration/fakes.js';
 
 const ARN = 'arn:aws:states:us-east-1:123456789012:stateMachine:Release';

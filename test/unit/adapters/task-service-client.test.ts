@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type ActionBody,
-  createTaskServiceClient,
-  join,
-} from '../../../functions/adapters/task-service-client.js';
+import { type ActionBody, createTaskServiceClient, join } from '#functions/adapters/task-service-client.js';
 
 const tokens = { token: async () => 'coord-token' };
 /** These tests exercise replies, not the URL policy: every URL may be called. */

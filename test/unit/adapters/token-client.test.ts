@@ -1,8 +1,8 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { createTokenClient, REFRESH_MARGIN_MS, tokenEnv } from '../../../functions/adapters/token-client.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
+import { createTokenClient, REFRESH_MARGIN_MS, tokenEnv } from '#functions/adapters/token-client.js';
+import { FakeClock } from '#functions/shared/clock.js';
 
 /** A JWT-shaped string with the given exp (the client only reads the payload). */
 const jwtWithExp = (expSeconds: number, n = 0) =>

@@ -1,13 +1,13 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { type ActionBody, createTaskServiceClient } from '../../../functions/adapters/task-service-client.js';
-import { signatureHeaders } from '../../../functions/adapters/webhook-signing.js';
+import { type ActionBody, createTaskServiceClient } from '#functions/adapters/task-service-client.js';
+import { signatureHeaders } from '#functions/adapters/webhook-signing.js';
 import {
   activeSecrets,
   freshCredentials,
   newSigningSecret,
-} from '../../../functions/coordinator/service-credentials.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
+} from '#functions/coordinator/service-credentials.js';
+import { FakeClock } from '#functions/shared/clock.js';
 
 const OPEN = { allowPrivate: true, allowHttp: true };
 const tokens = { token: async () => 'coord-token' };

@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { functionEntries } from '../../../lib/bundling.js';
-import { REPO_ROOT } from '../../../lib/service-function.js';
+import { functionEntries } from '#lib/bundling.js';
+import { REPO_ROOT } from '#lib/service-function.js';
 
 /**
  * The operator's commands, run as an operator runs them: the CDK CLI (`npm run synth`, and the deploy commands of

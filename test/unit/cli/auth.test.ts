@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bearerToken, credentialsPath } from '../../../cli/auth.js';
-import { loadConfig, writePrivateJson } from '../../../cli/config.js';
+import { bearerToken, credentialsPath } from '#cli/auth.js';
+import { loadConfig, writePrivateJson } from '#cli/config.js';
 
 const dirs: string[] = [];
 const tempDir = () => {

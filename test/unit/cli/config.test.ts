@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig, UsageError } from '../../../cli/config.js';
+import { loadConfig, UsageError } from '#cli/config.js';
 
 const dirs: string[] = [];
 afterEach(() => {

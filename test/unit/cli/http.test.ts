@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiMessage, listPages, nextQuery } from '../../../cli/http.js';
+import { apiMessage, listPages, nextQuery } from '#cli/http.js';
 
 const dirs: string[] = [];
 afterEach(() => {

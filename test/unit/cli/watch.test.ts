@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { coordinatorClient } from '../../../cli/api.js';
-import type { Output } from '../../../cli/output.js';
-import { watchRelease } from '../../../cli/watch.js';
+import { coordinatorClient } from '#cli/api.js';
+import type { Output } from '#cli/output.js';
+import { watchRelease } from '#cli/watch.js';
 
 /**
  * `drc releases watch` shows what happens after it starts; `--from-start` (and `releases create --watch`) replays the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEvent } from '../../../functions/coordinator/events.js';
+import { createEvent } from '#functions/coordinator/events.js';
 
 describe('event fan-out', () => {
   it('publishes an event created through POST /events', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TASKS_PER_RELEASE, startRelease } from '../../../functions/coordinator/releases.js';
+import { MAX_TASKS_PER_RELEASE, startRelease } from '#functions/coordinator/releases.js';
 
 describe('startRelease', () => {
   it(`refuses more than ${MAX_TASKS_PER_RELEASE} enabled services (one transaction holds 100 items)`, async () => {

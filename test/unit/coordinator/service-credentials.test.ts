@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskService } from '../../../functions/coordinator/model.js';
+import type { TaskService } from '#functions/coordinator/model.js';
 import type {
   ServiceClientProvisioner,
   TaskServiceClient,
   TaskServiceRepository,
-} from '../../../functions/coordinator/ports.js';
+} from '#functions/coordinator/ports.js';
 import {
   activeSecrets,
   DEFAULT_SECRET_GRACE_SECONDS,
   type ServiceCredentials,
-} from '../../../functions/coordinator/service-credentials.js';
+} from '#functions/coordinator/service-credentials.js';
 import {
   deleteTaskService,
   registerTaskService,
   rotateSigningSecret,
   type TaskServiceDeps,
-} from '../../../functions/coordinator/task-services.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
+} from '#functions/coordinator/task-services.js';
+import { FakeClock } from '#functions/shared/clock.js';
 
 /** The registry in memory, with the repository's all-or-nothing create and conditional credential replacement. */
 class MemoryRegistry {

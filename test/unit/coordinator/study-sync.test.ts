@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { MirroredStudy, StudyRepository } from '../../../functions/coordinator/ports.js';
-import { normalizeTimestamp, syncStudies } from '../../../functions/coordinator/study-sync.js';
+import type { MirroredStudy, StudyRepository } from '#functions/coordinator/ports.js';
+import { normalizeTimestamp, syncStudies } from '#functions/coordinator/study-sync.js';
 
 describe('timestamps from the dataservice', () => {
   it.each([

@@ -1,12 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeConflictError } from '../../../functions/coordinator/ports.js';
-import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/releases.js';
-import {
-  parseProgress,
-  reportTask,
-  type TaskCallbackDeps,
-} from '../../../functions/coordinator/task-callback.js';
-import { MAX_LIMIT } from '../../../functions/shared/list.js';
+import { ChangeConflictError } from '#functions/coordinator/ports.js';
+import { MAX_TASKS_PER_RELEASE } from '#functions/coordinator/releases.js';
+import { parseProgress, reportTask, type TaskCallbackDeps } from '#functions/coordinator/task-callback.js';
+import { MAX_LIMIT } from '#functions/shared/list.js';
 
 describe('progress', () => {
   it.each([

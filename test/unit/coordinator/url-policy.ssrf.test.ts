@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTaskServiceClient } from '../../../functions/adapters/task-service-client.js';
-import { addressRefusal, checkServiceUrl, runsOnAws } from '../../../functions/coordinator/url-policy.js';
+import { createTaskServiceClient } from '#functions/adapters/task-service-client.js';
+import { addressRefusal, checkServiceUrl, runsOnAws } from '#functions/coordinator/url-policy.js';
 
 const strict = { allowPrivate: false, allowHttp: false };
 const open = { allowPrivate: true, allowHttp: true };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkServiceUrl } from '../../../functions/coordinator/url-policy.js';
+import { checkServiceUrl } from '#functions/coordinator/url-policy.js';
 
 const OPEN = { allowPrivate: true, allowHttp: true };
 const normalizeServiceUrl = (url: string) => checkServiceUrl(url, OPEN);

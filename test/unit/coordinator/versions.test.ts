@@ -4,7 +4,7 @@ import {
   provisionalVersion,
   publishedVersion,
   versionSortKey,
-} from '../../../functions/coordinator/versions.js';
+} from '#functions/coordinator/versions.js';
 
 describe('versions', () => {
   it('starts at 0.0.1 and gives the next patch after the highest published version', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { afterAll, expect, it } from 'vitest';
-import { buildApp } from '../../../lib/app.js';
+import { buildApp } from '#lib/app.js';
 
 /**
  * docs/deploy.md opens with a table of the stacks `cdk synth` makes, and says how many there are: both must be the

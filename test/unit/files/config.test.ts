@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { filesConfigFromEnv } from '../../../functions/files/config.js';
+import { filesConfigFromEnv } from '#functions/files/config.js';
 
 const MiB = 1024 * 1024;
 const baseEnv = { FILES_TABLE: 'files', STUDIES_TABLE: 'studies', FILES_BUCKET: 'bucket' };

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { download, mintSignedUrl } from '../../../functions/files/downloads.js';
-import { newSignedToken } from '../../../functions/files/tokens.js';
+import { download, mintSignedUrl } from '#functions/files/downloads.js';
+import { newSignedToken } from '#functions/files/tokens.js';
 
 import { info, member, stubDeps, target, version } from './stub-deps.js';
 

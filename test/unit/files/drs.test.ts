@@ -1,20 +1,20 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { Caller } from '../../../functions/files/access.js';
+import type { Caller } from '#functions/files/access.js';
 import {
   authenticate,
   bulkObjects,
   isObjectIdShape,
   localObjectId,
   resolveObject,
-} from '../../../functions/files/drs.js';
-import { drsConfigFromEnv } from '../../../functions/files/drs-config.js';
-import type { DrsContext } from '../../../functions/files/drs-model.js';
-import { drsErrorBody } from '../../../functions/files/drs-views.js';
-import type { FileRecord, VersionRecord } from '../../../functions/files/model.js';
-import type { FileRepository } from '../../../functions/files/ports.js';
-import { newDevToken, newSignedToken } from '../../../functions/files/tokens.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
-import { log } from '../../../functions/shared/log.js';
+} from '#functions/files/drs.js';
+import { drsConfigFromEnv } from '#functions/files/drs-config.js';
+import type { DrsContext } from '#functions/files/drs-model.js';
+import { drsErrorBody } from '#functions/files/drs-views.js';
+import type { FileRecord, VersionRecord } from '#functions/files/model.js';
+import type { FileRepository } from '#functions/files/ports.js';
+import { newDevToken, newSignedToken } from '#functions/files/tokens.js';
+import { FakeClock } from '#functions/shared/clock.js';
+import { log } from '#functions/shared/log.js';
 
 const ctx: DrsContext = { host: 'drs.example.org', issuer: 'https://idp.example.org' };
 

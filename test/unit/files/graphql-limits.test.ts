@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Caller } from '../../../functions/files/access.js';
-import { filesConfigFromEnv } from '../../../functions/files/config.js';
-import { type GraphqlContext, runGraphql } from '../../../functions/files/graphql.js';
-import { GRAPHQL_LIMITS } from '../../../functions/files/graphql-limits.js';
-import type { DevTokenRecord, FileRecord, VersionRecord } from '../../../functions/files/model.js';
-import type { Listing } from '../../../functions/files/ports.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
-import type { Page } from '../../../functions/shared/list.js';
+import type { Caller } from '#functions/files/access.js';
+import { filesConfigFromEnv } from '#functions/files/config.js';
+import { type GraphqlContext, runGraphql } from '#functions/files/graphql.js';
+import { GRAPHQL_LIMITS } from '#functions/files/graphql-limits.js';
+import type { DevTokenRecord, FileRecord, VersionRecord } from '#functions/files/model.js';
+import type { Listing } from '#functions/files/ports.js';
+import { FakeClock } from '#functions/shared/clock.js';
+import type { Page } from '#functions/shared/list.js';
 
 /**
  * The GraphQL cost is an upper bound on the repository calls a document makes. fast-check writes documents (lists

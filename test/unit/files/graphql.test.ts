@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import { runGraphql } from '../../../functions/files/graphql.js';
-import { log } from '../../../functions/shared/log.js';
+import { runGraphql } from '#functions/files/graphql.js';
+import { log } from '#functions/shared/log.js';
 import { info, member, stubDeps } from './stub-deps.js';
 
 describe('GraphQL errors', () => {

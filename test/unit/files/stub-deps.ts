@@ -1,9 +1,9 @@
 import { vi } from 'vitest';
-import type { Caller } from '../../../functions/files/access.js';
-import { filesConfigFromEnv } from '../../../functions/files/config.js';
-import type { VersionRecord } from '../../../functions/files/model.js';
-import type { FilesDeps } from '../../../functions/files/ports.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
+import type { Caller } from '#functions/files/access.js';
+import { filesConfigFromEnv } from '#functions/files/config.js';
+import type { VersionRecord } from '#functions/files/model.js';
+import type { FilesDeps } from '#functions/files/ports.js';
+import { FakeClock } from '#functions/shared/clock.js';
 
 /** Files use cases' ports as plain stubs, for the tests about the order of checks (not about DynamoDB or S3). */
 const baseEnv = { FILES_TABLE: 'files', STUDIES_TABLE: 'studies', FILES_BUCKET: 'bucket' };

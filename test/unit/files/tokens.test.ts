@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashToken, newDevToken, newSignedToken, tokenKind } from '../../../functions/files/tokens.js';
+import { hashToken, newDevToken, newSignedToken, tokenKind } from '#functions/files/tokens.js';
 
 describe('tokens', () => {
   it('carry 256 random bits behind a prefix that tells the two kinds apart', () => {

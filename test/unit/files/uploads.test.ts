@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { filesConfigFromEnv } from '../../../functions/files/config.js';
-import { uploadPlan } from '../../../functions/files/uploads.js';
+import { filesConfigFromEnv } from '#functions/files/config.js';
+import { uploadPlan } from '#functions/files/uploads.js';
 
 const MiB = 1024 * 1024;
 const baseEnv = { FILES_TABLE: 'files', STUDIES_TABLE: 'studies', FILES_BUCKET: 'bucket' };

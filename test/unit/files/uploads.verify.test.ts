@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { VersionRecord } from '../../../functions/files/model.js';
-import type { FilesDeps } from '../../../functions/files/ports.js';
-import { verifyUpload } from '../../../functions/files/uploads.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
+import type { VersionRecord } from '#functions/files/model.js';
+import type { FilesDeps } from '#functions/files/ports.js';
+import { verifyUpload } from '#functions/files/uploads.js';
+import { FakeClock } from '#functions/shared/clock.js';
 
 const version: VersionRecord = {
   id: 'FV_00000001',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { contentDisposition } from '../../../functions/files/views.js';
+import { contentDisposition } from '#functions/files/views.js';
 
 describe('Content-Disposition', () => {
   it('names the file in ASCII and exactly in UTF-8', () => {

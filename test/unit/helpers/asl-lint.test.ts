@@ -6,15 +6,15 @@ import {
   executionInputSchema,
   MAX_EXECUTION_AGE_SECONDS,
   MAX_STEPS_PER_EXECUTION,
-} from '../../../functions/orchestration/config.js';
-import { stepResultSchema } from '../../../functions/orchestration/release-steps.js';
+} from '#functions/orchestration/config.js';
+import { stepResultSchema } from '#functions/orchestration/release-steps.js';
 import {
   type Finding,
   HISTORY_LIMIT,
   type JsonSchema,
   type LintOptions,
   lintAsl,
-} from '../../helpers/asl-lint.js';
+} from '#test/helpers/asl-lint.js';
 
 /**
  * The ASL lint (test/helpers/asl-lint.ts) on the release machine: what AWS documents and asl-validator does not

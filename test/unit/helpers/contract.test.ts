@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkExchange, type Recorded } from '../../helpers/contract.js';
+import { checkExchange, type Recorded } from '#test/helpers/contract.js';
 
 /** The contract check itself: it accepts an answer the document allows and names what is wrong with others. */
 const json = (body: unknown) => Buffer.from(JSON.stringify(body));

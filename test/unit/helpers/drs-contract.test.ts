@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { expectDrsContract, templateOf } from '../../helpers/drs-contract.js';
+import { expectDrsContract, templateOf } from '#test/helpers/drs-contract.js';
 
 /** The checker the DRS integration tests rely on refuses what the official OpenAPI refuses. */
 const json = new Headers({ 'content-type': 'application/json' });

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkTest, mirror, mirrorCollisions, ROOT, unitTests } from '../../helpers/test-layout.js';
+import { checkTest, mirror, mirrorCollisions, ROOT, unitTests } from '#test/helpers/test-layout.js';
 
 /**
  * Every unit test names a source file it covers and sits where that file's tests belong (test/helpers/test-layout.ts

@@ -5,16 +5,16 @@ import { App, type CfnElement, Duration, RemovalPolicy, Stack, type StackProps }
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ApiFunction, COORDINATOR_API, FILES_API } from '../../../lib/api-manifest.js';
-import { buildApp, type ReleaseCoordinatorApp } from '../../../lib/app.js';
-import { bundleFunction } from '../../../lib/bundling.js';
-import { CAPABILITIES } from '../../../lib/capabilities.js';
-import { FILES_WORKERS, WORKER_FUNCTIONS } from '../../../lib/orchestration-manifest.js';
-import { ServiceFunction } from '../../../lib/service-function.js';
-import { DEFAULT_STUDIES_SOURCE } from '../../../lib/settings.js';
-import { TABLES, type TableKey } from '../../../lib/table-definitions.js';
-import { Tables } from '../../../lib/tables.js';
-import { placeholders, readReleaseAsl, resolveCfn, substitute, validateAsl } from '../../helpers/asl.js';
+import { type ApiFunction, COORDINATOR_API, FILES_API } from '#lib/api-manifest.js';
+import { buildApp, type ReleaseCoordinatorApp } from '#lib/app.js';
+import { bundleFunction } from '#lib/bundling.js';
+import { CAPABILITIES } from '#lib/capabilities.js';
+import { FILES_WORKERS, WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
+import { ServiceFunction } from '#lib/service-function.js';
+import { DEFAULT_STUDIES_SOURCE } from '#lib/settings.js';
+import { TABLES, type TableKey } from '#lib/table-definitions.js';
+import { Tables } from '#lib/tables.js';
+import { placeholders, readReleaseAsl, resolveCfn, substitute, validateAsl } from '#test/helpers/asl.js';
 
 /**
  * CDK assertions on the whole app, synthesized as `cdk synth` would (cdk-nag included) but without esbuild

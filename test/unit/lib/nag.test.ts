@@ -8,8 +8,8 @@ import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../lib/app.js';
-import { CDK_ASSET_BUCKET_OBJECTS } from '../../../lib/dashboard.js';
+import { buildApp } from '#lib/app.js';
+import { CDK_ASSET_BUCKET_OBJECTS } from '#lib/dashboard.js';
 import {
   acknowledge,
   acknowledgeMatching,
@@ -17,8 +17,8 @@ import {
   addNagChecks,
   recordAcknowledgementsOnly,
   unmatchedAcknowledgements,
-} from '../../../lib/nag.js';
-import { REPO_ROOT } from '../../../lib/service-function.js';
+} from '#lib/nag.js';
+import { REPO_ROOT } from '#lib/service-function.js';
 
 /**
  * cdk-nag as every synth runs it (lib/nag.ts): the AwsSolutions and Serverless packs, and acknowledgements that each

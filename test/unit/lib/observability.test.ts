@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
-import { METRIC } from '../../../functions/shared/metric-names.js';
-import { buildApp } from '../../../lib/app.js';
+import { METRIC } from '#functions/shared/metric-names.js';
+import { buildApp } from '#lib/app.js';
 
 /**
  * CDK assertions on the operations stack: the CloudWatch dashboard of the functions' metrics, the alarms (with their

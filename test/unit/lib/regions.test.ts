@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Aws } from 'aws-cdk-lib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../../lib/app.js';
-import { assertSupportedRegion, SUPPORTED_PARTITIONS } from '../../../lib/regions.js';
+import { buildApp } from '#lib/app.js';
+import { assertSupportedRegion, SUPPORTED_PARTITIONS } from '#lib/regions.js';
 
 /** The partitions the app deploys to (lib/regions.ts): a region outside them is refused at synth, with a reason. */
 const outRoot = mkdtempSync(join(tmpdir(), 'cdk-regions-'));

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseLocalConfig } from '../../../local/config.js';
+import { parseLocalConfig } from '#local/config.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 afterEach(() => ddb.reset());

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLocalConfig, publicHost, ROOT } from '../../../local/config.js';
-import { DEFAULT_CLIENTS, parseClients } from '../../../local/idp.js';
+import { parseLocalConfig, publicHost, ROOT } from '#local/config.js';
+import { DEFAULT_CLIENTS, parseClients } from '#local/idp.js';
 
 describe('local stack settings', () => {
   it('has a default for every setting', () => {

@@ -8,7 +8,7 @@ import {
   FaithfulRules,
   faithfulSettings,
   type Verdict,
-} from '../../../local/dynamodb-faithful.js';
+} from '#local/dynamodb-faithful.js';
 
 /**
  * The rules of the conflict-faithful DynamoDB, one by one, as "Transaction conflict handling in DynamoDB" states

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLocalApi } from '../../../local/http-server.js';
+import { createLocalApi } from '#local/http-server.js';
 
 let server: Server | undefined;
 afterEach(async () => {

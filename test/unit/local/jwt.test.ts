@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateSigningKey, loadOrCreateSigningKey, signJwt, verifyJwt } from '../../../local/jwt.js';
+import { generateSigningKey, loadOrCreateSigningKey, signJwt, verifyJwt } from '#local/jwt.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'jwt-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

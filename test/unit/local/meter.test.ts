@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  itemSize,
-  readUnits,
-  s3Class,
-  type TableSchema,
-  writeTargets,
-  writeUnits,
-} from '../../../local/meter.js';
+import { itemSize, readUnits, s3Class, type TableSchema, writeTargets, writeUnits } from '#local/meter.js';
 
 /** The coordinator table as DynamoDB Local describes it: pk/sk, two indexes projecting everything. */
 const coordinator: TableSchema = {

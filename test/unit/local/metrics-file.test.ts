@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { count } from '../../../functions/shared/metrics.js';
-import type { Component } from '../../../local/component.js';
-import { routeMetricLines } from '../../../local/metrics-file.js';
+import { count } from '#functions/shared/metrics.js';
+import type { Component } from '#local/component.js';
+import { routeMetricLines } from '#local/metrics-file.js';
 
 /**
  * The local stack's metric lines: the functions print EMF lines on stdout (as CloudWatch needs them on AWS), and the

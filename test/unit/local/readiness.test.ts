@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { Readiness } from '../../../local/readiness.js';
+import { Readiness } from '#local/readiness.js';
 
 const req = (url: string) => ({ url }) as IncomingMessage;
 

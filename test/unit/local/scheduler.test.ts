@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { scheduledEvent, startSchedules } from '../../../local/scheduler.js';
+import { scheduledEvent, startSchedules } from '#local/scheduler.js';
 
 describe('scheduled functions', () => {
   beforeEach(() => {

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MAX_OFFSET } from '../../../functions/shared/list.js';
-import { COORDINATOR_API, FILES_API } from '../../../lib/api-manifest.js';
-import { API_DESCRIPTIONS } from '../../../lib/openapi/apis.js';
-import { documentText, generateDocument, packageVersion } from '../../../lib/openapi/generate.js';
-import { typesOf } from '../../../lib/openapi/types.js';
+import { MAX_OFFSET } from '#functions/shared/list.js';
+import { COORDINATOR_API, FILES_API } from '#lib/api-manifest.js';
+import { API_DESCRIPTIONS } from '#lib/openapi/apis.js';
+import { documentText, generateDocument, packageVersion } from '#lib/openapi/generate.js';
+import { typesOf } from '#lib/openapi/types.js';
 
 /**
  * The committed documents (openapi/*.json) and client types (cli/generated/*.ts) are exactly what `npm run openapi`

@@ -5,9 +5,9 @@ import {
   retryAfterMs,
   retryDelayMs,
   sendWithRetry,
-} from '../../../functions/orchestration/action-retry.js';
-import type { CallOutcome } from '../../../functions/orchestration/ports.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
+} from '#functions/orchestration/action-retry.js';
+import type { CallOutcome } from '#functions/orchestration/ports.js';
+import { FakeClock } from '#functions/shared/clock.js';
 import { STEPS_RELEASE as REL, reply, STEPS_CONFIG, stepsSetup } from './fakes.js';
 
 const refused: CallOutcome = { ok: false, kind: 'unreachable', reason: 'unreachable (connection refused)' };

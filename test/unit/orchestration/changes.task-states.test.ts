@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TASK_STATES, type TaskState, TERMINAL_TASK_STATES } from '../../../functions/coordinator/model.js';
-import { TASK_TRANSITIONS } from '../../../functions/coordinator/task-callback.js';
-import { failTasks, taskPart } from '../../../functions/orchestration/changes.js';
+import { TASK_STATES, type TaskState, TERMINAL_TASK_STATES } from '#functions/coordinator/model.js';
+import { TASK_TRANSITIONS } from '#functions/coordinator/task-callback.js';
+import { failTasks, taskPart } from '#functions/orchestration/changes.js';
 import { STEPS_RELEASE as REL, stepsSetup } from './fakes.js';
 
 /** docs/api.md states the task-state rules; the code that changes tasks must say the same. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PUBLISH_REQUESTED_AT } from '../../../functions/coordinator/model.js';
-import { DEFAULT_MAX_PHASE_SECONDS, orchestrationSettings } from '../../../functions/orchestration/config.js';
+import { PUBLISH_REQUESTED_AT } from '#functions/coordinator/model.js';
+import { DEFAULT_MAX_PHASE_SECONDS, orchestrationSettings } from '#functions/orchestration/config.js';
 import { STEPS_RELEASE as REL, reply, STEPS_CONFIG, stepsSetup } from './fakes.js';
 
 /** The fakes' clock reads 2026-06-01T00:00:00Z; a release created an hour before is 3600 s into its phase. */

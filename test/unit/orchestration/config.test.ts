@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { MAX_TASKS_PER_RELEASE } from '../../../functions/coordinator/model.js';
+import { MAX_TASKS_PER_RELEASE } from '#functions/coordinator/model.js';
 import {
   actionWaves,
   LAMBDA_MAX_TIMEOUT_SECONDS,
@@ -12,7 +12,7 @@ import {
   STEP_OVERHEAD_SECONDS,
   TOKEN_FETCH_SECONDS,
   worstRoundSeconds,
-} from '../../../functions/orchestration/config.js';
+} from '#functions/orchestration/config.js';
 
 describe('orchestration settings', () => {
   it('default to a 5 s poll, a 15 s action timeout and 3 health failures', () => {

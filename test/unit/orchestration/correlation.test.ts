@@ -1,12 +1,12 @@
 import { DescribeExecutionCommand, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { SfnExecutions, SfnTaskTokens } from '../../../functions/adapters/sfn-orchestrator.js';
-import { CORRELATION_ID } from '../../../functions/orchestration/correlation.js';
-import { reconcile } from '../../../functions/orchestration/reconcile.js';
-import { LatchedReleaseOrchestrator } from '../../../functions/orchestration/release-orchestrator.js';
-import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
-import { withLogContext } from '../../../functions/shared/log.js';
+import { SfnExecutions, SfnTaskTokens } from '#functions/adapters/sfn-orchestrator.js';
+import { CORRELATION_ID } from '#functions/orchestration/correlation.js';
+import { reconcile } from '#functions/orchestration/reconcile.js';
+import { LatchedReleaseOrchestrator } from '#functions/orchestration/release-orchestrator.js';
+import { WakeLatch } from '#functions/orchestration/wake-latch.js';
+import { withLogContext } from '#functions/shared/log.js';
 import { MemoryReleases, STEPS_RELEASE as REL, reply, STEPS_CONFIG, stepsSetup } from './fakes.js';
 
 /**

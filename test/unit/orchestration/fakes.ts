@@ -6,8 +6,8 @@ import type {
   Task,
   TaskService,
   TaskState,
-} from '../../../functions/coordinator/model.js';
-import { isTerminalRelease } from '../../../functions/coordinator/model.js';
+} from '#functions/coordinator/model.js';
+import { isTerminalRelease } from '#functions/coordinator/model.js';
 import {
   ChangeConflictError,
   type OrchestrationState,
@@ -16,20 +16,20 @@ import {
   type ReleaseChanges,
   type ReleaseReads,
   type TaskReads,
-} from '../../../functions/coordinator/ports.js';
-import type { ServiceCredentials } from '../../../functions/coordinator/service-credentials.js';
-import { compareVersions } from '../../../functions/coordinator/versions.js';
-import type { RunConfig } from '../../../functions/orchestration/config.js';
+} from '#functions/coordinator/ports.js';
+import type { ServiceCredentials } from '#functions/coordinator/service-credentials.js';
+import { compareVersions } from '#functions/coordinator/versions.js';
+import type { RunConfig } from '#functions/orchestration/config.js';
 import type {
   CallOutcome,
   HealthCheckDeps,
   OrchestrationDeps,
   TaskServiceCalls,
-} from '../../../functions/orchestration/ports.js';
-import { ReleaseSteps, type StepInput } from '../../../functions/orchestration/release-steps.js';
-import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
-import { FakeClock } from '../../../functions/shared/clock.js';
-import { logKeys } from '../../../functions/shared/log.js';
+} from '#functions/orchestration/ports.js';
+import { ReleaseSteps, type StepInput } from '#functions/orchestration/release-steps.js';
+import { WakeLatch } from '#functions/orchestration/wake-latch.js';
+import { FakeClock } from '#functions/shared/clock.js';
+import { logKeys } from '#functions/shared/log.js';
 
 /**
  * In-memory stand-ins for the ports, for unit tests of the orchestration logic. The release repository keeps the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cancelRelease } from '../../../functions/orchestration/cancel-step.js';
-import { runHealthChecks } from '../../../functions/orchestration/health-check.js';
+import { cancelRelease } from '#functions/orchestration/cancel-step.js';
+import { runHealthChecks } from '#functions/orchestration/health-check.js';
 import { MemoryReleases, memoryDeps, reply, ScriptedCalls, STEPS_CONFIG, services } from './fakes.js';
 
 describe('health check bookkeeping', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ExecutionStatus, Executions } from '../../../functions/orchestration/ports.js';
-import { reconcile } from '../../../functions/orchestration/reconcile.js';
-import { WakeLatch } from '../../../functions/orchestration/wake-latch.js';
+import type { ExecutionStatus, Executions } from '#functions/orchestration/ports.js';
+import { reconcile } from '#functions/orchestration/reconcile.js';
+import { WakeLatch } from '#functions/orchestration/wake-latch.js';
 import { MemoryReleases } from './fakes.js';
 
 /** Executions by name, as Step Functions keeps them: a name is started at most once. */

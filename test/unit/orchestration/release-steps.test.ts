@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_EXECUTION_AGE_SECONDS } from '../../../functions/orchestration/config.js';
-import { routeOf } from '../../../functions/orchestration/release-steps.js';
+import { MAX_EXECUTION_AGE_SECONDS } from '#functions/orchestration/config.js';
+import { routeOf } from '#functions/orchestration/release-steps.js';
 import { reply, STEPS_RELEASE, stepsSetup } from './fakes.js';
 
 const REL = STEPS_RELEASE;

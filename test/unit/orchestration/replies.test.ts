@@ -4,7 +4,7 @@ import {
   laterState,
   normalizeState,
   parseProgress,
-} from '../../../functions/orchestration/replies.js';
+} from '#functions/orchestration/replies.js';
 
 describe('task-service replies', () => {
   it.each([
@@ -88,8 +88,8 @@ describe('task-service replies', () => {
 });
 
 describe('which errors the state machine retries', async () => {
-  const { isTransient, TransientError } = await import('../../../functions/orchestration/changes.js');
-  const { TokenUnavailableError } = await import('../../../functions/adapters/token-client.js');
+  const { isTransient, TransientError } = await import('#functions/orchestration/changes.js');
+  const { TokenUnavailableError } = await import('#functions/adapters/token-client.js');
   // What a minified bundle makes of the class: another name, the same code.
   const minified = Object.assign(new Error('token endpoint answered 503'), {
     name: 'sf',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WakeLatch, wakeOwed } from '../../../functions/orchestration/wake-latch.js';
+import { WakeLatch, wakeOwed } from '#functions/orchestration/wake-latch.js';
 import { MemoryReleases } from './fakes.js';
 
 /** The latch that makes wakes never lost (issue 3, Callbacks). */

@@ -2,8 +2,8 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { createTokenVerifier } from '../../../functions/shared/auth.js';
-import { authEnv, parseEnv } from '../../../functions/shared/config.js';
+import { createTokenVerifier } from '#functions/shared/auth.js';
+import { authEnv, parseEnv } from '#functions/shared/config.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 afterEach(() => ddb.reset());

@@ -1,15 +1,15 @@
 import { createServer, type Server } from 'node:http';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventRoutes } from '../../../functions/coordinator/contracts/events.js';
-import { taskRoutes } from '../../../functions/coordinator/contracts/tasks.js';
-import { createEvent } from '../../../functions/coordinator/events.js';
-import { requireActsFor } from '../../../functions/coordinator/identity.js';
-import { type AuthConfig, createTokenVerifier, type TokenVerifier } from '../../../functions/shared/auth.js';
-import { authEnv, parseEnv } from '../../../functions/shared/config.js';
-import { actorOf, httpApp, ok } from '../../../functions/shared/http.js';
-import * as z from '../../../functions/shared/zod.js';
-import { generateSigningKey, jwks, signJwt } from '../../../local/jwt.js';
+import { eventRoutes } from '#functions/coordinator/contracts/events.js';
+import { taskRoutes } from '#functions/coordinator/contracts/tasks.js';
+import { createEvent } from '#functions/coordinator/events.js';
+import { requireActsFor } from '#functions/coordinator/identity.js';
+import { type AuthConfig, createTokenVerifier, type TokenVerifier } from '#functions/shared/auth.js';
+import { authEnv, parseEnv } from '#functions/shared/config.js';
+import { actorOf, httpApp, ok } from '#functions/shared/http.js';
+import * as z from '#functions/shared/zod.js';
+import { generateSigningKey, jwks, signJwt } from '#local/jwt.js';
 
 /**
  * A task service's own Cognito app client (made when the service is registered) is in no audience list: its access

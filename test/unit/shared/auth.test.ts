@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTokenVerifier, type TokenVerifier } from '../../../functions/shared/auth.js';
-import { generateSigningKey, jwks, signJwt } from '../../../local/jwt.js';
+import { createTokenVerifier, type TokenVerifier } from '#functions/shared/auth.js';
+import { generateSigningKey, jwks, signJwt } from '#local/jwt.js';
 
 // A real JWKS over loopback HTTP: the verifier fetches keys exactly as it does from Cognito or the local IdP.
 const key = generateSigningKey();

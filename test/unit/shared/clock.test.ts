@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, isoMicros } from '../../../functions/shared/clock.js';
+import { FakeClock, isoMicros } from '#functions/shared/clock.js';
 
 describe('timestamps', () => {
   it('are ISO 8601 UTC with microseconds and Z', () => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createTokenClient, tokenEnv } from '../../../functions/adapters/token-client.js';
-import { isChangeConflict } from '../../../functions/coordinator/ports.js';
-import { failTasks, TransientError } from '../../../functions/orchestration/changes.js';
+import { createTokenClient, tokenEnv } from '#functions/adapters/token-client.js';
+import { isChangeConflict } from '#functions/coordinator/ports.js';
+import { failTasks, TransientError } from '#functions/orchestration/changes.js';
 import {
   AppError,
   ConflictError,
@@ -12,9 +12,9 @@ import {
   isAppError,
   ORCHESTRATION_ERRORS,
   ValidationError,
-} from '../../../functions/shared/errors.js';
-import { parse } from '../../../functions/shared/http.js';
-import * as z from '../../../functions/shared/zod.js';
+} from '#functions/shared/errors.js';
+import { parse } from '#functions/shared/http.js';
+import * as z from '#functions/shared/zod.js';
 import { MemoryReleases } from '../orchestration/fakes.js';
 
 describe('error codes', () => {

@@ -1,15 +1,15 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS, type TokenVerifier } from '../../../functions/shared/auth.js';
-import { UnauthorizedError } from '../../../functions/shared/errors.js';
-import { httpApp, nestsDeeperThan, ok, type Route } from '../../../functions/shared/http.js';
+import { ANONYMOUS, type TokenVerifier } from '#functions/shared/auth.js';
+import { UnauthorizedError } from '#functions/shared/errors.js';
+import { httpApp, nestsDeeperThan, ok, type Route } from '#functions/shared/http.js';
 import {
   canonicalJson,
   type IdempotencyRecord,
   type IdempotencyStore,
   type StoredResponse,
-} from '../../../functions/shared/idempotency.js';
-import { LIMITS } from '../../../functions/shared/limits.js';
+} from '#functions/shared/idempotency.js';
+import { LIMITS } from '#functions/shared/limits.js';
 
 /**
  * Bad input is a 400, never a 500: bodies nested deep enough to exhaust the stack of anything that walks them are

@@ -1,9 +1,9 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ANONYMOUS, type Principal, type TokenVerifier } from '../../../functions/shared/auth.js';
-import { ConflictError, UnauthorizedError } from '../../../functions/shared/errors.js';
-import { etagMatches, etagOf, httpApp, ok, parse, type Route } from '../../../functions/shared/http.js';
+import { ANONYMOUS, type Principal, type TokenVerifier } from '#functions/shared/auth.js';
+import { ConflictError, UnauthorizedError } from '#functions/shared/errors.js';
+import { etagMatches, etagOf, httpApp, ok, parse, type Route } from '#functions/shared/http.js';
 
 const user = (roles: string[]): Principal => ({
   ...ANONYMOUS,

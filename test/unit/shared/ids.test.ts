@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isId, newId } from '../../../functions/shared/ids.js';
+import { isId, newId } from '#functions/shared/ids.js';
 
 describe('ids', () => {
   it('are a prefix plus 8 Crockford base32 characters', () => {

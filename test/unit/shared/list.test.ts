@@ -9,7 +9,7 @@ import {
   pageQuery,
   ref,
   urlOf,
-} from '../../../functions/shared/list.js';
+} from '#functions/shared/list.js';
 
 describe('list envelope', () => {
   const base = 'http://h';

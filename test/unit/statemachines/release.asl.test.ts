@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { executionInputSchema } from '../../../functions/orchestration/config.js';
-import { NEXT_STEPS, STEPS } from '../../../functions/orchestration/release-steps.js';
-import { WORKER_FUNCTIONS } from '../../../lib/orchestration-manifest.js';
-import { localDefinition } from '../../../local/step-functions.js';
-import { validateAsl } from '../../helpers/asl.js';
+import { executionInputSchema } from '#functions/orchestration/config.js';
+import { NEXT_STEPS, STEPS } from '#functions/orchestration/release-steps.js';
+import { WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
+import { localDefinition } from '#local/step-functions.js';
+import { validateAsl } from '#test/helpers/asl.js';
 
 /**
  * @covers statemachines/release.asl.json

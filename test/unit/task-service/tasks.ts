@@ -1,4 +1,4 @@
-import type { StoredTask } from '../../../packages/task-service/src/store.js';
+import type { StoredTask } from '#packages/task-service/src/store.js';
 
 /** A stored task for the store tests. */
 export const aTask = (over: Partial<StoredTask> = {}): StoredTask => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractShellBlocks, MarkerError } from '../../walkthroughs/markdown.js';
+import { extractShellBlocks, MarkerError } from '#test/walkthroughs/markdown.js';
 
 const doc = (...lines: string[]) => lines.join('\n');
 const T = (name: string) => `<!-- walkthrough: terminal: ${name} -->`;

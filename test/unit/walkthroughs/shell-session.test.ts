@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlockFailure, ShellSession } from '../../walkthroughs/shell-session.js';
+import { BlockFailure, ShellSession } from '#test/walkthroughs/shell-session.js';
 
 describe('ShellSession', () => {
   let dir: string;

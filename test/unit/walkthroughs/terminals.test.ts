@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BlockFailure } from '../../walkthroughs/shell-session.js';
-import { Terminals } from '../../walkthroughs/terminals.js';
+import { BlockFailure } from '#test/walkthroughs/shell-session.js';
+import { Terminals } from '#test/walkthroughs/terminals.js';
 
 describe('Terminals', () => {
   let dir: string;

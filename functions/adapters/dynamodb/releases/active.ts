@@ -1,4 +1,4 @@
-import { isTerminalRelease, type Release, releaseSchema } from '../../../coordinator/model.js';
+import { isTerminalRelease, type Release, releaseSchema } from '#functions/coordinator/model.js';
 import { decode, K, queryAll } from '../common.js';
 import { UpdateCommand } from '../documents.js';
 import { extrasOf } from './items.js';

@@ -3,8 +3,8 @@ import {
   isTerminalRelease,
   type ReleaseState,
   type TaskState,
-} from '../../../coordinator/model.js';
-import type { ReleaseChange, TaskChange } from '../../../coordinator/ports.js';
+} from '#functions/coordinator/model.js';
+import type { ReleaseChange, TaskChange } from '#functions/coordinator/ports.js';
 import { C, CounterDeltas, K, type LabelledItem, VIEW_SHARDS } from '../common.js';
 import type { TransactWriteCommandInput } from '../documents.js';
 import { eventCounts, eventPuts } from '../events.js';

@@ -1,5 +1,5 @@
-import type { CoordinatorEvent, ReleaseState, TaskState } from '../../../coordinator/model.js';
-import { ChangeConflictError, type ReleaseChange } from '../../../coordinator/ports.js';
+import type { CoordinatorEvent, ReleaseState, TaskState } from '#functions/coordinator/model.js';
+import { ChangeConflictError, type ReleaseChange } from '#functions/coordinator/ports.js';
 import { transact } from '../common.js';
 import { materializeEvent } from '../events.js';
 import { changeItems, single, states } from './change-items.js';

@@ -5,10 +5,10 @@ import type {
   ReleaseAggregate,
   Task,
   TaskService,
-} from '../../../coordinator/model.js';
-import { ChangeConflictError, type NewRelease, type RegistryGuard } from '../../../coordinator/ports.js';
-import { nowIso } from '../../../shared/clock.js';
-import { newId } from '../../../shared/ids.js';
+} from '#functions/coordinator/model.js';
+import { ChangeConflictError, type NewRelease, type RegistryGuard } from '#functions/coordinator/ports.js';
+import { nowIso } from '#functions/shared/clock.js';
+import { newId } from '#functions/shared/ids.js';
 import { C, CounterDeltas, K, type LabelledItem, putNew, transact } from '../common.js';
 import { eventCounts, eventPuts, materializeEvent } from '../events.js';
 import { assertFits, RELEASE_RECORD_BUDGET } from '../item-size.js';

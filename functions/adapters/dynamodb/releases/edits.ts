@@ -1,4 +1,4 @@
-import type { Release, ReleaseAggregate } from '../../../coordinator/model.js';
+import type { Release, ReleaseAggregate } from '#functions/coordinator/model.js';
 import { K } from '../common.js';
 import { GetCommand, UpdateCommand } from '../documents.js';
 import { assertFits, RELEASE_RECORD_BUDGET } from '../item-size.js';

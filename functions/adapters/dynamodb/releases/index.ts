@@ -8,7 +8,7 @@ import type {
   Task,
   TaskService,
   TaskState,
-} from '../../../coordinator/model.js';
+} from '#functions/coordinator/model.js';
 import type {
   NewRelease,
   OrchestrationState,
@@ -26,9 +26,9 @@ import type {
   TaskReads,
   TaskReports,
   TaskReportWrite,
-} from '../../../coordinator/ports.js';
-import { type Clock, systemClock } from '../../../shared/clock.js';
-import type { Page } from '../../../shared/list.js';
+} from '#functions/coordinator/ports.js';
+import { type Clock, systemClock } from '#functions/shared/clock.js';
+import type { Page } from '#functions/shared/list.js';
 import type { Tables } from '../common.js';
 import type { Documents } from '../documents.js';
 import { indexActiveReleases, listActive } from './active.js';

@@ -9,8 +9,8 @@ import {
   type Task,
   type TaskState,
   taskSchema,
-} from '../../../coordinator/model.js';
-import * as z from '../../../shared/zod.js';
+} from '#functions/coordinator/model.js';
+import * as z from '#functions/shared/zod.js';
 import { decode, K, KEY_ATTRIBUTES, shardOf, VIEW_SHARDS } from '../common.js';
 
 /**

@@ -1,9 +1,9 @@
-import { type ReleaseNote, releaseNoteSchema } from '../../../coordinator/model.js';
-import { ChangeConflictError, type Paged } from '../../../coordinator/ports.js';
-import { nowIso } from '../../../shared/clock.js';
-import { ValidationError } from '../../../shared/errors.js';
-import { newId } from '../../../shared/ids.js';
-import type { Page } from '../../../shared/list.js';
+import { type ReleaseNote, releaseNoteSchema } from '#functions/coordinator/model.js';
+import { ChangeConflictError, type Paged } from '#functions/coordinator/ports.js';
+import { nowIso } from '#functions/shared/clock.js';
+import { ValidationError } from '#functions/shared/errors.js';
+import { newId } from '#functions/shared/ids.js';
+import type { Page } from '#functions/shared/list.js';
 import {
   bySkDesc,
   C,

@@ -5,10 +5,10 @@ import {
   type ReleaseState,
   releaseNoteSchema,
   releaseSchema,
-} from '../../../coordinator/model.js';
-import type { Paged } from '../../../coordinator/ports.js';
-import { ValidationError } from '../../../shared/errors.js';
-import type { Page } from '../../../shared/list.js';
+} from '#functions/coordinator/model.js';
+import type { Paged } from '#functions/coordinator/ports.js';
+import { ValidationError } from '#functions/shared/errors.js';
+import type { Page } from '#functions/shared/list.js';
 import { C, decode, K, pageOf, queryAll, readCount } from '../common.js';
 import { GetCommand } from '../documents.js';
 import { listActive } from './active.js';

@@ -1,10 +1,10 @@
-import { type ReleaseState, type TaskState, taskSchema } from '../../../coordinator/model.js';
+import { type ReleaseState, type TaskState, taskSchema } from '#functions/coordinator/model.js';
 import {
   ChangeConflictError,
   type ReportOutcome,
   type ReportTarget,
   type TaskReportWrite,
-} from '../../../coordinator/ports.js';
+} from '#functions/coordinator/ports.js';
 import { CounterDeltas, decode, K, type LabelledItem, queryAll, transact } from '../common.js';
 import { eventCounts, eventPuts, materializeEvent } from '../events.js';
 import { type ShardGuard, shardUpdates, taskItem } from './change-items.js';

@@ -1,5 +1,5 @@
-import type { Clock } from '../../../shared/clock.js';
-import type * as z from '../../../shared/zod.js';
+import type { Clock } from '#functions/shared/clock.js';
+import type * as z from '#functions/shared/zod.js';
 import { backoff, decode, K, queryAll, type Tables } from '../common.js';
 import { BatchGetCommand, type Documents, GetCommand, QueryCommand } from '../documents.js';
 

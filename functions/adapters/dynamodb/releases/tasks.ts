@@ -4,10 +4,10 @@ import {
   type Task,
   type TaskState,
   taskSchema,
-} from '../../../coordinator/model.js';
-import type { Paged } from '../../../coordinator/ports.js';
-import { ValidationError } from '../../../shared/errors.js';
-import type { Page } from '../../../shared/list.js';
+} from '#functions/coordinator/model.js';
+import type { Paged } from '#functions/coordinator/ports.js';
+import { ValidationError } from '#functions/shared/errors.js';
+import type { Page } from '#functions/shared/list.js';
 import { bySkDesc, C, decode, K, pageInMemory, pageOf, queryAll, readCount } from '../common.js';
 import { GetCommand } from '../documents.js';
 import { activeReleaseItems } from './active.js';

@@ -1,5 +1,5 @@
-import { versionSortKey } from '../../../coordinator/versions.js';
-import { nowIso } from '../../../shared/clock.js';
+import { versionSortKey } from '#functions/coordinator/versions.js';
+import { nowIso } from '#functions/shared/clock.js';
 import { K, type LabelledItem, putNew } from '../common.js';
 import { GetCommand, QueryCommand } from '../documents.js';
 import type { ReleaseTable } from './table.js';

@@ -2,8 +2,8 @@ import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dy
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { transact } from '../../../../functions/adapters/dynamodb/common.js';
-import { isTransient } from '../../../../functions/orchestration/changes.js';
+import { transact } from '#functions/adapters/dynamodb/common.js';
+import { isTransient } from '#functions/orchestration/changes.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const doc = DynamoDBDocumentClient.from(

@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-s
 import { HttpResponse } from '@smithy/core/protocols';
 import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { describe, expect, it } from 'vitest';
-import { retrySingleWriteConflicts } from '../../../../functions/adapters/dynamodb/conflict-retry.js';
+import { retrySingleWriteConflicts } from '#functions/adapters/dynamodb/conflict-retry.js';
 
 /**
  * A single write that met a transaction is sent again by the SDK's own retry strategy; a cancelled transaction is

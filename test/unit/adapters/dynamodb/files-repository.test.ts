@@ -7,8 +7,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamoFileRepository } from '../../../../functions/adapters/dynamodb/files-repository.js';
-import type { AuditRecord, FileRecord, VersionRecord } from '../../../../functions/files/model.js';
+import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
+import type { AuditRecord, FileRecord, VersionRecord } from '#functions/files/model.js';
 
 /**
  * The totals behind DRS service-info (`objectCount`, `totalObjectSize`): changed only inside the transactions that

@@ -14,8 +14,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   DynamoDevTokenRepository,
   DynamoSignedTokenRepository,
-} from '../../../../functions/adapters/dynamodb/files-tokens.js';
-import type { AuditRecord } from '../../../../functions/files/model.js';
+} from '#functions/adapters/dynamodb/files-tokens.js';
+import type { AuditRecord } from '#functions/files/model.js';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const doc = DynamoDBDocumentClient.from(

@@ -10,10 +10,10 @@ import {
   parseMix,
   releaseUsage,
   tiered,
-} from '../../../../bench/cost/model.js';
-import { PRICES } from '../../../../bench/cost/prices.js';
-import { profileSchema } from '../../../../bench/cost/profile.js';
-import { evalFit, fitUsage, leastSquares } from '../../../../bench/cost/usage.js';
+} from '#bench/cost/model.js';
+import { PRICES } from '#bench/cost/prices.js';
+import { profileSchema } from '#bench/cost/profile.js';
+import { evalFit, fitUsage, leastSquares } from '#bench/cost/usage.js';
 
 const root = resolve(import.meta.dirname, '../../../..');
 const fixture = profileSchema.parse(

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeSection } from '../../../../bench/lib/report.js';
+import { writeSection } from '#bench/lib/report.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-report-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Contract } from '../../../../cli/task-service-check/contract.js';
+import { Contract } from '#cli/task-service-check/contract.js';
 
 /** The check's validators over openapi/task-service.json: what they let through, and what they name. */
 const contract = new Contract();

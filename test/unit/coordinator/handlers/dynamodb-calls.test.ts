@@ -9,7 +9,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { generateSigningKey, jwks, signJwt } from '../../../../local/jwt.js';
+import { generateSigningKey, jwks, signJwt } from '#local/jwt.js';
 
 /**
  * Handlers over a mocked DynamoDB (aws-sdk-client-mock): what each request costs in DynamoDB calls and what it
@@ -35,7 +35,7 @@ beforeAll(async () => {
   delete process.env.COORDINATOR_TOKEN_URL;
   vi.stubGlobal('fetch', async () => new Response(JSON.stringify(jwks(key)), { status: 200 }));
   for (const name of ['releases', 'events', 'tasks', 'task-services'])
-    handlers[name] = (await import(`../../../../functions/coordinator/handlers/${name}.ts`)).handler;
+    handlers[name] = (await import(`#functions/coordinator/handlers/${name}.ts`)).handler;
 });
 afterAll(() => {
   vi.unstubAllGlobals();

@@ -1,8 +1,8 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { summarize } from '../../../e2e/lib/summary-reporter.js';
-import { capabilities, parseE2eEnv, readClientsSecret, resolveClients } from '../../../e2e/lib/target.js';
+import { summarize } from '#test/e2e/lib/summary-reporter.js';
+import { capabilities, parseE2eEnv, readClientsSecret, resolveClients } from '#test/e2e/lib/target.js';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:e2e-clients-AbCdEf';
 const URLS = {

@@ -9,7 +9,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { hashToken, newDevToken } from '../../../../functions/files/tokens.js';
+import { hashToken, newDevToken } from '#functions/files/tokens.js';
 
 /**
  * The DRS handler with a fixed PUBLIC_BASE_URL, over a mocked DynamoDB: `drs://` URIs carry the public host, not
@@ -49,7 +49,7 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
     AWS_SECRET_ACCESS_KEY: 'secret',
   });
-  handler = (await import('../../../../functions/files/handlers/drs.js')).handler as Handler;
+  handler = (await import('#functions/files/handlers/drs.js')).handler as Handler;
 });
 afterAll(() => {
   delete process.env.PUBLIC_BASE_URL;

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { validateWorkflow } from '@action-validator/core';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { REPO_ROOT } from '../../../../lib/service-function.js';
+import { REPO_ROOT } from '#lib/service-function.js';
 
 /**
  * The GitHub Actions workflows under .github/workflows, which cannot run on this machine (no Docker): each is

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DynamoReleaseRepository } from '../../../../../functions/adapters/dynamodb/releases/index.js';
+import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 
 /**
  * @covers functions/adapters/dynamodb/releases/versions.ts

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { generateSigningKey, jwks, signJwt } from '../../../../../local/jwt.js';
-import { checkClaims, tokenChecker } from '../../../../../packages/task-service/src/auth.js';
-import { KitError } from '../../../../../packages/task-service/src/errors.js';
+import { generateSigningKey, jwks, signJwt } from '#local/jwt.js';
+import { checkClaims, tokenChecker } from '#packages/task-service/src/auth.js';
+import { KitError } from '#packages/task-service/src/errors.js';
 
 /** The coordinator's token, and only it: the audience locally, the scope and client on Cognito. */
 const key = generateSigningKey();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reporter, retryAfterSeconds } from '../../../../../packages/task-service/src/callbacks.js';
+import { reporter, retryAfterSeconds } from '#packages/task-service/src/callbacks.js';
 
 /** PATCH /tasks/<id>: bounded retries of 409, 429 and 503 after Retry-After; stop when the task or release ended. */
 function coordinator(answers: (Response | Error)[]) {

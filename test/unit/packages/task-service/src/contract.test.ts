@@ -7,7 +7,7 @@ import {
   TASK_ACTIONS,
   TASK_STATES,
   TaskCallback,
-} from '../../../../../packages/task-service/src/contract.js';
+} from '#packages/task-service/src/contract.js';
 
 /** The contract's rules agree with each other. */
 describe('the task-service contract', () => {

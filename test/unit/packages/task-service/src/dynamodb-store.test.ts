@@ -2,8 +2,8 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { dynamoDbStore } from '../../../../../packages/task-service/src/dynamodb-store.js';
-import { aTask } from '../../../task-service/tasks.js';
+import { dynamoDbStore } from '#packages/task-service/src/dynamodb-store.js';
+import { aTask } from '#test/unit/task-service/tasks.js';
 
 /** The DynamoDB store's requests: conditional writes, so two instances never both move a task. */
 const ddb = mockClient(DynamoDBDocumentClient);

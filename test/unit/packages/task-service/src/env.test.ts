@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { settingsFromEnv } from '../../../../../packages/task-service/src/env.js';
+import { settingsFromEnv } from '#packages/task-service/src/env.js';
 
 /** The settings a kit service takes from its environment, with the local stack's defaults. */
 describe('settingsFromEnv', () => {

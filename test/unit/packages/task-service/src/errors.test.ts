@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KitError, TaskEndedError } from '../../../../../packages/task-service/src/errors.js';
+import { KitError, TaskEndedError } from '#packages/task-service/src/errors.js';
 
 describe('KitError', () => {
   it('carries the status the contract gives its code', () => {

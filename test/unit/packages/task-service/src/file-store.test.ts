@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileStore } from '../../../../../packages/task-service/src/file-store.js';
-import { aTask } from '../../../task-service/tasks.js';
+import { fileStore } from '#packages/task-service/src/file-store.js';
+import { aTask } from '#test/unit/task-service/tasks.js';
 
 /** Tasks in a file: what one store wrote, the next (after a restart) reads. */
 const path = () => join(mkdtempSync(join(tmpdir(), 'kit-store-')), 'nested', 'tasks.json');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import * as kit from '../../../../../packages/task-service/src/index.js';
+import * as kit from '#packages/task-service/src/index.js';
 
 /** The package's entry point offers what docs/task-service-authors.md uses. */
 describe('the package entry point', () => {

@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { TaskReply } from '../../../../../packages/task-service/src/contract.js';
-import { type FunctionUrlEvent, functionUrlHandler } from '../../../../../packages/task-service/src/lambda.js';
-import { createTaskService } from '../../../../../packages/task-service/src/service.js';
+import { TaskReply } from '#packages/task-service/src/contract.js';
+import { type FunctionUrlEvent, functionUrlHandler } from '#packages/task-service/src/lambda.js';
+import { createTaskService } from '#packages/task-service/src/service.js';
 
 /** A function URL's event (payload format 2.0, as Lambda delivers it) to the kit's core and back. */
 const secret = `whsec_${Buffer.from('l'.repeat(32)).toString('base64')}`;

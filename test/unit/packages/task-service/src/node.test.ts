@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_BODY_BYTES, type RunningServer, serve } from '../../../../../packages/task-service/src/node.js';
-import { createTaskService } from '../../../../../packages/task-service/src/service.js';
+import { MAX_BODY_BYTES, type RunningServer, serve } from '#packages/task-service/src/node.js';
+import { createTaskService } from '#packages/task-service/src/service.js';
 
 /** The kit over real HTTP on 127.0.0.1: the same core, the body read whole, the port freed on stop. */
 let running: RunningServer | undefined;

@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { ErrorReply, ServiceStatus, TaskReply } from '../../../../../packages/task-service/src/contract.js';
-import { fileStore } from '../../../../../packages/task-service/src/file-store.js';
+import { ErrorReply, ServiceStatus, TaskReply } from '#packages/task-service/src/contract.js';
+import { fileStore } from '#packages/task-service/src/file-store.js';
 import {
   createTaskService,
   type KitRequest,
   type TaskContext,
   type TaskServiceOptions,
   type TaskWork,
-} from '../../../../../packages/task-service/src/service.js';
+} from '#packages/task-service/src/service.js';
 
 /**
  * The kit's core against the contract: every answer validates against its schema, actions follow ACTION_RULES

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { secretFile, signatureChecker } from '../../../../../packages/task-service/src/signature.js';
-import { memoryStore } from '../../../../../packages/task-service/src/store.js';
+import { secretFile, signatureChecker } from '#packages/task-service/src/signature.js';
+import { memoryStore } from '#packages/task-service/src/store.js';
 
 /** Standard Webhooks signatures for this service: its secret only, 5 minutes, no replay. */
 const secret = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyChange, memoryStore } from '../../../../../packages/task-service/src/store.js';
-import { aTask } from '../../../task-service/tasks.js';
+import { applyChange, memoryStore } from '#packages/task-service/src/store.js';
+import { aTask } from '#test/unit/task-service/tasks.js';
 
 describe('memoryStore', () => {
   it('creates a task once: a second create answers the first', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientCredentials } from '../../../../../packages/task-service/src/token.js';
+import { clientCredentials } from '#packages/task-service/src/token.js';
 
 /** Client credentials, cached to the token's expiry. */
 function endpoint() {
