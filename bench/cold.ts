@@ -3,7 +3,7 @@
  *
  * The bundles are built by lib/bundling.ts (the same esbuild call as CDK and `npm run build:functions`). For each
  * one, BENCH_RUNS (10) fresh Node processes, one after the other, import the bundle with the environment a deployed
- * function has (table names, issuer, state machine ARN, topic, token endpoint, NODE_OPTIONS=--enable-source-maps,
+ * function has (table names, issuer, state machine ARN, topic, token endpoint, no NODE_OPTIONS,
  * ...; no network is touched at import) and report the time of `await import(bundle)`, measured inside the process,
  * so Node's own start-up is not counted. The median of those runs is the function's import time.
  *
@@ -14,7 +14,8 @@
  *
  * A benchmark, not a test: it prints a markdown table and writes it into docs/benchmarks.md (section bench:cold).
  * Targets: every median <= 150 ms, every bundle <= 1 MB (a sanity cap, MAX_BUNDLE_BYTES). Settings: BENCH_RUNS,
- * BENCH_COLD_BASELINE, BENCH_WRITE_DOCS (true).
+ * BENCH_COLD_BASELINE, BENCH_COLD_BASELINE_NODE_OPTIONS (--enable-source-maps, as the baseline deployed), BENCH_WRITE_DOCS
+ * (true).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -29,6 +30,8 @@ import { fmt, machineInfo, writeSection } from './lib/report.js';
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
 const BASELINE = process.env.BENCH_COLD_BASELINE;
+/** The baseline's deployed functions ran with NODE_OPTIONS=--enable-source-maps (before stack-trace.ts); so is it measured. */
+const BASELINE_NODE_OPTIONS = process.env.BENCH_COLD_BASELINE_NODE_OPTIONS ?? '--enable-source-maps';
 const MAX_KB = MAX_BUNDLE_BYTES / 1024;
 const MAX_MS = 150;
 
@@ -44,7 +47,6 @@ const FUNCTION_ENV: Record<string, string> = {
   AWS_SESSION_TOKEN: 'example-session-token',
   AWS_LAMBDA_FUNCTION_NAME: 'bench-cold',
   AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '512',
-  NODE_OPTIONS: '--enable-source-maps',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   COORDINATOR_TABLE: 'ReleaseCoordinator-Coordinator',
   STUDIES_TABLE: 'ReleaseCoordinator-Studies',
@@ -73,9 +75,14 @@ await import(process.env.BENCH_BUNDLE_URL);
 const used = process.cpuUsage(c);
 process.stdout.write(JSON.stringify([performance.now() - t, (used.user + used.system) / 1000]));`;
 
-function importMs(file: string): { wall: number; cpu: number } {
+function importMs(file: string, nodeOptions?: string): { wall: number; cpu: number } {
   const out = spawnSync(process.execPath, ['--input-type=module', '-e', PROBE], {
-    env: { PATH: process.env.PATH ?? '', ...FUNCTION_ENV, BENCH_BUNDLE_URL: pathToFileURL(file).href },
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...FUNCTION_ENV,
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+      BENCH_BUNDLE_URL: pathToFileURL(file).href,
+    },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -149,7 +156,10 @@ async function main(): Promise<void> {
     // Round robin (every bundle once, then again, the baseline's among them): a burst of load from elsewhere on the
     // machine spreads over all bundles instead of landing on whichever one was being measured at the time.
     const samples = new Map<Built, Sample[]>(all.map((b) => [b, []]));
-    for (let run = 0; run < RUNS; run++) for (const b of all) samples.get(b)?.push(importMs(b.file));
+    const isBaseline = new Set(before.values());
+    for (let run = 0; run < RUNS; run++)
+      for (const b of all)
+        samples.get(b)?.push(importMs(b.file, isBaseline.has(b) ? BASELINE_NODE_OPTIONS : undefined));
     const rows = bundles.map((b) => {
       const now = summary(b, samples.get(b) ?? []);
       const old = before.get(b.entry);
@@ -191,14 +201,16 @@ ${machineInfo()}; load average ${fmt(loadBefore, 2)} before, ${fmt(loadAfter, 2)
 Each bundle is built by \`lib/bundling.ts\` (the esbuild call CDK makes: minified ESM, node22, source map, AWS SDK
 bundled). Its import time is the median of ${RUNS} fresh Node processes, run one after another (round robin over the
 bundles), each timing \`await import(bundle)\` from inside with a deployed function's environment
-(\`NODE_OPTIONS=--enable-source-maps\`, table names, issuer, state machine ARN, topic, token endpoint); Node's own
-start-up is not included. The CPU column is the CPU time the process spent on the import: unlike the wall clock, it
+(table names, issuer, state machine ARN, topic, token endpoint; no \`--enable-source-maps\`, see
+functions/shared/stack-trace.ts); Node's own start-up is not included. The CPU column is the CPU time the process spent on the import: unlike the wall clock, it
 does not grow when other processes compete for the 2 cores, so it shows the cost of the bundle itself on a busy
 machine.${
       baseline
         ? ` "Before" is ${baseline.label}: hand-built signed requests for S3, Lambda, SNS, EventBridge and FilesGraphql's
-DynamoDB, two bundle stubs, middy; built by its own \`lib/bundling.ts\` and measured in this same run, interleaved with
-"after" (this version: the AWS SDK clients).`
+DynamoDB, two bundle stubs, middy; built by its own \`lib/bundling.ts\` and run as it deployed (NODE_OPTIONS
+\`${BASELINE_NODE_OPTIONS}\`), in this same run, interleaved with "after" (this version: the AWS SDK clients, Node
+builtins bundled through \`process.getBuiltinModule\` (lib/bundling.ts), source maps read only when an error is
+logged).`
         : ''
     } Targets: every median <= ${MAX_MS} ms (${slowOk ? 'met' : '**not met**'}; slowest ${slowest.functions},
 ${fmt(slowest.median, 1)} ms) and every bundle <= ${MAX_KB / 1024} MB, a sanity cap (${bigOk ? 'met' : '**not met**'};

@@ -22,6 +22,40 @@ import { FILES_WORKERS, WORKER_FUNCTIONS } from './orchestration-manifest.js';
 
 const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** Node builtins that functions import, bundled through require (see NODE_BUILTIN_ALIASES). */
+export const NODE_BUILTINS_VIA_REQUIRE = [
+  'async_hooks',
+  'console',
+  'crypto',
+  'dns/promises',
+  'fs',
+  'fs/promises',
+  'http',
+  'https',
+  'os',
+  'path',
+  'process',
+  'stream',
+  'zlib',
+] as const;
+
+/**
+ * Why: Node answers `import ... from 'node:http'` with an ES module facade that reads every export of the builtin,
+ * and node:http's exports include lazy getters that load undici (about 30 ms of a cold start); node:fs's load its
+ * streams. Each builtin above is bundled as functions/adapters/node-builtins/<name>.cjs, which returns the
+ * CommonJS module from process.getBuiltinModule (Node >= 22.3): the same object, with no facade. `npm run
+ * bench:cold` measures the difference (docs/benchmarks.md).
+ */
+const NODE_BUILTIN_ALIASES = Object.fromEntries(
+  NODE_BUILTINS_VIA_REQUIRE.flatMap((name) => {
+    const shim = `./functions/adapters/node-builtins/${name}.cjs`;
+    return [
+      [name, shim],
+      [`node:${name}`, shim],
+    ];
+  }),
+);
+
 /**
  * esbuild options for every function: minified ESM for nodejs22.x with a source map, the AWS SDK bundled (Lambda
  * runs the exact SDK versions the tests ran). Nothing in functions/ depends on class or function names surviving
@@ -43,10 +77,11 @@ export const FUNCTION_BUNDLE_OPTIONS = {
   mainFields: ['module', 'main'],
   alias: {
     '@aws-sdk/credential-provider-node': './functions/adapters/lambda-credentials.ts',
+    ...NODE_BUILTIN_ALIASES,
   },
   // CommonJS dependencies inside an ESM bundle still call require().
   banner: {
-    js: "import { createRequire } from 'node:module';const require = createRequire(import.meta.url);",
+    js: "const require = process.getBuiltinModule('node:module').createRequire(import.meta.url);",
   },
 } as const satisfies BuildOptions;
 

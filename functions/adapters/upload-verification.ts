@@ -12,13 +12,17 @@ import { lambdaClient } from './aws.js';
  * (local/lambda.ts, through AWS_ENDPOINT_URL_LAMBDA), which runs the worker in the stack's process.
  */
 export class LambdaUploadVerification implements UploadVerification {
+  /**
+   * The client is asked for at the first confirmation, not at import: most invocations of the Files function never
+   * confirm an upload, and a cold start need not build a Lambda client for them (`npm run bench:cold`).
+   */
   constructor(
-    private readonly client: LambdaClient,
+    private readonly client: () => LambdaClient,
     private readonly functionName: string,
   ) {}
 
   async request(target: { fileId: string; versionId: string }): Promise<void> {
-    const out = await this.client.send(
+    const out = await this.client().send(
       new InvokeCommand({
         FunctionName: this.functionName,
         InvocationType: 'Event',
@@ -34,7 +38,7 @@ const verificationEnv = z.object({ VERIFY_UPLOAD_FUNCTION_NAME: z.string().check
 
 export function uploadVerificationFromEnv(env: NodeJS.ProcessEnv = process.env): UploadVerification {
   return new LambdaUploadVerification(
-    lambdaClient(),
+    lambdaClient,
     parseEnv(verificationEnv, env).VERIFY_UPLOAD_FUNCTION_NAME,
   );
 }

@@ -4,6 +4,7 @@ import { AppError, isAppError, NotFoundError, UnauthorizedError } from '../share
 import { isId } from '../shared/ids.js';
 import { log } from '../shared/log.js';
 import { count, METRIC } from '../shared/metrics.js';
+import { readableStack } from '../shared/stack-trace.js';
 import { actorOf, type Caller, requireAuthenticated, requireVisible } from './access.js';
 import { newAudit } from './audit.js';
 import type { FilesConfig } from './config.js';
@@ -182,7 +183,7 @@ export async function getAccessUrl(
 /** The status code a failed item of a bulk request is reported with; unexpected failures are logged, not shown. */
 function statusOf(err: unknown): number {
   if (isAppError(err)) return err.status;
-  log.error('bulk DRS item failed', { error: err instanceof Error ? (err.stack ?? err.message) : err });
+  log.error('bulk DRS item failed', { error: readableStack(err) });
   return 500;
 }
 

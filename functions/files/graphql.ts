@@ -11,6 +11,7 @@ import { LIMITS } from '../shared/limits.js';
 import { listSortKey, type Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
 import { SIGNED_URL_MINTED_LINE } from '../shared/metric-names.js';
+import { readableStack } from '../shared/stack-trace.js';
 import * as z from '../shared/zod.js';
 import type { Caller } from './access.js';
 import { getFile, getVersion, listStudyFiles, listVersions } from './catalog.js';
@@ -390,7 +391,7 @@ function formatError(err: GraphQLError, requestId: string) {
     };
   }
   if (original && !(original instanceof GraphQLError)) {
-    log.error('graphql resolver failed', { requestId, error: original.stack ?? original.message });
+    log.error('graphql resolver failed', { requestId, error: readableStack(original) });
     return {
       ...base,
       message: `Internal server error (request ${requestId})`,

@@ -20,6 +20,7 @@ import { type Conditional, conditional, etagMatches, etagOf } from './etag.js';
 import { type IdempotencyStore, idempotencyKeyOf, idempotent } from './idempotency.js';
 import { LIMITS } from './limits.js';
 import { appendLogKeys, type LogKeys, log, withLogContext } from './log.js';
+import { readableStack } from './stack-trace.js';
 import * as z from './zod.js';
 
 export type { Access } from './contract.js';
@@ -232,7 +233,7 @@ export function toErrorResponse(
     };
     return { status: err.status, body: renderBody(facts), headers: err.headers };
   }
-  log.error('unhandled error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : err });
+  log.error('unhandled error', { requestId, error: readableStack(err) });
   const facts: ErrorFacts = {
     status: 500,
     code: 'internal_error',
