@@ -304,3 +304,45 @@ describe('ReleaseCreation.create', () => {
     expect(still.Item).toBeDefined();
   });
 });
+
+describe('TaskReports.writeReport: the report that completes a phase', () => {
+  const admin = { identity: null, isAdmin: true };
+
+  /** A release of `n` tasks, all running; then each task reports staged in turn. */
+  async function reportAllStaged(n: number) {
+    const agg = await newRelease(n);
+    await commit(
+      { releases, publisher: { publish: async () => {} } },
+      agg.release.id,
+      agg.tasks.map((t) => taskPart(t, 'running', 5)),
+      releaseMove(agg, 'running'),
+    );
+    const completes: boolean[] = [];
+    for (const task of agg.tasks) {
+      const target = await releases.reportTarget(task.id);
+      if (!target) throw new Error(`task ${task.id} not found by id`);
+      const running = { ...target.task, state: 'running' as const };
+      const outcome = await releases.writeReport({
+        target: { ...target, task: running },
+        toState: 'staged',
+        progress: 100,
+        events: [taskStateEvent(running, 'running', 'staged')],
+        phases: ['running'],
+        actor: admin,
+        watchCompletion: true,
+      });
+      if (!outcome.written) throw new Error(`report of ${task.id} not written: ${outcome.why}`);
+      completes.push(outcome.completesPhase);
+    }
+    return completes;
+  }
+
+  // A task alone in its view group completes that group with its own report: the release of one task service, and
+  // often the last group of a small release.
+  for (const n of [1, 2, 5, 12]) {
+    it(`is the last of ${n} report(s), and only the last`, async () => {
+      const completes = await reportAllStaged(n);
+      expect(completes).toEqual([...Array(n - 1).fill(false), true]);
+    });
+  }
+});
