@@ -108,9 +108,16 @@ export async function startReleaseHarness(
       return out;
     },
     async createRelease(extra = {}) {
-      const res = await api.call('POST', '/releases', {
-        body: { name: 'orchestration test', description: '', studies: STUDIES, author: 'tests', ...extra },
-      });
+      const create = () =>
+        api.call('POST', '/releases', {
+          body: { name: 'orchestration test', description: '', studies: STUDIES, author: 'tests', ...extra },
+        });
+      let res = await create();
+      // A 503 with Retry-After (DynamoDB kept throttling: DYNAMODB_FAITHFUL) is retried, as the API asks any client.
+      for (let i = 0; i < 5 && res.status === 503 && res.headers.get('retry-after'); i++) {
+        await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after')) * 1000));
+        res = await create();
+      }
       if (res.status !== 200) throw new Error(`POST /releases: ${res.status} ${res.text}`);
       return res.body;
     },
