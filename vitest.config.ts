@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SlowestFirst, { MAX_WORKERS } from './test/sequencer.js';
 
 /** Holds what tests write to stdout/stderr (expected error logs) and shows it only for a failing test. */
 const setupFiles = ['test/setup/quiet-output.ts'];
@@ -25,6 +26,9 @@ const jsonReport = process.env.VITEST_JSON_REPORT;
 
 export default defineConfig({
   test: {
+    // Two files at once, the slowest started first (test/sequencer.ts says why).
+    maxWorkers: MAX_WORKERS,
+    sequence: { sequencer: SlowestFirst },
     // The GraphQL validation rules' packages go through vite like the sources, so they import the very graphql
     // build the sources do (Node itself would hand them graphql's ESM build, the sources get its CommonJS one, and
     // graphql refuses types from another copy of itself).
@@ -102,8 +106,9 @@ export default defineConfig({
           // The dashboard in headless Chromium (Debian's package) against a whole local stack of its own.
           name: 'browser',
           include: ['test/browser/**/*.browser.test.ts'],
-          // After the integration tests, and before the walkthroughs: each starts a whole stack of its own.
-          sequence: { groupOrder: 1 },
+          // After the integration tests, with the walkthroughs and the end-to-end suite: each starts a whole stack
+          // of its own, so they run apart from the integration tests' shared DynamoDB Local.
+          sequence: { groupOrder: 2 },
           env,
           setupFiles,
           testTimeout: 60_000,
