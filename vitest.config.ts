@@ -84,7 +84,14 @@ export default defineConfig({
             'test/integration/local-stack/ui-server.int.test.ts',
             'test/integration/local-stack/npm-start.int.test.ts',
           ],
-          env: { ...env, LOCAL_HANDLERS: 'bundled', LOCAL_BUNDLES_DIR: '.test-data/bundles' },
+          env: {
+            ...env,
+            LOCAL_HANDLERS: 'bundled',
+            LOCAL_BUNDLES_DIR: '.test-data/bundles',
+            // Every route is fuzzed here too, with 15 cases each instead of 40: the source run searches the inputs,
+            // this one shows the bundles answer them as the sources do. FUZZ_RUNS set outside still decides.
+            FUZZ_RUNS: process.env.FUZZ_RUNS ?? '15',
+          },
           setupFiles: integrationSetup,
           ...integration,
           globalSetup: ['test/global-setup-bundles.ts', ...integration.globalSetup],
