@@ -202,9 +202,9 @@ Each bundle is built by \`lib/bundling.ts\` (the esbuild call CDK makes: minifie
 bundled). Its import time is the median of ${RUNS} fresh Node processes, run one after another (round robin over the
 bundles), each timing \`await import(bundle)\` from inside with a deployed function's environment
 (table names, issuer, state machine ARN, topic, token endpoint; no \`--enable-source-maps\`, see
-functions/shared/stack-trace.ts); Node's own start-up is not included. The CPU column is the CPU time the process spent on the import: unlike the wall clock, it
-does not grow when other processes compete for the 2 cores, so it shows the cost of the bundle itself on a busy
-machine.${
+functions/shared/stack-trace.ts); Node's own start-up is not included. The CPU column is the CPU time the process
+spent on the import: unlike the wall clock, it does not grow when other processes compete for the 2 cores, so it
+shows the cost of the bundle itself on a busy machine.${
       baseline
         ? ` "Before" is ${baseline.label}: hand-built signed requests for S3, Lambda, SNS, EventBridge and FilesGraphql's
 DynamoDB, two bundle stubs, middy; built by its own \`lib/bundling.ts\` and run as it deployed (NODE_OPTIONS

@@ -263,7 +263,11 @@ export function shardUpdates(
       if (guard.notCompleting) {
         names['#done'] = SHARD.count(guard.notCompleting.state);
         values[':last'] = guard.notCompleting.groupSize - 1;
-        conds.push('(attribute_not_exists(#done) OR #done <> :last)');
+        // No count yet means none of the group is there, which holds the guard only if this task is not the last. For a
+        // group of one it must fail: a missing attribute is `<>` any value in DynamoDB, but never `<` one.
+        conds.push(
+          values[':last'] === 0 ? '#done < :last' : '(attribute_not_exists(#done) OR #done <> :last)',
+        );
       }
     }
     return {

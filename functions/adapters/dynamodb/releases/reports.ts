@@ -63,8 +63,8 @@ export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<
   const { task } = r.target;
   const ref = r.target.ref as Ref;
   const watch = r.watchCompletion && r.toState !== undefined;
-  // A task alone in its group always completes the group with this report: no guard to try (the guard's
-  // `attribute_not_exists` would pass for it, and the completion check would be skipped).
+  // A task alone in its group always completes the group with this report: a guard would only cancel the first
+  // transaction (shardUpdates makes it fail for a group of one), so none is tried.
   let guardGroup = watch && ref.groupSize !== undefined && ref.groupSize > 1;
   for (let attempt = 0; attempt < 5; attempt++) {
     const events = r.events.map((e) => materializeEvent(e, t.clock));
