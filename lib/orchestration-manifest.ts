@@ -12,6 +12,12 @@ export interface WorkerFunction {
   substitution?: string;
   /** Run on a schedule (EventBridge rule on AWS, a timer locally). */
   schedule?: 'healthCheck' | 'studySync' | 'reconcile';
+  /**
+   * Run on a table's stream (a Lambda event source mapping on AWS, local/dynamodb-streams.ts locally), for the
+   * records of items whose sort key starts with `skPrefix` only (the mapping's filter criteria; the handler checks
+   * again, as the local poller hands it every record).
+   */
+  stream?: { table: 'coordinator'; skPrefix: string };
   tables: Partial<Record<'coordinator' | 'studies' | 'files', 'r' | 'rw'>>;
 }
 
@@ -26,6 +32,14 @@ export const WORKER_FUNCTIONS: WorkerFunction[] = [
     name: 'PollWait',
     entry: 'functions/orchestration/handlers/poll-wait.ts',
     substitution: 'PollWaitFunctionArn',
+    tables: { coordinator: 'rw' },
+  },
+  {
+    // Wakes a release's poll loop when a task report completes its phase (functions/orchestration/phase-watch.ts):
+    // the callback itself then needs no read after its write, so it stays at two DynamoDB round trips.
+    name: 'PhaseWatch',
+    entry: 'functions/orchestration/handlers/phase-watch.ts',
+    stream: { table: 'coordinator', skPrefix: 'RE#V#' },
     tables: { coordinator: 'rw' },
   },
   {

@@ -22,6 +22,8 @@ export interface TableDef {
   indexes: IndexDef[];
   /** Attribute with an epoch-seconds expiry, if the table uses TTL. */
   ttlAttribute?: string;
+  /** The table's stream, if a function is triggered by its changes (lib/orchestration-manifest.ts, `stream`). */
+  stream?: 'NEW_AND_OLD_IMAGES';
 }
 
 const S = (name: string): KeyDef => ({ name, type: 'S' });
@@ -56,6 +58,8 @@ export const TABLES = {
     sortKey: S('sk'),
     indexes: [...GENERIC_INDEXES, TASK_EVENTS_INDEX],
     ttlAttribute: 'ttl',
+    // PhaseWatch reads the view shards' changes: a group's count before and after a report.
+    stream: 'NEW_AND_OLD_IMAGES',
   },
   /** Studies mirrored from the dataservice; shared by the coordinator and the file service. */
   studies: {
