@@ -9,7 +9,6 @@ import {
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { log } from '#functions/shared/log.js';
 
 /**
  * The part of Lambda's DynamoDB event source mapping the local stack needs: it reads a table's stream on DynamoDB
@@ -22,6 +21,15 @@ import { log } from '#functions/shared/log.js';
  * filter would have dropped, which it checks anyway), parallel batches per shard, and on-failure destinations (a
  * batch that keeps failing is logged and dropped after its retries).
  */
+
+/**
+ * The functions' logger, imported at the first line to log: it reads LOG_LEVEL when it loads, and a test harness
+ * imports this module before it sets the handlers' environment.
+ */
+async function logError(message: string, data: Record<string, unknown>): Promise<void> {
+  const { log } = await import('#functions/shared/log.js');
+  log.error(message, data);
+}
 
 export interface StreamReaderOptions {
   endpoint: string;
@@ -213,7 +221,7 @@ export async function startStreamTriggers(
             }
           } catch (err) {
             if (!stopping)
-              log.error('stream read failed; trying again', {
+              await logError('stream read failed; trying again', {
                 trigger: trigger.name,
                 error: err instanceof Error ? err.message : String(err),
               });
@@ -241,7 +249,7 @@ async function deliver(trigger: StreamTrigger, records: DynamoDBRecord[], retrie
       return;
     } catch (err) {
       if (attempt >= retries) {
-        log.error('stream batch failed after its retries; skipped', {
+        await logError('stream batch failed after its retries; skipped', {
           trigger: trigger.name,
           records: records.length,
           error: err instanceof Error ? err.message : String(err),
