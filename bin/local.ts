@@ -36,6 +36,7 @@ import { type LocalConfig, parseLocalConfig, publicHost } from '#local/config.js
 import { faithfulSettings } from '#local/dynamodb-faithful.js';
 import { startFaithfulProxy } from '#local/dynamodb-faithful-proxy.js';
 import { createTables, localClient, startDynamoLocal, tableEnv } from '#local/dynamodb-local.js';
+
 import { bundlesDir } from '#local/handlers.js';
 import { createLocalApi, lambdaContext } from '#local/http-server.js';
 import { parseClients, startIdp } from '#local/idp.js';
@@ -46,6 +47,7 @@ import { Readiness } from '#local/readiness.js';
 import { startS3 } from '#local/s3.js';
 import { type Schedules, scheduledEvent, startSchedules } from '#local/scheduler.js';
 import { startStepFunctions } from '#local/step-functions.js';
+import { startWorkerStreams } from '#local/stream-triggers.js';
 import { ensureUiBuilt } from '#local/ui-build.js';
 import { createUiServer, DASHBOARD_CLIENT_ID, type DashboardConfig } from '#local/ui-server.js';
 
@@ -438,6 +440,9 @@ async function main(): Promise<void> {
     keepClosed: config.SFN_KEEP_CLOSED,
   });
   adopt('step functions', sfn, { 'Step Functions': sfn.env.AWS_ENDPOINT_URL_SFN });
+
+  // The functions triggered by a table's stream (PhaseWatch), as Lambda's event source mappings run them.
+  use(await startWorkerStreams(ddb.endpoint, tableEnv(config.TABLE_PREFIX)));
 
   // The APIs. Handler modules are imported on their first request, with the environment above in place.
   const coordinatorUrl = await listen(

@@ -133,6 +133,19 @@ async function addMissingIndexes(client: DynamoDBClient, name: string, def: Tabl
   }
 }
 
+/** A table kept from before its definition had a stream gets one (a stream starts empty: nothing to fill). */
+async function addMissingStream(client: DynamoDBClient, name: string, def: TableDef): Promise<void> {
+  if (!def.stream) return;
+  const described = await client.send(new DescribeTableCommand({ TableName: name }));
+  if (described.Table?.StreamSpecification?.StreamEnabled) return;
+  await client.send(
+    new UpdateTableCommand({
+      TableName: name,
+      StreamSpecification: { StreamEnabled: true, StreamViewType: def.stream },
+    }),
+  );
+}
+
 /** Creates every table of TABLES under the prefix, if it does not exist yet (a restart keeps the data). */
 export async function createTables(client: DynamoDBClient, prefix: string): Promise<void> {
   const existing = new Set((await client.send(new ListTablesCommand({}))).TableNames ?? []);
@@ -140,6 +153,7 @@ export async function createTables(client: DynamoDBClient, prefix: string): Prom
     const name = `${prefix}-${def.id}`;
     if (existing.has(name)) {
       await addMissingIndexes(client, name, def);
+      await addMissingStream(client, name, def);
       continue;
     }
     const attrs = new Map<string, 'S' | 'N'>();
@@ -162,6 +176,7 @@ export async function createTables(client: DynamoDBClient, prefix: string): Prom
           { AttributeName: def.partitionKey.name, KeyType: 'HASH' },
           ...(def.sortKey ? [{ AttributeName: def.sortKey.name, KeyType: 'RANGE' as const }] : []),
         ],
+        StreamSpecification: def.stream ? { StreamEnabled: true, StreamViewType: def.stream } : undefined,
         GlobalSecondaryIndexes: def.indexes.length
           ? def.indexes.map((i) => ({
               IndexName: i.indexName,

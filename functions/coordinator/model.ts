@@ -17,6 +17,12 @@ export const TASK_STATES = [
 ] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 export const TERMINAL_TASK_STATES: readonly TaskState[] = ['published', 'canceled', 'failed'];
+/**
+ * States that end a phase's work: once a report brings the release's last task there, PhaseWatch wakes the poll loop
+ * (functions/orchestration/phase-watch.ts). (`failed` and `canceled` drive the release at once, from the task callback,
+ * whatever the other tasks do.)
+ */
+export const PHASE_ENDS: readonly TaskState[] = ['staged', 'published'];
 
 /** Release states: the spec's four plus the initial and ending states the issue adds. */
 export const RELEASE_STATES = [

@@ -240,12 +240,10 @@ export interface TaskReportWrite {
   phases: readonly ReleaseState[];
   /** Who reports: anyone but an admin must be the client the task's service is bound to, if it is bound. */
   actor: { isAdmin: boolean; identity: string | null };
-  /** Find out whether the report completed its release's phase (every task now in `toState`). */
-  watchCompletion: boolean;
 }
 
 export type ReportOutcome =
-  | { written: true; events: CoordinatorEvent[]; completesPhase: boolean }
+  | { written: true; events: CoordinatorEvent[] }
   /** The task is not in the state the report was judged against: judge again against `target`. */
   | { written: false; why: 'moved'; target: ReportTarget }
   /** The release is not in one of `phases` (null: it is gone). */

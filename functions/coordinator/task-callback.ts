@@ -60,12 +60,6 @@ export const CALLBACK_STATES_BY_PHASE: Record<ReleaseState, readonly TaskState[]
   failed: [],
 };
 
-/**
- * States that end a phase's work: the report that brings the release's last task there wakes the poll loop.
- * (`failed` and `canceled` drive the release at once, whatever the other tasks do.)
- */
-export const PHASE_ENDS: readonly TaskState[] = ['staged', 'published'];
-
 export interface TaskReport {
   state?: TaskState;
   progress?: number;
@@ -108,9 +102,10 @@ const ATTEMPTS = 8;
  * The report is judged against the task as the id index has it and written with conditions that stand in for the
  * reads it no longer makes (the task's state, the release's phase on the task view, the service's binding:
  * TaskReports). A condition that fails brings back what is true now, and the report is judged again. So a report
- * costs two DynamoDB round trips, and the one that completes its release's phase wakes the poll loop (only then:
- * earlier reports would each buy a poll round, state transitions that Step Functions bills, without letting the
- * release move; polling stays the safety net). Conflicts with concurrent writers are retried with jittered backoff
+ * costs two DynamoDB round trips. The report that completes its release's phase does not wake the poll loop itself:
+ * PhaseWatch sees the completed group on the table's stream and does (only then: earlier reports would each buy a
+ * poll round, state transitions that Step Functions bills, without letting the release move; polling stays the
+ * safety net). Conflicts with concurrent writers are retried with jittered backoff
  * inside the store; when they outlast every retry, or DynamoDB keeps throttling, the answer is a 409 or 503 with
  * `Retry-After`, which task services retry (docs/task-service-api.md).
  */
@@ -180,11 +175,9 @@ async function judgeAndWrite(
       events: changes ? [taskStateEvent(task, task.state, to)] : [],
       phases: changes ? PHASES_ALLOWING(to) : OPEN_PHASES,
       actor,
-      watchCompletion: changes && PHASE_ENDS.includes(to),
     });
     if (outcome.written) {
       await deps.publisher.publish(outcome.events);
-      if (outcome.completesPhase) await deps.orchestrator.wake(task.releaseId);
       return { ...task, state: to, progress };
     }
     if (outcome.why === 'moved') {

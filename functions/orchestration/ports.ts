@@ -1,4 +1,4 @@
-import type { CoordinatorEvent } from '../coordinator/model.js';
+import type { CoordinatorEvent, TaskState } from '../coordinator/model.js';
 import type {
   OrchestrationState,
   PublishedVersions,
@@ -22,6 +22,17 @@ export interface TaskTokens {
 }
 
 /** running; ended (succeeded, failed, aborted, timed out); missing (never started, or long forgotten). */
+/** A view shard's group whose tasks all reached `state` with one write, as the table's stream showed it. */
+export interface GroupCompleted {
+  releaseId: string;
+  state: TaskState;
+}
+
+/** What PhaseWatch reads: whether every task of a release is in a state (its view, read consistently). */
+export interface PhaseReads {
+  allTasksIn(releaseId: string, state: TaskState): Promise<boolean>;
+}
+
 export type ExecutionStatus = 'running' | 'ended' | 'missing';
 
 /**

@@ -1,7 +1,9 @@
 import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { inject } from 'vitest';
 import type { ReconcileReport } from '#functions/orchestration/reconcile.js';
 import { loadHandler } from '#local/handlers.js';
 import { type LocalStepFunctions, startStepFunctions } from '#local/step-functions.js';
+import { startWorkerStreams } from '#local/stream-triggers.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
 import {
   type FakeTaskService,
@@ -58,6 +60,8 @@ export interface ReleaseHarnessOptions {
   retryIntervalMs?: number;
   /** Lifetime of the coordinator's own tokens (s); under 30 s they are never cached, so every call fetches one. */
   tokenLifetime?: number;
+  /** How long a PollWait waits when nothing wakes it (ms); default 250, so scenarios never wait on a poll. */
+  pollWaitMs?: number;
 }
 
 export async function startReleaseHarness(
@@ -76,11 +80,15 @@ export async function startReleaseHarness(
     { tokenLifetime: opts.tokenLifetime },
   );
   const sfn = await startStepFunctions({
-    waitMs: (state, seconds) => (state === 'PollWait' ? 250 : seconds * 1000),
+    waitMs: (state, seconds) => (state === 'PollWait' ? (opts.pollWaitMs ?? 250) : seconds * 1000),
     retryIntervalMs: opts.retryIntervalMs ?? 20,
   });
   // After startCoordinatorApi (which clears it) and before any handler module loads.
   Object.assign(process.env, sfn.env);
+  // PhaseWatch on the table's stream, as the local stack runs it: what wakes a poll loop when the last task reports.
+  const streams = await startWorkerStreams(inject('ddbEndpoint'), {
+    COORDINATOR_TABLE: process.env.COORDINATOR_TABLE as string,
+  });
   await seedStudies(api, STUDIES);
   const sfnClient = new SFNClient({});
   const services: FakeTaskService[] = [];
@@ -171,6 +179,7 @@ export async function startReleaseHarness(
     },
     async close() {
       await h.reset();
+      await streams.stop();
       await h.sfn.stop();
       sfnClient.destroy();
       await api.close();

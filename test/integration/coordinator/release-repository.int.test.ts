@@ -2,14 +2,18 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoEventRepository } from '#functions/adapters/dynamodb/events.js';
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { viewGroup } from '#functions/adapters/dynamodb/releases/items.js';
+import { groupsCompleted } from '#functions/adapters/dynamodb/releases/shard-stream.js';
 import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
 import { releaseStateEvent, taskStateEvent } from '#functions/coordinator/event-messages.js';
+import { PHASE_ENDS } from '#functions/coordinator/model.js';
 import { ChangeConflictError } from '#functions/coordinator/ports.js';
 import { MAX_TASKS_PER_RELEASE } from '#functions/coordinator/releases.js';
 import { freshCredentials } from '#functions/coordinator/service-credentials.js';
 import { commit, releaseMove, taskPart } from '#functions/orchestration/changes.js';
 import { localClient } from '#local/dynamodb-local.js';
+import { TableStreamReader } from '#local/dynamodb-streams.js';
 import { useLocalTables } from '#test/helpers/tables.js';
 
 let doc: DynamoDBDocumentClient;
@@ -305,10 +309,14 @@ describe('ReleaseCreation.create', () => {
   });
 });
 
-describe('TaskReports.writeReport: the report that completes a phase', () => {
+describe('TaskReports.writeReport on the stream: the report that completes a phase', () => {
   const admin = { identity: null, isAdmin: true };
 
-  /** A release of `n` tasks, all running; then each task reports staged in turn. */
+  /**
+   * A release of `n` tasks, all running; then each task reports staged in turn. After each report, the records it
+   * put on the table's stream (DynamoDB Local keeps streams as DynamoDB does) are read as PhaseWatch gets them:
+   * which groups they completed, and whether the whole release was then complete.
+   */
   async function reportAllStaged(n: number) {
     const agg = await newRelease(n);
     await commit(
@@ -317,32 +325,46 @@ describe('TaskReports.writeReport: the report that completes a phase', () => {
       agg.tasks.map((t) => taskPart(t, 'running', 5)),
       releaseMove(agg, 'running'),
     );
-    const completes: boolean[] = [];
-    for (const task of agg.tasks) {
-      const target = await releases.reportTarget(task.id);
-      if (!target) throw new Error(`task ${task.id} not found by id`);
-      const running = { ...target.task, state: 'running' as const };
-      const outcome = await releases.writeReport({
-        target: { ...target, task: running },
-        toState: 'staged',
-        progress: 100,
-        events: [taskStateEvent(running, 'running', 'staged')],
-        phases: ['running'],
-        actor: admin,
-        watchCompletion: true,
-      });
-      if (!outcome.written) throw new Error(`report of ${task.id} not written: ${outcome.why}`);
-      completes.push(outcome.completesPhase);
+    const stream = new TableStreamReader({
+      endpoint: inject('ddbEndpoint'),
+      tableName: process.env.COORDINATOR_TABLE as string,
+    });
+    await stream.start();
+    const groups: number[] = [];
+    const complete: boolean[] = [];
+    try {
+      for (const task of agg.tasks) {
+        const target = await releases.reportTarget(task.id);
+        if (!target) throw new Error(`task ${task.id} not found by id`);
+        const running = { ...target.task, state: 'running' as const };
+        const outcome = await releases.writeReport({
+          target: { ...target, task: running },
+          toState: 'staged',
+          progress: 100,
+          events: [taskStateEvent(running, 'running', 'staged')],
+          phases: ['running'],
+          actor: admin,
+        });
+        if (!outcome.written) throw new Error(`report of ${task.id} not written: ${outcome.why}`);
+        const done = groupsCompleted(await stream.read(), PHASE_ENDS);
+        expect(done.every((d) => d.releaseId === agg.release.id && d.state === 'staged')).toBe(true);
+        groups.push(done.length);
+        complete.push(done.length > 0 && (await releases.allTasksIn(agg.release.id, 'staged')));
+      }
+    } finally {
+      stream.destroy();
     }
-    return completes;
+    return { groups, complete, groupCount: new Set(agg.tasks.map((t) => viewGroup(t.id))).size };
   }
 
   // A task alone in its view group completes that group with its own report: the release of one task service, and
   // often the last group of a small release.
   for (const n of [1, 2, 5, 12]) {
-    it(`is the last of ${n} report(s), and only the last`, async () => {
-      const completes = await reportAllStaged(n);
-      expect(completes).toEqual([...Array(n - 1).fill(false), true]);
+    it(`completes each group once and the release with the last of ${n} report(s)`, async () => {
+      const { groups, complete, groupCount } = await reportAllStaged(n);
+      expect(groups.reduce((a, b) => a + b, 0)).toBe(groupCount);
+      expect(groups.at(-1)).toBe(1);
+      expect(complete).toEqual([...Array(n - 1).fill(false), true]);
     });
   }
 });

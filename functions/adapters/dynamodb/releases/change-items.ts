@@ -201,8 +201,11 @@ function releaseUpdate(t: ReleaseTable, change: ReleaseChange, counts: CounterDe
 export interface ShardGuard {
   /** The release states the change is allowed in; the shard's `phase` copy of the release's state is checked. */
   phases: readonly ReleaseState[];
-  /** Fails (ConditionalCheckFailed) when this change makes every task of the shard's group reach this state. */
-  notCompleting?: { state: TaskState; groupSize: number };
+  /**
+   * How many tasks the shard's group holds, recorded on the shard (SHARD.size) so that PhaseWatch can tell from the
+   * stream alone which write completed its group (functions/adapters/dynamodb/releases/shard-stream.ts).
+   */
+  groupSize?: number;
 }
 
 /**
@@ -246,6 +249,7 @@ export function shardUpdates(
     for (const [state, delta] of counts)
       if (delta !== 0) set(SHARD.count(state), delta, (n, v) => `${n} = if_not_exists(${n}, :zero) + ${v}`);
     if (phase !== undefined) set(SHARD.phase, phase);
+    if (guard?.groupSize !== undefined) set(SHARD.size, guard.groupSize);
     if (sets.some((x) => x.includes(':zero'))) values[':zero'] = 0;
     const conds: string[] = [];
     if (guard) {
@@ -260,15 +264,6 @@ export function shardUpdates(
       conds.push(
         guard.phases.includes('initializing') ? `(attribute_not_exists(#phase) OR ${inPhase})` : inPhase,
       );
-      if (guard.notCompleting) {
-        names['#done'] = SHARD.count(guard.notCompleting.state);
-        values[':last'] = guard.notCompleting.groupSize - 1;
-        // No count yet means none of the group is there, which holds the guard only if this task is not the last. For a
-        // group of one it must fail: a missing attribute is `<>` any value in DynamoDB, but never `<` one.
-        conds.push(
-          values[':last'] === 0 ? '#done < :last' : '(attribute_not_exists(#done) OR #done <> :last)',
-        );
-      }
     }
     return {
       kind: guard ? 'view' : 'release',

@@ -27,6 +27,7 @@ import type {
   TaskReports,
   TaskReportWrite,
 } from '#functions/coordinator/ports.js';
+import type { PhaseReads } from '#functions/orchestration/ports.js';
 import { type Clock, systemClock } from '#functions/shared/clock.js';
 import type { Page } from '#functions/shared/list.js';
 import type { Tables } from '../common.js';
@@ -73,6 +74,7 @@ export class DynamoReleaseRepository
     TaskReports,
     ReleaseNotes,
     OrchestrationState,
+    PhaseReads,
     PublishedVersions
 {
   private readonly t: ReleaseTable;
@@ -149,6 +151,11 @@ export class DynamoReleaseRepository
   }
   writeReport(report: TaskReportWrite): Promise<ReportOutcome> {
     return reports.writeReport(this.t, report);
+  }
+
+  // PhaseReads
+  allTasksIn(releaseId: string, state: TaskState): Promise<boolean> {
+    return reports.allTasksIn(this.t, releaseId, state);
   }
 
   // ReleaseNotes

@@ -80,12 +80,16 @@ export const viewKeys = (releaseId: string) => [
   ...Array.from({ length: VIEW_SHARDS }, (_, g) => K.releaseViewShard(releaseId, g)),
 ];
 
-/** Attribute names of a view shard: a task's later state and progress, a state's count, the release's state. */
+/**
+ * Attribute names of a view shard: a task's later state and progress, a state's count, the release's state, and the
+ * number of tasks in its group (written by the task reports, read from the stream by PhaseWatch).
+ */
 export const SHARD = {
   state: (taskId: string) => `s:${taskId}`,
   progress: (taskId: string) => `p:${taskId}`,
   count: (state: TaskState) => `n:${state}`,
   phase: 'phase',
+  size: 'size',
 } as const;
 
 /** How many tasks of `tasks` share each one's view group: the count a callback's completion check compares with. */
@@ -103,12 +107,13 @@ export function groupSizes(tasks: readonly { id: string }[]): Map<string, number
 export function viewShardItems(release: Release, tasks: Task[]): Record<string, unknown>[] {
   return Array.from({ length: VIEW_SHARDS }, (_, g) => {
     const counts: Record<string, number> = {};
-    for (const t of tasks)
-      if (viewGroup(t.id) === g && t.state !== 'pending')
-        counts[SHARD.count(t.state)] = (counts[SHARD.count(t.state)] ?? 0) + 1;
+    const group = tasks.filter((t) => viewGroup(t.id) === g);
+    for (const t of group)
+      if (t.state !== 'pending') counts[SHARD.count(t.state)] = (counts[SHARD.count(t.state)] ?? 0) + 1;
     return {
       ...K.releaseViewShard(release.id, g),
       ...(release.state === 'initializing' ? {} : { [SHARD.phase]: release.state }),
+      ...(group.length ? { [SHARD.size]: group.length } : {}),
       ...counts,
     };
   });

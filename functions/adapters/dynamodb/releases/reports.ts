@@ -18,13 +18,12 @@ import { batchGet, findById, type ReleaseTable } from './table.js';
  *
  *   task        its state is the one the report was judged against (ALL_OLD: a task that moved comes back whole,
  *               so it is judged again without another read);
- *   view shard  the release is in a state that allows the report (the shard's copy of the release's state), and,
- *               for a report that may complete a phase, this write does not complete the task's group;
+ *   view shard  the release is in a state that allows the report (the shard's copy of the release's state);
  *   service     a bound service's tasks are reported by its client (a ConditionCheck of the service item).
  *
- * Only the report that completes its group (one in about six) learns that its release may have completed the phase:
- * it writes without that condition and then reads the view whole (strongly consistent, after its own write, so of
- * two last reports landing together at least one sees both).
+ * Whether the report completed its release's phase is not the callback's business: the shard records its group's
+ * size, and PhaseWatch reads the completed groups off the table's stream (shard-stream.ts), then the view, and wakes
+ * the poll loop. So no report reads after its write, and none is sent twice to find out.
  */
 
 interface Ref {
@@ -60,28 +59,12 @@ export async function confirmTarget(t: ReleaseTable, target: ReportTarget): Prom
 }
 
 export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<ReportOutcome> {
-  const { task } = r.target;
   const ref = r.target.ref as Ref;
-  const watch = r.watchCompletion && r.toState !== undefined;
-  // A task alone in its group always completes the group with this report: a guard would only cancel the first
-  // transaction (shardUpdates makes it fail for a group of one), so none is tried.
-  let guardGroup = watch && ref.groupSize !== undefined && ref.groupSize > 1;
   for (let attempt = 0; attempt < 5; attempt++) {
     const events = r.events.map((e) => materializeEvent(e, t.clock));
-    const guard: ShardGuard = {
-      phases: r.phases,
-      notCompleting:
-        guardGroup && r.toState !== undefined && ref.groupSize !== undefined
-          ? { state: r.toState, groupSize: ref.groupSize }
-          : undefined,
-    };
+    const guard: ShardGuard = { phases: r.phases, groupSize: ref.groupSize };
     const out = await transact(t.doc, reportItems(t, r, events, guard));
-    if (out.ok) {
-      // The guard held: this write did not complete the task's group, so it did not complete the phase either.
-      const completesPhase =
-        watch && !guard.notCompleting && (await phaseComplete(t, task.releaseId, r.toState as TaskState));
-      return { written: true, events, completesPhase };
-    }
+    if (out.ok) return { written: true, events };
     const failed = (kind: string) => out.conditionFailed.find((f) => f.kind === kind);
     if (failed('service')) return { written: false, why: 'forbidden' };
     const moved = failed('task');
@@ -94,9 +77,8 @@ export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<
       // No phase on the shard (or no shard): the release has not moved since it was created.
       const phase =
         (view.item?.[SHARD.phase] as TaskReportWrite['phases'][number] | undefined) ?? 'initializing';
-      if (!r.phases.includes(phase)) return { written: false, why: 'phase', phase };
-      guardGroup = false; // this report completes its group: write it without that condition
-      continue;
+      if (r.phases.includes(phase)) continue; // the release moved back in between: write again
+      return { written: false, why: 'phase', phase };
     }
     if (out.conditionFailed.length && out.conditionFailed.every((f) => f.kind === 'event')) continue; // fresh ids
     throw new ChangeConflictError(
@@ -167,8 +149,11 @@ function bindingCheck(t: ReleaseTable, serviceId: string, identity: string | nul
   };
 }
 
-/** Whether every task of the release is in `state`: the view and its shards, read consistently after the write. */
-async function phaseComplete(t: ReleaseTable, releaseId: string, state: TaskState): Promise<boolean> {
+/**
+ * Whether the release has tasks and every one is in `state`: the view and its shards, read consistently (PhaseWatch
+ * reads it after the stream showed a group complete, so the writes it saw are all in it).
+ */
+export async function allTasksIn(t: ReleaseTable, releaseId: string, state: TaskState): Promise<boolean> {
   const items = await queryAll(t.doc, {
     TableName: t.table,
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :view)',

@@ -418,19 +418,22 @@ describe('PATCH /tasks/<id>', () => {
       'task TA_AAAAAAAA changed from running to staged',
     );
     // The release item is left alone (it is projected into three indexes, and every callback of the release would
-    // meet there); the task's view shard carries the release's phase as a condition, and whether this report
-    // completes its group of 3.
+    // meet there); the task's view shard carries the release's phase as a condition, and records its group's size
+    // (3), from which PhaseWatch tells on the stream whether this report completed the group.
     expect(items.some((i) => i.Update?.Key?.sk === 'RE' || i.ConditionCheck?.Key?.sk === 'RE')).toBe(false);
     const shard = items.find((i) => String(i.Update?.Key?.sk).startsWith('RE#V#'));
     expect(shard?.Update?.ConditionExpression).toBe(
-      '(attribute_not_exists(#phase) OR #phase IN (:ph0, :ph1, :ph2)) AND (attribute_not_exists(#done) OR #done <> :last)',
+      '(attribute_not_exists(#phase) OR #phase IN (:ph0, :ph1, :ph2))',
     );
     expect(shard?.Update?.ExpressionAttributeValues).toMatchObject({
       ':ph0': 'initializing',
       ':ph1': 'running',
       ':ph2': 'staged',
-      ':last': 2,
     });
+    const names = shard?.Update?.ExpressionAttributeNames ?? {};
+    const sizeName = Object.keys(names).find((k) => names[k] === 'size');
+    expect(sizeName && shard?.Update?.UpdateExpression).toContain(`${sizeName} = :${sizeName?.slice(1)}`);
+    expect(shard?.Update?.ExpressionAttributeValues?.[`:${sizeName?.slice(1)}`]).toBe(3);
     expect(items.some((i) => i.Update?.Key?.sk === 'RE#V')).toBe(false);
     // A service token: the task's service must be unbound or bound to it.
     expect(items.find((i) => i.ConditionCheck)?.ConditionCheck).toMatchObject({
