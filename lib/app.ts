@@ -114,6 +114,11 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
         what: 'A scheduled run (health check, reconciler or study sync)',
       },
       {
+        alarmId: ALARM_IDS.streamFailures,
+        queueName: coordinator.streamFailures.queue.queueName,
+        what: 'A batch of coordinator table stream records (PhaseWatch, the phase-completion wake)',
+      },
+      {
         alarmId: ALARM_IDS.verificationFailures,
         queueName: files.verificationFailures.queue.queueName,
         what: 'An upload verification',

@@ -28,6 +28,8 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   Releases: { orchestration: true },
   // PATCH /tasks/<id> wakes the poll loop when a task reports staged, published or failed.
   Tasks: { orchestration: true },
+  // On the coordinator table's stream: wakes the poll loop of a release whose tasks all reached the phase's end.
+  PhaseWatch: { orchestration: true },
   // Stores its task token, or answers it at once when a wake is already latched.
   PollWait: { orchestration: true },
   // Probes GET /status; at the failure threshold it fails releases and wakes their executions.

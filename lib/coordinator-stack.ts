@@ -15,6 +15,7 @@ import { ReleaseStateMachine } from './release-state-machine.js';
 import { type ScheduleKind, scheduleMaxEventAge, WorkerSchedules } from './schedules.js';
 import { ServiceFunction } from './service-function.js';
 import type { Settings } from './settings.js';
+import { StreamTriggers } from './stream-triggers.js';
 import type { TableKey } from './table-definitions.js';
 
 export interface CoordinatorStackProps extends StackProps {
@@ -30,7 +31,8 @@ export interface CoordinatorStackProps extends StackProps {
 
 /**
  * The stateless coordinator: its HTTP API (one function per lib/api-manifest.ts entry), the worker functions of
- * lib/orchestration-manifest.ts, the release state machine, the schedules and the events topic or bus.
+ * lib/orchestration-manifest.ts, the release state machine, the schedules, the table-stream triggers and the events
+ * topic or bus.
  */
 export class CoordinatorStack extends Stack {
   readonly functions: Record<string, ServiceFunction> = {};
@@ -41,6 +43,10 @@ export class CoordinatorStack extends Stack {
   readonly filesBucket: IBucket;
   /** Runs of the schedules that could not be delivered or failed (lib/schedules.ts). */
   readonly scheduleFailures: FailureQueue;
+  /** Batches of table stream records a stream worker failed on for good (lib/stream-triggers.ts). */
+  readonly streamFailures: FailureQueue;
+  /** The stream workers' event source mappings, by worker name. */
+  readonly streamTriggers: StreamTriggers;
 
   constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
     super(scope, id, props);
@@ -138,6 +144,18 @@ export class CoordinatorStack extends Stack {
       targets: workers
         .filter((w) => w.schedule)
         .map((worker) => ({ worker, fn: this.functions[worker.name].fn })),
+    });
+
+    this.streamFailures = new FailureQueue(this, 'StreamFailures', {
+      description: 'Batches of coordinator table stream records that PhaseWatch failed on for good',
+    });
+    this.streamTriggers = new StreamTriggers(this, 'StreamTriggers', {
+      onFailure: this.streamFailures.queue,
+      targets: workers.flatMap((worker) =>
+        worker.stream
+          ? [{ worker, fn: this.functions[worker.name].fn, table: props.tables[worker.stream.table] }]
+          : [],
+      ),
     });
 
     this.api = new ManifestHttpApi(this, 'Api', {

@@ -47,6 +47,7 @@ export const ALARM_IDS = {
   executionsFailed: 'ExecutionsFailedOrTimedOut',
   reconcilerRedrives: 'ReconcilerRedrives',
   scheduleFailures: 'ScheduleFailures',
+  streamFailures: 'StreamFailures',
   verificationFailures: 'VerificationFailures',
 } as const;
 

@@ -127,8 +127,9 @@ export class ServiceFunction extends Construct {
       acknowledge(
         this.fn,
         'Serverless-LambdaDLQ',
-        'Invoked synchronously only (API Gateway, a Step Functions task): an error goes back to the caller, which ' +
-          'answers or retries it; a dead-letter queue only ever receives asynchronous events.',
+        "Invoked synchronously only (API Gateway, a Step Functions task, a table stream's event source mapping): an " +
+          'error goes back to the caller, which answers or retries it (a stream batch that fails for good goes to ' +
+          "the mapping's own on-failure destination); a dead-letter queue only ever receives asynchronous events.",
       );
     }
     for (const rule of ['AwsSolutions-L1', 'Serverless-LambdaLatestVersion'])

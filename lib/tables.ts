@@ -4,6 +4,7 @@ import {
   BillingMode,
   type ITable,
   ProjectionType,
+  StreamViewType,
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
@@ -23,7 +24,8 @@ export interface TablesProps {
 /**
  * The tables of lib/table-definitions.ts, the same definitions DynamoDB Local is built from. On-demand capacity,
  * point-in-time recovery, KMS encryption at rest (AWS-managed key, so cross-stack grants need no key policy) and
- * deletion protection whenever the data is meant to be retained.
+ * deletion protection whenever the data is meant to be retained. A table whose definition declares a `stream` gets
+ * one (new and old images), read by the function the manifest triggers from it (lib/coordinator-stack.ts).
  */
 export class Tables extends Construct {
   readonly byKey: Record<TableKey, ITable>;
@@ -41,6 +43,8 @@ export class Tables extends Construct {
         timeToLiveAttribute: def.ttlAttribute,
         removalPolicy: props.removalPolicy,
         deletionProtection: props.removalPolicy === RP.RETAIN,
+        // Only where a function is triggered by the table's changes (lib/orchestration-manifest.ts `stream`).
+        stream: def.stream === 'NEW_AND_OLD_IMAGES' ? StreamViewType.NEW_AND_OLD_IMAGES : undefined,
       });
       for (const index of def.indexes) {
         table.addGlobalSecondaryIndex({
@@ -56,7 +60,11 @@ export class Tables extends Construct {
   }
 }
 
-/** The data-plane actions of CDK's grantReadData / grantReadWriteData, without the stream actions (no streams here). */
+/**
+ * The data-plane actions of CDK's grantReadData / grantReadWriteData, without the stream actions: a table's stream is
+ * read by the Lambda event source mapping of the one function it triggers, granted on that stream alone
+ * (`grantStreamRead` below), never through the table access of the manifests.
+ */
 export const TABLE_READ_ACTIONS = [
   'dynamodb:BatchGetItem',
   'dynamodb:Query',
@@ -65,6 +73,18 @@ export const TABLE_READ_ACTIONS = [
   'dynamodb:ConditionCheckItem',
   'dynamodb:DescribeTable',
 ];
+/**
+ * What a Lambda event source mapping needs to read a table's stream (the function's role is what Lambda polls with).
+ * CDK's own grantStreamRead adds `dynamodb:ListStreams` on `*`; ListStreams is authorized on the stream ARN too, so
+ * this grants all four on the stream alone and no policy carries a wildcard resource.
+ */
+export const STREAM_READ_ACTIONS = [
+  'dynamodb:DescribeStream',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:ListStreams',
+];
+
 export const TABLE_WRITE_ACTIONS = [
   'dynamodb:BatchWriteItem',
   'dynamodb:PutItem',
@@ -89,5 +109,13 @@ export function grantTableAccess(
       actions: access === 'rw' ? [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS] : TABLE_READ_ACTIONS,
       resources: [table.tableArn, ...def.indexes.map((i) => `${table.tableArn}/index/${i.indexName}`)],
     }),
+  );
+}
+
+/** Read access to a table's stream, for the function an event source mapping on it invokes (STREAM_READ_ACTIONS). */
+export function grantStreamRead(table: ITable, grantee: IGrantable): void {
+  if (!table.tableStreamArn) throw new Error(`${table.node.path}: the table has no stream to read`);
+  grantee.grantPrincipal.addToPrincipalPolicy(
+    new PolicyStatement({ actions: STREAM_READ_ACTIONS, resources: [table.tableStreamArn] }),
   );
 }

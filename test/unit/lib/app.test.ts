@@ -12,7 +12,7 @@ import { CAPABILITIES } from '#lib/capabilities.js';
 import { FILES_WORKERS, WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
 import { ServiceFunction } from '#lib/service-function.js';
 import { DEFAULT_STUDIES_SOURCE } from '#lib/settings.js';
-import { TABLES, type TableKey } from '#lib/table-definitions.js';
+import { TABLES, type TableDef, type TableKey } from '#lib/table-definitions.js';
 import { Tables } from '#lib/tables.js';
 import { placeholders, readReleaseAsl, resolveCfn, substitute, validateAsl } from '#test/helpers/asl.js';
 
@@ -92,6 +92,18 @@ function tableOfExport(s: Synth): (exportName: string) => TableKey | undefined {
   };
 }
 
+/** Maps the stateful stack's exports back to the table and the attribute (Arn, StreamArn) each one carries. */
+function tableAttributeOfExport(s: Synth): (exportName: string) => [TableKey, string] | undefined {
+  const tableOf = tableOfExport(s);
+  const outputs = s.stateful.toJSON().Outputs as Record<string, { Value: any; Export?: { Name: string } }>;
+  return (exportName) => {
+    const key = tableOf(exportName);
+    const output = Object.values(outputs).find((o) => o.Export?.Name === exportName);
+    const attribute = output?.Value?.['Fn::GetAtt']?.[1];
+    return key && attribute ? [key, attribute] : undefined;
+  };
+}
+
 const WRITE_ACTIONS = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
@@ -152,6 +164,17 @@ describe.each([
         const ttl = 'ttlAttribute' in def ? def.ttlAttribute : undefined;
         expect(p.TimeToLiveSpecification).toEqual(ttl ? { AttributeName: ttl, Enabled: true } : undefined);
       }
+    });
+
+    it('gives a table a stream of new and old images only where its definition asks for one (the coordinator table)', () => {
+      const withStream: string[] = [];
+      for (const [key, def] of Object.entries(TABLES) as [TableKey, TableDef][]) {
+        const id = logicalId(base.built.stateful.tables[key]);
+        const spec = base.stateful.toJSON().Resources[id].Properties.StreamSpecification;
+        expect(spec, key).toEqual(def.stream ? { StreamViewType: def.stream } : undefined);
+        if (spec) withStream.push(key);
+      }
+      expect(withStream).toEqual(['coordinator']);
     });
 
     it('retains the tables with deletion protection by default', () => {
@@ -1067,6 +1090,80 @@ describe.each([
         ]),
       );
       expect(actions.some((a) => a.startsWith('dynamodb:'))).toBe(true);
+    });
+  });
+
+  describe('table streams', () => {
+    const streamed = WORKER_FUNCTIONS.filter((w) => w.stream);
+    const mappings = () => Object.values(base.coordinator.findResources('AWS::Lambda::EventSourceMapping'));
+
+    it('triggers each stream worker from its table’s stream, for its sort-key prefix’s inserts and modifications only', () => {
+      expect(streamed.map((w) => w.name)).toEqual(['PhaseWatch']);
+      expect(mappings()).toHaveLength(streamed.length);
+      const exportOf = tableAttributeOfExport(base);
+      for (const worker of streamed) {
+        const fnId = logicalId(base.built.coordinator.functions[worker.name].fn);
+        const found = mappings().filter((m) => m.Properties.FunctionName.Ref === fnId);
+        expect(found, worker.name).toHaveLength(1);
+        const p = found[0].Properties;
+        // The stream of the table the manifest names, from the stateful stack (a cross-stack export).
+        expect(collectImports(p.EventSourceArn).map(exportOf)).toEqual([[worker.stream!.table, 'StreamArn']]);
+        // Lambda drops every other record before invoking: deletions, and writes of any other item.
+        expect(p.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([
+          {
+            eventName: ['INSERT', 'MODIFY'],
+            dynamodb: { Keys: { sk: { S: [{ prefix: worker.stream!.skPrefix }] } } },
+          },
+        ]);
+        expect(p).toMatchObject({
+          StartingPosition: 'LATEST',
+          BatchSize: 100,
+          BisectBatchOnFunctionError: true,
+        });
+        // No batching window: a record invokes at the next poll of its shard, within a second.
+        expect(p.MaximumBatchingWindowInSeconds).toBeUndefined();
+        // Bounded retries, then the batch's shard positions go to the queue and the shard moves on.
+        expect(p.MaximumRetryAttempts).toBe(3);
+        expect(p.DestinationConfig).toEqual({
+          OnFailure: {
+            Destination: { 'Fn::GetAtt': [logicalId(base.built.coordinator.streamFailures.queue), 'Arn'] },
+          },
+        });
+      }
+      expect(WORKER_FUNCTIONS.find((w) => w.name === 'PhaseWatch')?.stream?.skPrefix).toBe('RE#V#');
+    });
+
+    it('lets a stream worker read its stream alone, send its failed batches to the queue and wake the release machine', () => {
+      const exportOf = tableAttributeOfExport(base);
+      const queue = { 'Fn::GetAtt': [logicalId(base.built.coordinator.streamFailures.queue), 'Arn'] };
+      const streamActions = [
+        'dynamodb:DescribeStream',
+        'dynamodb:GetRecords',
+        'dynamodb:GetShardIterator',
+        'dynamodb:ListStreams',
+      ];
+      for (const [name, fn] of Object.entries(base.built.coordinator.functions)) {
+        const statements = statementsOfRole(base.coordinator, logicalId(fn.role));
+        const reads = statements.filter((st) => actionsOf(st).some((a) => streamActions.includes(a)));
+        const sends = statements.filter((st) => actionsOf(st).includes('sqs:SendMessage'));
+        const worker = streamed.find((w) => w.name === name);
+        if (!worker) {
+          expect(reads, name).toEqual([]);
+          continue;
+        }
+        expect(reads, name).toHaveLength(1);
+        expect(actionsOf(reads[0]).sort()).toEqual(streamActions);
+        // The stream's own ARN: no `*` (CDK's grantStreamRead would add ListStreams on `*`).
+        expect(collectImports(reads[0].Resource).map(exportOf)).toEqual([
+          [worker.stream!.table, 'StreamArn'],
+        ]);
+        expect(sends.map((st) => st.Resource)).toEqual([queue]);
+        expect(statements.flatMap(actionsOf)).toContain('states:SendTaskSuccess');
+      }
+      base.coordinator.hasResourceProperties('AWS::SQS::Queue', {
+        SqsManagedSseEnabled: true,
+        MessageRetentionPeriod: 14 * 24 * 3600,
+      });
     });
   });
 

@@ -139,9 +139,10 @@ describe('operations: dashboard, alarms and alarm topic', () => {
     });
   });
 
-  it('alarms when asynchronous work failed for good: a message in a schedule or verification failure queue', () => {
+  it('alarms when asynchronous work failed for good: a message in a schedule, stream or verification failure queue', () => {
     for (const [id, stack, queue] of [
       ['ScheduleFailures', s.built.coordinator, s.built.coordinator.scheduleFailures.queue],
+      ['StreamFailures', s.built.coordinator, s.built.coordinator.streamFailures.queue],
       ['VerificationFailures', s.built.files, s.built.files.verificationFailures.queue],
     ] as const) {
       const a = alarmNamed(s.ops, id);
@@ -182,7 +183,7 @@ describe('operations: dashboard, alarms and alarm topic', () => {
       ),
     );
     const alarms = Object.values(s.ops.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(7);
+    expect(alarms).toHaveLength(8);
     for (const a of alarms) {
       const anchor = /docs\/operations\.md#([a-z0-9-]+)/.exec(a.Properties.AlarmDescription)?.[1];
       expect(anchor, a.Properties.AlarmName).toBeDefined();
