@@ -61,6 +61,8 @@ export interface TaskServiceRepository {
   get(id: string): Promise<TaskService | null>;
   /** The service's credentials; null for an unknown id or a service registered before they existed. */
   credentials(id: string): Promise<ServiceCredentials | null>;
+  /** The credentials of several services in one read (a round of actions): by id, null where there are none. */
+  credentialsOf(ids: readonly string[]): Promise<Map<string, ServiceCredentials | null>>;
   /**
    * Replaces the credentials read as `expected` (null: there were none) with `next`; 'changed' when they were
    * rotated meanwhile (read again and retry), 'missing' when the service does not exist.

@@ -35,6 +35,9 @@ export async function sendActions(
 ): Promise<Reply[]> {
   if (tasks.length === 0) return [];
   const services = new Map((await deps.services.all()).map((s) => [s.id, s]));
+  // Read for every round (one BatchGetItem for all its services, not a read per task): a rotation takes effect at
+  // the next round of actions.
+  const credentials = await deps.services.credentialsOf([...new Set(tasks.map((t) => t.taskServiceId))]);
   const timeoutMs = Math.round(config.actionTimeoutSeconds * 1000);
   return withReleaseCorrelation(deps.releases, agg.release.id, agg.extras, () =>
     mapLimit(tasks, deps.concurrency, async (task): Promise<Reply> => {
@@ -47,8 +50,7 @@ export async function sendActions(
           kind: 'unreachable',
           reason: `${action} could not be sent: ${who} is no longer registered`,
         };
-      // Read for every action (one small item by key): a rotation takes effect at the next action.
-      const secrets = activeSecrets(await deps.services.credentials(service.id), deps.clock.nowMs());
+      const secrets = activeSecrets(credentials.get(service.id) ?? null, deps.clock.nowMs());
       const started = performance.now();
       const out = await sendWithRetry(
         deps.calls,

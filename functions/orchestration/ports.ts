@@ -84,7 +84,10 @@ export interface TaskServiceCalls {
 /** What the release steps (release-steps.ts) work with. */
 export interface OrchestrationDeps {
   releases: ReleaseReads & ReleaseChanges & OrchestrationState & PublishedVersions;
-  services: Pick<TaskServiceRepository, 'all' | 'get' | 'updateHealth' | 'recordFailedCheck' | 'credentials'>;
+  services: Pick<
+    TaskServiceRepository,
+    'all' | 'get' | 'updateHealth' | 'recordFailedCheck' | 'credentialsOf'
+  >;
   calls: TaskServiceCalls;
   /** Where stored events are fanned out (SNS / EventBridge / nowhere). */
   publisher: EventSink;

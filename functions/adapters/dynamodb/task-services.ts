@@ -26,6 +26,7 @@ import {
   transact,
 } from './common.js';
 import { type Documents, GetCommand, UpdateCommand } from './documents.js';
+import { batchGet } from './releases/table.js';
 
 /**
  * A service's credentials (signing secrets, the client made for it): an item of their own in the service's
@@ -87,6 +88,14 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
       new GetCommand({ TableName: this.table, Key: credentialsKey(id), ConsistentRead: true }),
     );
     return out.Item ? decode(serviceCredentialsSchema, out.Item) : null;
+  }
+
+  async credentialsOf(ids: readonly string[]): Promise<Map<string, ServiceCredentials | null>> {
+    const items = await batchGet({ doc: this.doc, table: this.table }, ids.map(credentialsKey));
+    const out = new Map<string, ServiceCredentials | null>(ids.map((id) => [id, null]));
+    for (const item of items)
+      out.set(String(item.pk).slice('TS#'.length), decode(serviceCredentialsSchema, item));
+    return out;
   }
 
   /**

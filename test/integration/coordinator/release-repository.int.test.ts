@@ -23,7 +23,8 @@ let events: DynamoEventRepository;
 let studies: DynamoStudyRepository;
 
 beforeAll(async () => {
-  const env = await useLocalTables();
+  // With streams: the completion tests read the coordinator table's stream as PhaseWatch does.
+  const env = await useLocalTables({ streams: true });
   doc = DynamoDBDocumentClient.from(localClient(inject('ddbEndpoint')), {
     marshallOptions: { removeUndefinedValues: true },
   });
@@ -367,4 +368,17 @@ describe('TaskReports.writeReport on the stream: the report that completes a pha
       expect(complete).toEqual([...Array(n - 1).fill(false), true]);
     });
   }
+});
+
+describe('TaskServiceRepository.credentialsOf', () => {
+  it("reads several services' credentials in one go, as each one alone would, null for an unknown id", async () => {
+    const [a, b] = await Promise.all([newService('cred-a'), newService('cred-b')]);
+    const many = await services.credentialsOf([a.id, b.id, 'TS_UNKNOWN0']);
+    expect([...many.keys()]).toEqual([a.id, b.id, 'TS_UNKNOWN0']);
+    expect(many.get(a.id)).toEqual(await services.credentials(a.id));
+    expect(many.get(b.id)).toEqual(await services.credentials(b.id));
+    expect(many.get(a.id)).not.toBeNull();
+    expect(many.get('TS_UNKNOWN0')).toBeNull();
+    expect(await services.credentialsOf([])).toEqual(new Map());
+  });
 });

@@ -271,7 +271,7 @@ export function memoryDeps(
     services: {
       all: async () => svc.map((s) => ({ ...s, ...health.get(s.id) })),
       get: async (id) => svc.find((s) => s.id === id) ?? null,
-      credentials: async (id) => credentials.get(id) ?? null,
+      credentialsOf: async (ids) => new Map(ids.map((id) => [id, credentials.get(id) ?? null])),
       updateHealth: async (id, h) => {
         health.set(id, h);
         const s = svc.find((x) => x.id === id);

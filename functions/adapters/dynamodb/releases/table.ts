@@ -21,7 +21,7 @@ export interface ReleaseTable {
  * hands back what it throttled) asked again after a short, growing pause.
  */
 export async function batchGet(
-  t: ReleaseTable,
+  t: Pick<ReleaseTable, 'doc' | 'table'>,
   keys: Record<string, string>[],
 ): Promise<Record<string, unknown>[]> {
   const chunks: Record<string, unknown>[][] = [];
