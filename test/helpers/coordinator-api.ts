@@ -42,9 +42,9 @@ export interface ApiResponse {
 
 export async function startCoordinatorApi(
   extraEnv: Record<string, string> = {},
-  opts: { tokenLifetime?: number } = {},
+  opts: { tokenLifetime?: number; streams?: boolean } = {},
 ): Promise<CoordinatorApi> {
-  const tables = await useLocalTables();
+  const tables = await useLocalTables({ streams: opts.streams });
   const idp = await startTestIdp({ tokenLifetime: opts.tokenLifetime });
   Object.assign(
     process.env,

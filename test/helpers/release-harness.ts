@@ -62,6 +62,12 @@ export interface ReleaseHarnessOptions {
   tokenLifetime?: number;
   /** How long a PollWait waits when nothing wakes it (ms); default 250, so scenarios never wait on a poll. */
   pollWaitMs?: number;
+  /**
+   * Run PhaseWatch on the coordinator table's stream, as `npm start` does (the wake when the last task reports).
+   * Off by default: at a 250 ms poll no scenario waits for that wake, and every stream on the shared DynamoDB Local
+   * slows the writes of every other test file's stream (local/dynamodb-local.ts, createTables).
+   */
+  phaseWatch?: boolean;
 }
 
 export async function startReleaseHarness(
@@ -77,7 +83,7 @@ export async function startReleaseHarness(
       HEALTH_TIMEOUT_SECONDS: '0.5',
       ...env,
     },
-    { tokenLifetime: opts.tokenLifetime },
+    { tokenLifetime: opts.tokenLifetime, streams: opts.phaseWatch },
   );
   const sfn = await startStepFunctions({
     waitMs: (state, seconds) => (state === 'PollWait' ? (opts.pollWaitMs ?? 250) : seconds * 1000),
@@ -86,9 +92,11 @@ export async function startReleaseHarness(
   // After startCoordinatorApi (which clears it) and before any handler module loads.
   Object.assign(process.env, sfn.env);
   // PhaseWatch on the table's stream, as the local stack runs it: what wakes a poll loop when the last task reports.
-  const streams = await startWorkerStreams(inject('ddbEndpoint'), {
-    COORDINATOR_TABLE: process.env.COORDINATOR_TABLE as string,
-  });
+  const streams = opts.phaseWatch
+    ? await startWorkerStreams(inject('ddbEndpoint'), {
+        COORDINATOR_TABLE: process.env.COORDINATOR_TABLE as string,
+      })
+    : null;
   await seedStudies(api, STUDIES);
   const sfnClient = new SFNClient({});
   const services: FakeTaskService[] = [];
@@ -179,7 +187,7 @@ export async function startReleaseHarness(
     },
     async close() {
       await h.reset();
-      await streams.stop();
+      await streams?.stop();
       await h.sfn.stop();
       sfnClient.destroy();
       await api.close();

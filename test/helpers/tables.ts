@@ -29,11 +29,13 @@ export async function faithfulCounts() {
  * settings, exactly as the local stack does (through the conflict-faithful proxy when DYNAMODB_FAITHFUL is set).
  * Returns the env it set.
  */
-export async function useLocalTables(): Promise<Record<string, string>> {
+export async function useLocalTables(opts: { streams?: boolean } = {}): Promise<Record<string, string>> {
   const endpoint = inject('ddbEndpoint');
   const prefix = `t${randomBytes(4).toString('hex')}`;
   const client = localClient(endpoint);
-  await createTables(client, prefix);
+  // Streams only for a file that reads them (PhaseWatch's harness, the stream tests): on the one DynamoDB Local every
+  // test file shares, each stream slows the writes to every other (local/dynamodb-local.ts, createTables).
+  await createTables(client, prefix, { streams: opts.streams ?? false });
   client.destroy();
   const env = {
     AWS_ENDPOINT_URL_DYNAMODB: await handlerEndpoint(),

@@ -31,7 +31,7 @@ const until = async (cond: () => boolean, what: string) => {
 };
 
 beforeAll(async () => {
-  table = (await useLocalTables()).COORDINATOR_TABLE;
+  table = (await useLocalTables({ streams: true })).COORDINATOR_TABLE;
 });
 
 describe('TableStreamReader', () => {

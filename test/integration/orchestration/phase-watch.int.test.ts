@@ -9,7 +9,7 @@ import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-
 describe('PhaseWatch wakes the poll loop when the last task of a phase reports', () => {
   let h: ReleaseHarness;
   beforeAll(async () => {
-    h = await startReleaseHarness({ POLL_SECONDS: '600' }, { pollWaitMs: 600_000 });
+    h = await startReleaseHarness({ POLL_SECONDS: '600' }, { pollWaitMs: 600_000, phaseWatch: true });
   });
   afterAll(async () => {
     await h?.close();
