@@ -21,6 +21,15 @@ export interface WorkerFunction {
   tables: Partial<Record<'coordinator' | 'studies' | 'files', 'r' | 'rw'>>;
 }
 
+/**
+ * How stream workers get their records, shared by the event source mapping (lib/stream-triggers.ts) and the local
+ * poller (local/stream-triggers.ts): batches of up to `batchSize`, up to `parallel` batches of one shard at once
+ * (Lambda's ParallelizationFactor: each partition key's records still arrive in order, and a release is one partition
+ * key, so the 20 releases of a burst are checked side by side, not one after the other), `retries` tries more of a
+ * batch that fails.
+ */
+export const STREAM_BATCHES = { batchSize: 100, parallel: 10, retries: 3 } as const;
+
 export const WORKER_FUNCTIONS: WorkerFunction[] = [
   {
     name: 'ReleaseStep',

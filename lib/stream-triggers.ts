@@ -9,7 +9,7 @@ import {
 import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { WorkerFunction } from './orchestration-manifest.js';
+import { STREAM_BATCHES, type WorkerFunction } from './orchestration-manifest.js';
 import { TABLES } from './table-definitions.js';
 import { grantStreamRead } from './tables.js';
 
@@ -22,8 +22,9 @@ import { grantStreamRead } from './tables.js';
  * at most one poll interval (the poll loop is the safety net).
  */
 export const STREAM_READING = {
-  batchSize: 100,
-  retryAttempts: 3,
+  batchSize: STREAM_BATCHES.batchSize,
+  parallelizationFactor: STREAM_BATCHES.parallel,
+  retryAttempts: STREAM_BATCHES.retries,
   bisectBatchOnError: true,
   startingPosition: StartingPosition.LATEST,
 } as const;

@@ -9,6 +9,7 @@ import {
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { mapLimit } from '#functions/shared/concurrency.js';
 
 /**
  * The part of Lambda's DynamoDB event source mapping the local stack needs: it reads a table's stream on DynamoDB
@@ -197,10 +198,11 @@ export interface StreamTriggers {
 export async function startStreamTriggers(
   endpoint: string,
   triggers: StreamTrigger[],
-  opts: { everyMs?: number; batchSize?: number; retries?: number } = {},
+  opts: { everyMs?: number; batchSize?: number; parallel?: number; retries?: number } = {},
 ): Promise<StreamTriggers> {
   const everyMs = opts.everyMs ?? 100;
   const batchSize = opts.batchSize ?? 100;
+  const parallel = opts.parallel ?? 1;
   const retries = opts.retries ?? 3;
   let stopping = false;
   const loops = await Promise.all(
@@ -212,8 +214,9 @@ export async function startStreamTriggers(
         while (!stopping) {
           try {
             const records = await reader.read();
-            for (let i = 0; i < records.length; i += batchSize)
-              await deliver(trigger, records.slice(i, i + batchSize), retries);
+            await mapLimit(lanesByKey(records, batchSize), parallel, (lane) =>
+              deliverLane(trigger, lane, batchSize, retries),
+            );
             sinceRefresh += everyMs;
             if (sinceRefresh >= 5000) {
               sinceRefresh = 0;
@@ -240,6 +243,45 @@ export async function startStreamTriggers(
       await Promise.allSettled(loops.map((l) => l.loop));
     },
   };
+}
+
+/**
+ * The records as Lambda's parallel batches of one shard hand them: each partition key's records in order, batches of
+ * different keys side by side. A lane holds whole keys (every table streamed here has `pk` as its partition key), as
+ * many as fit in a batch, and is delivered batch after batch; lanes run at once.
+ */
+function lanesByKey(records: DynamoDBRecord[], batchSize: number): DynamoDBRecord[][][] {
+  const byKey = new Map<string, DynamoDBRecord[]>();
+  for (const r of records) {
+    const key = JSON.stringify(r.dynamodb?.Keys?.pk ?? null);
+    byKey.set(key, [...(byKey.get(key) ?? []), r]);
+  }
+  // Small keys share batches (up to batchSize records), so a burst over many keys is not one batch per record.
+  const lanes: DynamoDBRecord[][][] = [];
+  let lane: DynamoDBRecord[][] = [];
+  let size = 0;
+  for (const group of byKey.values()) {
+    if (size + group.length > batchSize && size > 0) {
+      lanes.push(lane);
+      lane = [];
+      size = 0;
+    }
+    lane.push(group);
+    size += group.length;
+  }
+  if (size > 0) lanes.push(lane);
+  return lanes;
+}
+
+async function deliverLane(
+  trigger: StreamTrigger,
+  lane: DynamoDBRecord[][],
+  batchSize: number,
+  retries: number,
+) {
+  const records = lane.flat();
+  for (let i = 0; i < records.length; i += batchSize)
+    await deliver(trigger, records.slice(i, i + batchSize), retries);
 }
 
 async function deliver(trigger: StreamTrigger, records: DynamoDBRecord[], retries: number): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Context, DynamoDBStreamEvent } from 'aws-lambda';
-import { WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
+import { STREAM_BATCHES, WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
 import { TABLES } from '#lib/table-definitions.js';
 import type { Component } from './component.js';
 import { startStreamTriggers } from './dynamodb-streams.js';
@@ -36,6 +36,11 @@ export async function startWorkerStreams(
         },
       ];
     }),
+    {
+      batchSize: STREAM_BATCHES.batchSize,
+      parallel: STREAM_BATCHES.parallel,
+      retries: STREAM_BATCHES.retries,
+    },
   );
   return { name: 'stream triggers', env: {}, stop: running.stop };
 }

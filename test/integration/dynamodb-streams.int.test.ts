@@ -108,4 +108,50 @@ describe('startStreamTriggers', () => {
       await triggers.stop();
     }
   });
+
+  it('hands several keys at once, the records of each key in order, when batches run in parallel', async () => {
+    const seen = new Map<string, number[]>();
+    let inFlight = 0;
+    let most = 0;
+    const triggers = await startStreamTriggers(
+      inject('ddbEndpoint'),
+      [
+        {
+          name: 'parallel-probe',
+          tableName: table,
+          handle: async (event: DynamoDBStreamEvent) => {
+            most = Math.max(most, ++inFlight);
+            await new Promise((r) => setTimeout(r, 30));
+            for (const r of event.Records) {
+              const key = String(r.dynamodb?.Keys?.pk?.S);
+              seen.set(key, [...(seen.get(key) ?? []), Number(r.dynamodb?.NewImage?.n?.N)]);
+            }
+            inFlight--;
+          },
+        },
+      ],
+      { everyMs: 200, batchSize: 2, parallel: 4 },
+    );
+    try {
+      const c = client();
+      const keys = ['P#a', 'P#b', 'P#c', 'P#d'];
+      for (let n = 1; n <= 3; n++)
+        await Promise.all(
+          keys.map((k) =>
+            c.send(
+              new PutItemCommand({
+                TableName: table,
+                Item: { pk: { S: k }, sk: { S: 'X' }, n: { N: String(n) } },
+              }),
+            ),
+          ),
+        );
+      c.destroy();
+      await until(() => [...seen.values()].flat().length >= 12, 'twelve records');
+      for (const k of keys) expect(seen.get(k)).toEqual([1, 2, 3]);
+      expect(most).toBeGreaterThan(1);
+    } finally {
+      await triggers.stop();
+    }
+  });
 });

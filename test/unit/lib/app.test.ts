@@ -1119,6 +1119,8 @@ describe.each([
           StartingPosition: 'LATEST',
           BatchSize: 100,
           BisectBatchOnFunctionError: true,
+          // Releases (partition keys) side by side, each one's records in order.
+          ParallelizationFactor: 10,
         });
         // No batching window: a record invokes at the next poll of its shard, within a second.
         expect(p.MaximumBatchingWindowInSeconds).toBeUndefined();
