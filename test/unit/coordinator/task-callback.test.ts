@@ -76,7 +76,6 @@ describe('task callbacks', () => {
           phases: string[];
           actor: { isAdmin: boolean };
           events: { message: string }[];
-          watchCompletion: boolean;
         }) => {
           calls.push('writeReport');
           if (state.fail) throw state.fail;
