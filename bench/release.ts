@@ -112,9 +112,7 @@ async function concurrentRun(ctx: Ctx, poll: number, faithful: string, proxy?: s
   // The floor, measured now on the stack's own DynamoDB Local, once the stack has settled (a step retried after a
   // conflict may still be finishing), so that it runs alone.
   await waitForQuiet(0.35, 60_000);
-  // DynamoDB Local may answer a burst with a 500 ("too long waiting for a lock"; it says DynamoDB would not) once the
-  // table's stream holds many records: retried as the SDK retries any 500, and counted in the floor's time.
-  const doc = benchDocumentClient(ctx.stack.dynamodb, { maxAttempts: 10 });
+  const doc = benchDocumentClient(ctx.stack.dynamodb);
   let floorMs: number;
   try {
     floorMs = await minimalTransactionBurst(

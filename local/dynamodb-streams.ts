@@ -181,7 +181,7 @@ function lambdaRecord(r: StreamRecord, streamArn: string): DynamoDBRecord {
 export interface StreamTrigger {
   name: string;
   tableName: string;
-  /** The function: called with batches of at most `batchSize` records, one batch at a time. */
+  /** The function: called with batches of at most `batchSize` records, up to `parallel` batches at once. */
   handle(event: DynamoDBStreamEvent): Promise<unknown>;
 }
 
@@ -250,38 +250,36 @@ export async function startStreamTriggers(
  * different keys side by side. A lane holds whole keys (every table streamed here has `pk` as its partition key), as
  * many as fit in a batch, and is delivered batch after batch; lanes run at once.
  */
-function lanesByKey(records: DynamoDBRecord[], batchSize: number): DynamoDBRecord[][][] {
+function lanesByKey(records: DynamoDBRecord[], batchSize: number): DynamoDBRecord[][] {
   const byKey = new Map<string, DynamoDBRecord[]>();
   for (const r of records) {
     const key = JSON.stringify(r.dynamodb?.Keys?.pk ?? null);
-    byKey.set(key, [...(byKey.get(key) ?? []), r]);
+    const group = byKey.get(key);
+    if (group) group.push(r);
+    else byKey.set(key, [r]);
   }
   // Small keys share batches (up to batchSize records), so a burst over many keys is not one batch per record.
-  const lanes: DynamoDBRecord[][][] = [];
-  let lane: DynamoDBRecord[][] = [];
-  let size = 0;
+  const lanes: DynamoDBRecord[][] = [];
+  let lane: DynamoDBRecord[] = [];
   for (const group of byKey.values()) {
-    if (size + group.length > batchSize && size > 0) {
+    if (lane.length > 0 && lane.length + group.length > batchSize) {
       lanes.push(lane);
       lane = [];
-      size = 0;
     }
-    lane.push(group);
-    size += group.length;
+    lane.push(...group);
   }
-  if (size > 0) lanes.push(lane);
+  if (lane.length > 0) lanes.push(lane);
   return lanes;
 }
 
 async function deliverLane(
   trigger: StreamTrigger,
-  lane: DynamoDBRecord[][],
+  lane: DynamoDBRecord[],
   batchSize: number,
   retries: number,
 ) {
-  const records = lane.flat();
-  for (let i = 0; i < records.length; i += batchSize)
-    await deliver(trigger, records.slice(i, i + batchSize), retries);
+  for (let i = 0; i < lane.length; i += batchSize)
+    await deliver(trigger, lane.slice(i, i + batchSize), retries);
 }
 
 async function deliver(trigger: StreamTrigger, records: DynamoDBRecord[], retries: number): Promise<void> {

@@ -183,14 +183,10 @@ export async function loopOf(
 }
 
 /** A DocumentClient like the functions' (functions/adapters/aws.ts) for an explicit endpoint. */
-export function benchDocumentClient(
-  endpoint: string,
-  opts: { maxAttempts?: number } = {},
-): DynamoDBDocumentClient {
+export function benchDocumentClient(endpoint: string): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(
     new DynamoDBClient({
       endpoint,
-      maxAttempts: opts.maxAttempts,
       region: 'us-east-1',
       credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
       requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
