@@ -6,6 +6,13 @@ const setupFiles = ['test/setup/quiet-output.ts'];
 /** Integration files also check every answer of their in-process APIs against the OpenAPI documents. */
 const integrationSetup = [...setupFiles, 'test/setup/contract.ts'];
 
+/** Run by the bundled project only (see the integration project). */
+const BUNDLED_ONLY = [
+  'test/integration/local-stack/kill-drill.int.test.ts',
+  'test/integration/files/large-upload.int.test.ts',
+  'test/integration/orchestration/faults.int.test.ts',
+];
+
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   AWS_REGION: 'us-east-1',
@@ -56,6 +63,10 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts'],
+          // The slowest whole-stack suites run once, in the bundled project, from the bundles that deploy: running
+          // them from the sources as well cost about 170 s of a 2-core run whose budget is 15 minutes, and tested the
+          // same code a second time in the form that never ships.
+          exclude: BUNDLED_ONLY,
           env,
           setupFiles: integrationSetup,
           ...integration,
