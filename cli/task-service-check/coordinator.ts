@@ -253,12 +253,14 @@ export class FakeCoordinator {
     }
     const retry = task.probed === raw;
     const to = report.state ?? task.state;
+    if (task.canceledAt !== undefined && report.state !== 'canceled' && !retry) {
+      // Judged by the cancel rule (work that went on after cancel). A progress report is refused too: answered 200
+      // with the task's state, canceled, it would tell a kit-built service to stop (the kit stops on that answer),
+      // and a service that ignores cancel would pass whenever a progress report happened to come after it.
+      record(409, undefined);
+      return this.error(res, 409, 'conflict', `Task ${id} is canceled`);
+    }
     if (to !== task.state && !retry) {
-      if (task.canceledAt !== undefined) {
-        // Judged by the cancel rule (work that went on after cancel), answered as the coordinator would.
-        record(409, undefined);
-        return this.error(res, 409, 'conflict', `Task ${id} is canceled`);
-      }
       if (!CALLBACK_TRANSITIONS[task.state].includes(to)) {
         record(409, `PATCH /tasks/${id} ${raw}: ${task.state} may not change to ${to}`);
         return this.error(res, 409, 'conflict', `Task ${id} may not change from ${task.state} to ${to}`);
