@@ -124,6 +124,9 @@ export default defineConfig({
           // The dashboard in headless Chromium (Debian's package) against a whole local stack of its own.
           name: 'browser',
           include: ['test/browser/**/*.browser.test.ts'],
+          // A page that answers a click after a round trip to the stack: expect.poll's default second is too short
+          // on a 2-core machine with another suite beside it.
+          expect: { poll: { timeout: 10_000 } },
           // After the integration tests, with the walkthroughs and the end-to-end suite: each starts a whole stack
           // of its own, so they run apart from the integration tests' shared DynamoDB Local.
           sequence: { groupOrder: 2 },
