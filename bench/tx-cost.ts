@@ -208,8 +208,11 @@ async function main() {
       `these callbacks alone, with no HTTP, no release creation and no initialize or start round, took ${fmt(callbacks.reportMs / 1000, 2)} s, that is`,
       `${fmt(callbacks.reportMs / (2000 + callbacks.minimalMs), 2)} × (work + floor). Each callback is its own HTTP request (a Lambda invocation on AWS), so its state`,
       'change, its event and its exact counts are its own transaction, and DynamoDB Local charges that transaction per',
-      `item (the fit above): ${fmt(callbacks.itemsPerTransaction, 1)} items against the floor's 2. The target cannot be met on this emulator while`,
-      'every callback writes its counts with its state change; bench:release measures the whole run.',
+      `item (the fit above): ${fmt(callbacks.itemsPerTransaction, 1)} items against the floor's 2. ${
+        callbacks.reportMs > bound
+          ? 'The target cannot be met on this emulator while every callback writes its counts with its state change;'
+          : 'The callbacks alone fit within the bound here;'
+      } bench:release measures the whole run.`,
     ].join('\n');
     say('');
     say(section);
