@@ -378,7 +378,36 @@ export class CounterDeltas {
   }
 }
 
-/** Reads counts: every shard of every counter in one strongly consistent BatchGetItem (per 100 keys). */
+/**
+ * Items by key, in strongly consistent BatchGetItems of at most 100 keys sent together, unprocessed keys (DynamoDB
+ * hands back what it throttled) asked again after a short, growing pause. Missing items are left out.
+ */
+export async function batchGetItems(
+  doc: Documents,
+  table: string,
+  keys: readonly Record<string, unknown>[],
+): Promise<Record<string, unknown>[]> {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
+  const got = await Promise.all(
+    chunks.map(async (chunk) => {
+      const out: Record<string, unknown>[] = [];
+      let pending: Record<string, unknown>[] | undefined = chunk;
+      for (let attempt = 0; pending?.length; attempt++) {
+        if (attempt > 0) await backoff(attempt);
+        const res = await doc.send(
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        out.push(...((res.Responses?.[table] ?? []) as Record<string, unknown>[]));
+        pending = res.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined;
+      }
+      return out;
+    }),
+  );
+  return got.flat();
+}
+
+/** Reads counts: every shard of every counter in strongly consistent BatchGetItems (batchGetItems). */
 export async function readCounts(
   doc: Documents,
   table: string,
@@ -386,20 +415,9 @@ export async function readCounts(
 ): Promise<number[]> {
   const keys = counters.flatMap((c) => Array.from({ length: c.shards }, (_, i) => counterKey(c.name, i)));
   const totals = new Map<string, number>();
-  for (let i = 0; i < keys.length; i += 100) {
-    let pending: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
-    for (let attempt = 0; pending?.length; attempt++) {
-      // Keys handed back unprocessed were throttled: ask again after a short, growing pause.
-      if (attempt > 0) await backoff(attempt);
-      const out = await doc.send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
-      );
-      for (const item of out.Responses?.[table] ?? []) {
-        const name = String(item.pk).replace(/^CNT#/, '').replace(/#\d+$/, '');
-        totals.set(name, (totals.get(name) ?? 0) + (typeof item.n === 'number' ? item.n : 0));
-      }
-      pending = out.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined;
-    }
+  for (const item of await batchGetItems(doc, table, keys)) {
+    const name = String(item.pk).replace(/^CNT#/, '').replace(/#\d+$/, '');
+    totals.set(name, (totals.get(name) ?? 0) + (typeof item.n === 'number' ? item.n : 0));
   }
   return counters.map((c) => totals.get(c.name) ?? 0);
 }

@@ -13,6 +13,7 @@ import { type Clock, nowIso, systemClock } from '#functions/shared/clock.js';
 import { newId } from '#functions/shared/ids.js';
 import type { Page } from '#functions/shared/list.js';
 import {
+  batchGetItems,
   C,
   CounterDeltas,
   decode,
@@ -26,7 +27,6 @@ import {
   transact,
 } from './common.js';
 import { type Documents, GetCommand, UpdateCommand } from './documents.js';
-import { batchGet } from './releases/table.js';
 
 /**
  * A service's credentials (signing secrets, the client made for it): an item of their own in the service's
@@ -91,7 +91,7 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
   }
 
   async credentialsOf(ids: readonly string[]): Promise<Map<string, ServiceCredentials | null>> {
-    const items = await batchGet({ doc: this.doc, table: this.table }, ids.map(credentialsKey));
+    const items = await batchGetItems(this.doc, this.table, ids.map(credentialsKey));
     const out = new Map<string, ServiceCredentials | null>(ids.map((id) => [id, null]));
     for (const item of items)
       out.set(String(item.pk).slice('TS#'.length), decode(serviceCredentialsSchema, item));

@@ -1,7 +1,7 @@
 import type { Clock } from '#functions/shared/clock.js';
 import type * as z from '#functions/shared/zod.js';
-import { backoff, decode, K, queryAll, type Tables } from '../common.js';
-import { BatchGetCommand, type Documents, GetCommand, QueryCommand } from '../documents.js';
+import { batchGetItems, decode, K, queryAll, type Tables } from '../common.js';
+import { type Documents, GetCommand, QueryCommand } from '../documents.js';
 
 /**
  * What every action of the release store works with: the client, the tables and the clock that stamps new records.
@@ -16,32 +16,12 @@ export interface ReleaseTable {
   readonly table: string;
 }
 
-/**
- * Items by key, in strongly consistent BatchGetItems of at most 100 keys sent together, unprocessed keys (DynamoDB
- * hands back what it throttled) asked again after a short, growing pause.
- */
-export async function batchGet(
-  t: Pick<ReleaseTable, 'doc' | 'table'>,
+/** Items of the release store's table by key (batchGetItems: consistent, unprocessed keys asked again). */
+export function batchGet(
+  t: ReleaseTable,
   keys: Record<string, string>[],
 ): Promise<Record<string, unknown>[]> {
-  const chunks: Record<string, unknown>[][] = [];
-  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
-  const got = await Promise.all(
-    chunks.map(async (chunk) => {
-      const out: Record<string, unknown>[] = [];
-      let pending: Record<string, unknown>[] | undefined = chunk;
-      for (let attempt = 0; pending?.length; attempt++) {
-        if (attempt > 0) await backoff(attempt);
-        const res = await t.doc.send(
-          new BatchGetCommand({ RequestItems: { [t.table]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        out.push(...((res.Responses?.[t.table] ?? []) as Record<string, unknown>[]));
-        pending = res.UnprocessedKeys?.[t.table]?.Keys as Record<string, unknown>[] | undefined;
-      }
-      return out;
-    }),
-  );
-  return got.flat();
+  return batchGetItems(t.doc, t.table, keys);
 }
 
 /** The items of one release collection whose sort key starts with `prefix` (TA#: its tasks, RN#: its notes). */
