@@ -316,6 +316,16 @@ export interface OrchestrationState {
     change: { set?: Record<string, unknown>; remove?: string[] },
   ): Promise<Record<string, unknown> | null>;
   /**
+   * As exchangeExtras, and also sets the string attribute `order.name` to `order.value`, but only while it is absent
+   * or sorts at most as high (byte order); otherwise changes nothing and answers 'superseded'. For writers that can arrive late and
+   * out of order (a wait's token landing after the next wait's).
+   */
+  exchangeExtrasInOrder(
+    id: string,
+    change: { set?: Record<string, unknown>; remove?: string[] },
+    order: { name: string; value: string },
+  ): Promise<Record<string, unknown> | null | 'superseded'>;
+  /**
    * Raises a numeric orchestration attribute to `to` unless it already is at least `to` (absent counts as 0), in one
    * conditional write; returns the value it holds afterwards (null when the release does not exist).
    */

@@ -1,8 +1,8 @@
 import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { inject } from 'vitest';
 import type { ReconcileReport } from '#functions/orchestration/reconcile.js';
-import { loadHandler } from '#local/handlers.js';
-import { type LocalStepFunctions, startStepFunctions } from '#local/step-functions.js';
+import { loadHandler, loadHandlerModule } from '#local/handlers.js';
+import { type LocalStepFunctions, startStepFunctions, type WorkerHandler } from '#local/step-functions.js';
 import { startWorkerStreams } from '#local/stream-triggers.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
 import {
@@ -68,6 +68,8 @@ export interface ReleaseHarnessOptions {
    * slows the writes of every other test file's stream (local/dynamodb-local.ts, createTables).
    */
   phaseWatch?: boolean;
+  /** Wraps the worker handlers the state machine invokes (e.g. to hold one back and release it late). */
+  wrap?: (entry: string, handler: WorkerHandler) => WorkerHandler;
 }
 
 export async function startReleaseHarness(
@@ -88,6 +90,12 @@ export async function startReleaseHarness(
   const sfn = await startStepFunctions({
     waitMs: (state, seconds) => (state === 'PollWait' ? (opts.pollWaitMs ?? 250) : seconds * 1000),
     retryIntervalMs: opts.retryIntervalMs ?? 20,
+    load: opts.wrap
+      ? async (entry) => {
+          const { handler } = await loadHandlerModule<{ handler: WorkerHandler }>(entry);
+          return { handler: (opts.wrap as NonNullable<typeof opts.wrap>)(entry, handler) };
+        }
+      : undefined,
   });
   // After startCoordinatorApi (which clears it) and before any handler module loads.
   Object.assign(process.env, sfn.env);

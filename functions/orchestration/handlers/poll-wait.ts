@@ -7,7 +7,7 @@ import { hasCode } from '#functions/shared/errors.js';
 import { inInvocation } from '#functions/shared/log.js';
 import * as z from '#functions/shared/zod.js';
 import { isTransient, TransientError } from '../changes.js';
-import { WakeLatch } from '../wake-latch.js';
+import { WakeLatch, waitSequence } from '../wake-latch.js';
 
 /**
  * Invoked by the callback states (PollWait, WaitForPublish; lambda:invoke.waitForTaskToken) with a fresh task
@@ -25,6 +25,10 @@ const payload = z.looseObject({
   releaseId: z.string().check(z.minLength(1)),
   /** Which wait: PollWait ('poll') or WaitForPublish ('staged'); the reconciler reads it. */
   wait: z._default(z.enum(['poll', 'staged']), 'poll'),
+  /** The wait's order (wake-latch.ts, waitSequence); absent from executions of an older definition. */
+  generation: z.optional(z.number().check(z.int(), z.nonnegative())),
+  rounds: z.optional(z.number().check(z.int(), z.nonnegative())),
+  startedAt: z.optional(z.string()),
 });
 
 export function handler(event: unknown, context?: Context): Promise<{ armed: string }> {
@@ -35,9 +39,10 @@ export function handler(event: unknown, context?: Context): Promise<{ armed: str
 }
 
 async function arm(event: unknown): Promise<{ armed: string }> {
-  const { token, releaseId, wait } = payload.parse(event);
+  const { token, releaseId, wait, generation, rounds, startedAt } = payload.parse(event);
+  const seq = rounds === undefined ? undefined : waitSequence(generation ?? 0, startedAt, rounds);
   try {
-    return { armed: await latch.arm(releaseId, token, wait) };
+    return { armed: await latch.arm(releaseId, token, wait, seq) };
   } catch (err) {
     if (isTransient(err) && !hasCode(err, 'transient'))
       throw new TransientError(err instanceof Error ? err.message : String(err), { cause: err });

@@ -233,6 +233,31 @@ describe('ReleaseChanges.applyChange', () => {
     expect(both).toEqual([4, 4, 4]);
   });
 
+  it('exchangeExtrasInOrder writes only while no newer writer has, and tells a newer writer from a missing release', async () => {
+    const { release } = await newRelease(0);
+    const order = (value: string) => ({ name: 'waitSeq', value });
+    expect(
+      await releases.exchangeExtrasInOrder(release.id, { set: { waitToken: 't5' } }, order('5')),
+    ).toEqual({});
+    // A late writer of an older order changes nothing.
+    expect(await releases.exchangeExtrasInOrder(release.id, { set: { waitToken: 't4' } }, order('4'))).toBe(
+      'superseded',
+    );
+    expect((await releases.load(release.id))?.extras).toEqual({ waitToken: 't5', waitSeq: '5' });
+    // The same order again (a retried attempt of the same wait) and a newer one both write.
+    expect(
+      await releases.exchangeExtrasInOrder(release.id, { set: { waitToken: 't5b' } }, order('5')),
+    ).toEqual({
+      waitToken: 't5',
+      waitSeq: '5',
+    });
+    await releases.exchangeExtrasInOrder(release.id, { set: { waitToken: 't6' } }, order('6'));
+    expect((await releases.load(release.id))?.extras).toEqual({ waitToken: 't6', waitSeq: '6' });
+    expect(
+      await releases.exchangeExtrasInOrder('RE_ZZZZZZZZ', { set: { waitToken: 't' } }, order('1')),
+    ).toBeNull();
+  });
+
   it('removeExtraIf removes a value only while it is still the same', async () => {
     const { release } = await newRelease(0);
     await releases.exchangeExtras(release.id, { set: { waitToken: 't2' } });

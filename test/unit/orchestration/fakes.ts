@@ -157,6 +157,18 @@ export class MemoryReleases
     return old;
   }
 
+  async exchangeExtrasInOrder(
+    id: string,
+    change: { set?: Record<string, unknown>; remove?: string[] },
+    order: { name: string; value: string },
+  ) {
+    const r = this.releases.get(id);
+    if (!r) return null;
+    const now = r.extras[order.name];
+    if (typeof now === 'string' && now > order.value) return 'superseded' as const;
+    return this.exchangeExtras(id, { ...change, set: { ...change.set, [order.name]: order.value } });
+  }
+
   async listActive() {
     return [...this.releases.values()]
       .filter((r) => !isTerminalRelease(r.release.state))

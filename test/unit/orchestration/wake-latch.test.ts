@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { WakeLatch, wakeOwed } from '#functions/orchestration/wake-latch.js';
+import { WakeLatch, waitSequence, wakeOwed } from '#functions/orchestration/wake-latch.js';
 import { MemoryReleases } from './fakes.js';
+
+const T0 = '2026-11-27T05:00:00.000Z';
 
 /** The latch that makes wakes never lost (issue 3, Callbacks). */
 function setup() {
@@ -18,9 +20,9 @@ function setup() {
       return 'delivered';
     },
   });
-  const wait = async (token: string, kind: 'poll' | 'staged' = 'poll') => {
+  const wait = async (token: string, kind: 'poll' | 'staged' = 'poll', seq?: string) => {
     live.add(token);
-    return latch.arm('RE_1', token, kind);
+    return latch.arm('RE_1', token, kind, seq);
   };
   const extras = async () => (await releases.load('RE_1'))?.extras ?? {};
   return { latch, answered, wait, live, releases, extras, throttle: (on: boolean) => (throttled = on) };
@@ -78,6 +80,28 @@ describe('wake latch', () => {
     };
     await latch.wake('RE_1');
     expect((await extras()).waitToken).toBe('t2');
+  });
+
+  it("a wait's arm that lands after the next wait's changes nothing, so a wake still reaches the live wait", async () => {
+    const { latch, answered, wait, extras } = setup();
+    // PollWait (order 7) timed out before its arm landed; the execution polled and now waits for publish (order 9).
+    expect(await wait('t9', 'staged', waitSequence(0, T0, 9))).toBe('waiting');
+    expect(await wait('t7', 'poll', waitSequence(0, T0, 7))).toBe('superseded');
+    expect(await extras()).toMatchObject({ waitToken: 't9', waitKind: 'staged' });
+    expect((await latch.wake('RE_1')).outcome).toBe('delivered');
+    expect(answered).toEqual(['t9']);
+  });
+
+  it('orders waits by generation, then execution start, then steps, as strings compare', () => {
+    const later = '2026-11-27T05:00:01.500Z';
+    // A newer generation's first wait beats any wait of an older one.
+    expect(waitSequence(1, T0, 0) > waitSequence(0, later, 9_999)).toBe(true);
+    // The same generation started again (a restarted local endpoint) counts its steps from 0, and still wins.
+    expect(waitSequence(0, later, 0) > waitSequence(0, T0, 300)).toBe(true);
+    expect(waitSequence(2, T0, 10) > waitSequence(2, T0, 9)).toBe(true);
+    expect(waitSequence(2, T0, 5)).toBe(waitSequence(2, T0, 5));
+    // A start time that does not parse sorts first rather than failing the wait.
+    expect(waitSequence(0, 'soon', 1) < waitSequence(0, T0, 1)).toBe(true);
   });
 
   it('a poll round clears the flag before reading, so an old wake does not wake the next wait', async () => {

@@ -29,6 +29,29 @@ export async function exchangeExtras(
   id: string,
   change: { set?: Record<string, unknown>; remove?: string[] },
 ): Promise<Record<string, unknown> | null> {
+  const out = await exchange(t, id, change);
+  return out === 'superseded' ? null : out;
+}
+
+/**
+ * As exchangeExtras, and sets the string extra `order.name` to `order.value`, but only while it is absent or sorts at
+ * most as high (DynamoDB compares strings by their UTF-8 bytes): a writer that arrives after a newer one (a late wait token) changes nothing, and learns 'superseded'.
+ */
+export async function exchangeExtrasInOrder(
+  t: ReleaseTable,
+  id: string,
+  change: { set?: Record<string, unknown>; remove?: string[] },
+  order: { name: string; value: string },
+): Promise<Record<string, unknown> | null | 'superseded'> {
+  return exchange(t, id, { ...change, set: { ...change.set, [order.name]: order.value } }, order);
+}
+
+async function exchange(
+  t: ReleaseTable,
+  id: string,
+  change: { set?: Record<string, unknown>; remove?: string[] },
+  order?: { name: string; value: string },
+): Promise<Record<string, unknown> | null | 'superseded'> {
   const set = Object.entries(change.set ?? {});
   const remove = change.remove ?? [];
   checkExtraNames([...set.map(([k]) => k), ...remove]);
@@ -56,24 +79,33 @@ export async function exchangeExtras(
     );
     return got.Item ? extrasOf(got.Item) : null;
   }
+  // An update creates a missing item: without attribute_exists, a latch write for a deleted or mistyped release
+  // would leave a stray item holding only extras.
+  let condition = 'attribute_exists(pk)';
+  if (order) {
+    names['#o'] = order.name;
+    values[':o'] = order.value;
+    condition += ' AND (attribute_not_exists(#o) OR #o <= :o)';
+  }
   try {
     const out = await t.doc.send(
       new UpdateCommand({
         TableName: t.table,
         Key: K.release(id),
         UpdateExpression: expr,
-        // An update creates a missing item: without this, a latch write for a deleted or mistyped release would
-        // leave a stray item holding only extras.
-        ConditionExpression: 'attribute_exists(pk)',
+        ConditionExpression: condition,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
         ReturnValues: 'ALL_OLD',
+        // Tells a missing release from a newer writer without a second read.
+        ReturnValuesOnConditionCheckFailure: order ? 'ALL_OLD' : undefined,
       }),
     );
     return extrasOf(out.Attributes ?? {});
   } catch (err) {
-    if ((err as Error).name === 'ConditionalCheckFailedException') return null;
-    throw err;
+    if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    if (!order) return null;
+    return (err as { Item?: unknown }).Item ? 'superseded' : null;
   }
 }
 

@@ -36,7 +36,7 @@ import { indexActiveReleases, listActive } from './active.js';
 import { applyChange } from './changes.js';
 import { create } from './creation.js';
 import { update } from './edits.js';
-import { exchangeExtras, raiseExtra, removeExtraIf } from './extras.js';
+import { exchangeExtras, exchangeExtrasInOrder, raiseExtra, removeExtraIf } from './extras.js';
 import * as notes from './notes.js';
 import * as reads from './reads.js';
 import * as reports from './reports.js';
@@ -187,6 +187,13 @@ export class DynamoReleaseRepository
     change: { set?: Record<string, unknown>; remove?: string[] },
   ): Promise<Record<string, unknown> | null> {
     return exchangeExtras(this.t, id, change);
+  }
+  exchangeExtrasInOrder(
+    id: string,
+    change: { set?: Record<string, unknown>; remove?: string[] },
+    order: { name: string; value: string },
+  ): Promise<Record<string, unknown> | null | 'superseded'> {
+    return exchangeExtrasInOrder(this.t, id, change, order);
   }
   raiseExtra(id: string, name: string, to: number): Promise<number | null> {
     return raiseExtra(this.t, id, name, to);
