@@ -636,7 +636,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A dependency is unavailable */
+        /** @description A dependency is unavailable, e.g. the data store throttled the request past its retries (`busy`): send it again after the `Retry-After` seconds */
         Error503: {
             headers: {
                 [name: string]: unknown;
@@ -702,6 +702,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createRelease: {
@@ -749,6 +750,7 @@ export interface operations {
             /** @description This Idempotency-Key was used with a different body */
             422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getRelease: {
@@ -785,6 +787,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     cancelRelease: {
@@ -824,6 +827,7 @@ export interface operations {
             /** @description The release is already published, canceled or failed (`conflict`); or it is publishing and `confirm_published=true` was not given (`confirmation_required`: `published` and `publishing` list the tasks that have published and that are publishing) */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     updateRelease: {
@@ -859,7 +863,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     publishRelease: {
@@ -890,6 +896,7 @@ export interface operations {
             /** @description The release is not staged */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     listTasks: {
@@ -943,6 +950,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getTask: {
@@ -979,6 +987,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     reportTask: {
@@ -1068,6 +1077,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createTaskService: {
@@ -1154,6 +1164,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteTaskService: {
@@ -1182,6 +1193,7 @@ export interface operations {
             /** @description One of its tasks belongs to a release that is not finished */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     updateTaskService: {
@@ -1220,6 +1232,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
             /** @description The coordinator could not get its own token to call the service's /status */
             503: components["responses"]["Error503"];
@@ -1257,7 +1270,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     listReleaseNotes: {
@@ -1309,6 +1324,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createReleaseNote: {
@@ -1371,6 +1387,7 @@ export interface operations {
             /** @description This Idempotency-Key was used with a different body */
             422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getReleaseNote: {
@@ -1407,6 +1424,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteReleaseNote: {
@@ -1432,7 +1450,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     updateReleaseNote: {
@@ -1469,7 +1489,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     listEvents: {
@@ -1525,6 +1547,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createEvent: {
@@ -1573,6 +1596,7 @@ export interface operations {
             /** @description This Idempotency-Key was used with a different body */
             422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getEvent: {
@@ -1609,6 +1633,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteEvent: {
@@ -1634,7 +1659,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     listStudies: {
@@ -1682,6 +1709,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getStudy: {
@@ -1718,6 +1746,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getHealth: {

@@ -1112,6 +1112,15 @@ export interface components {
                 "application/json": components["schemas"]["DrsError"];
             };
         };
+        /** @description The change does not fit the current state, or a concurrent change overtook it */
+        DrsError409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DrsError"];
+            };
+        };
         /** @description The request is too large */
         DrsError413: {
             headers: {
@@ -1123,6 +1132,15 @@ export interface components {
         };
         /** @description Something unexpected failed; the message names only the request id */
         DrsError500: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["DrsError"];
+            };
+        };
+        /** @description A dependency is unavailable, e.g. the data store throttled the request past its retries (`busy`): send it again after the `Retry-After` seconds */
+        DrsError503: {
             headers: {
                 [name: string]: unknown;
             };
@@ -1195,7 +1213,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A dependency is unavailable */
+        /** @description A dependency is unavailable, e.g. the data store throttled the request past its retries (`busy`): send it again after the `Retry-After` seconds */
         Error503: {
             headers: {
                 [name: string]: unknown;
@@ -1263,6 +1281,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createFile: {
@@ -1312,6 +1331,7 @@ export interface operations {
             /** @description This Idempotency-Key was used with a different body */
             422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getFile: {
@@ -1350,6 +1370,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteFile: {
@@ -1376,7 +1397,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     listVersions: {
@@ -1430,6 +1453,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createVersion: {
@@ -1477,6 +1501,7 @@ export interface operations {
             /** @description This Idempotency-Key was used with a different body */
             422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getVersion: {
@@ -1517,6 +1542,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteVersion: {
@@ -1545,7 +1571,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     confirmUpload: {
@@ -1599,6 +1627,7 @@ export interface operations {
             /** @description The uploaded bytes do not match the declared size or SHA-256 (`upload_mismatch`) */
             422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     refreshUploadUrls: {
@@ -1638,6 +1667,7 @@ export interface operations {
             /** @description The version is not pending */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadFile: {
@@ -1683,6 +1713,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadVersion: {
@@ -1730,6 +1761,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadFile_study_files: {
@@ -1775,6 +1807,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadVersion_study_files: {
@@ -1822,6 +1855,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadFile_study_id_file: {
@@ -1867,6 +1901,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadVersion_study_id_file: {
@@ -1914,6 +1949,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadFile_study_id_files: {
@@ -1959,6 +1995,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     downloadVersion_study_id_files: {
@@ -2006,6 +2043,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrl: {
@@ -2049,6 +2087,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrl: {
@@ -2086,7 +2125,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrlForVersion: {
@@ -2132,6 +2173,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrlForVersion: {
@@ -2171,7 +2213,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrl_study_files: {
@@ -2215,6 +2259,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrl_study_files: {
@@ -2252,7 +2297,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrlForVersion_study_files: {
@@ -2298,6 +2345,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrlForVersion_study_files: {
@@ -2337,7 +2385,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrl_study_id_file: {
@@ -2381,6 +2431,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrl_study_id_file: {
@@ -2418,7 +2469,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrlForVersion_study_id_file: {
@@ -2464,6 +2517,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrlForVersion_study_id_file: {
@@ -2503,7 +2557,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrl_study_id_files: {
@@ -2547,6 +2603,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrl_study_id_files: {
@@ -2584,7 +2641,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getSignedUrlForVersion_study_id_files: {
@@ -2630,6 +2689,7 @@ export interface operations {
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createSignedUrlForVersion_study_id_files: {
@@ -2669,7 +2729,9 @@ export interface operations {
             /** @description The caller is not a member of the study */
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     listDevTokens: {
@@ -2718,6 +2780,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     createDevToken: {
@@ -2753,6 +2816,7 @@ export interface operations {
             /** @description A token of that name exists */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     deleteDevToken: {
@@ -2778,7 +2842,9 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     listAudit: {
@@ -2833,6 +2899,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     graphql: {
@@ -2876,7 +2943,9 @@ export interface operations {
                 };
             };
             401: components["responses"]["Error401"];
+            409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
         };
     };
     getServiceInfo: {
@@ -2908,6 +2977,7 @@ export interface operations {
             };
             400: components["responses"]["DrsError400"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     getBulkAccessUrls: {
@@ -2943,9 +3013,11 @@ export interface operations {
             };
             400: components["responses"]["DrsError400"];
             401: components["responses"]["DrsError401"];
+            409: components["responses"]["DrsError409"];
             /** @description More ids than maxBulkRequestLength (service-info) */
             413: components["responses"]["DrsError413"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     getBulkObjects: {
@@ -2980,9 +3052,11 @@ export interface operations {
             };
             400: components["responses"]["DrsError400"];
             401: components["responses"]["DrsError401"];
+            409: components["responses"]["DrsError409"];
             /** @description More ids than maxBulkRequestLength (service-info) */
             413: components["responses"]["DrsError413"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     optionsBulkObject: {
@@ -3013,6 +3087,7 @@ export interface operations {
             /** @description More ids than maxBulkRequestLength (service-info) */
             413: components["responses"]["DrsError413"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     getObject: {
@@ -3054,6 +3129,7 @@ export interface operations {
             401: components["responses"]["DrsError401"];
             404: components["responses"]["DrsError404"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     postObject: {
@@ -3092,7 +3168,9 @@ export interface operations {
             400: components["responses"]["DrsError400"];
             401: components["responses"]["DrsError401"];
             404: components["responses"]["DrsError404"];
+            409: components["responses"]["DrsError409"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     optionsObject: {
@@ -3119,6 +3197,7 @@ export interface operations {
             400: components["responses"]["DrsError400"];
             404: components["responses"]["DrsError404"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     getAccessURL: {
@@ -3160,6 +3239,7 @@ export interface operations {
             401: components["responses"]["DrsError401"];
             404: components["responses"]["DrsError404"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     postAccessURL: {
@@ -3197,7 +3277,9 @@ export interface operations {
             400: components["responses"]["DrsError400"];
             401: components["responses"]["DrsError401"];
             404: components["responses"]["DrsError404"];
+            409: components["responses"]["DrsError409"];
             500: components["responses"]["DrsError500"];
+            503: components["responses"]["DrsError503"];
         };
     };
     getHealth: {

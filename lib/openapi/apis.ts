@@ -46,7 +46,7 @@ export const COORDINATOR_DESCRIPTION: ApiDescription = {
         { routes: eventRoutes, docs: eventDocs(s, describe) },
         { routes: studyRoutes, docs: studyDocs(s, describe) },
         { routes: healthRoutes, docs: healthDocs() },
-        { routes: apiDocsRoutes, docs: apiDocsDocs() },
+        { routes: apiDocsRoutes, docs: apiDocsDocs(), store: false },
       ],
     };
   },
@@ -75,7 +75,7 @@ export const FILES_DESCRIPTION: ApiDescription = {
         { routes: graphqlRoutes, docs: graphqlDocs(s) },
         { routes: drsRoutes, docs: drsDocs(s), errorModel: 'DrsError' },
         { routes: healthRoutes, docs: healthDocs() },
-        { routes: apiDocsRoutes, docs: apiDocsDocs() },
+        { routes: apiDocsRoutes, docs: apiDocsDocs(), store: false },
       ],
     };
   },

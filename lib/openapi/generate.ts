@@ -22,6 +22,12 @@ export interface RouteGroup {
   errors?: Record<number, string>;
   /** The component the group's errors are bodies of (default Error; DRS has its own). */
   errorModel?: string;
+  /**
+   * False for routes that read no data store (the documents themselves). Every other route may answer DynamoDB's
+   * throttling as a 503 and, when it writes, a transaction conflict as a 409, both with Retry-After
+   * (functions/shared/http.ts, toErrorResponse), so the document says so.
+   */
+  store?: false;
 }
 
 export interface ApiDescription {
@@ -61,7 +67,9 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'The request is too large',
   422: 'The content does not match what was declared',
   500: 'Something unexpected failed; the message names only the request id',
-  503: 'A dependency is unavailable',
+  503:
+    'A dependency is unavailable, e.g. the data store throttled the request past its retries (`busy`): send it ' +
+    'again after the `Retry-After` seconds',
 };
 
 /**
@@ -275,6 +283,10 @@ export function generateDocument(api: ApiDescription, version: string): Json {
       if (contract.idempotent) {
         errors[409] = 'A request with this Idempotency-Key is still running (Retry-After says when to retry)';
         errors[422] = 'This Idempotency-Key was used with a different body';
+      }
+      if (group.store !== false) {
+        if (!['GET', 'HEAD', 'OPTIONS'].includes(contract.method) && !(409 in errors)) errors[409] = undefined;
+        if (!(503 in errors)) errors[503] = undefined;
       }
       Object.assign(errors, group.errors, doc.errors);
       errors[500] = undefined;
