@@ -285,7 +285,8 @@ export function generateDocument(api: ApiDescription, version: string): Json {
         errors[422] = 'This Idempotency-Key was used with a different body';
       }
       if (group.store !== false) {
-        if (!['GET', 'HEAD', 'OPTIONS'].includes(contract.method) && !(409 in errors)) errors[409] = undefined;
+        if (!['GET', 'HEAD', 'OPTIONS'].includes(contract.method) && !(409 in errors))
+          errors[409] = undefined;
         if (!(503 in errors)) errors[503] = undefined;
       }
       Object.assign(errors, group.errors, doc.errors);
