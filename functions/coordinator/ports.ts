@@ -317,8 +317,8 @@ export interface OrchestrationState {
   ): Promise<Record<string, unknown> | null>;
   /**
    * As exchangeExtras, and also sets the string attribute `order.name` to `order.value`, but only while it is absent
-   * or sorts at most as high (byte order); otherwise changes nothing and answers 'superseded'. For writers that can arrive late and
-   * out of order (a wait's token landing after the next wait's).
+   * or sorts at most as high (byte order); otherwise changes nothing and answers 'superseded'. For writers that can
+   * arrive late and out of order (a wait's token landing after the next wait's).
    */
   exchangeExtrasInOrder(
     id: string,

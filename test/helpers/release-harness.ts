@@ -87,13 +87,14 @@ export async function startReleaseHarness(
     },
     { tokenLifetime: opts.tokenLifetime, streams: opts.phaseWatch },
   );
+  const wrap = opts.wrap;
   const sfn = await startStepFunctions({
     waitMs: (state, seconds) => (state === 'PollWait' ? (opts.pollWaitMs ?? 250) : seconds * 1000),
     retryIntervalMs: opts.retryIntervalMs ?? 20,
-    load: opts.wrap
+    load: wrap
       ? async (entry) => {
           const { handler } = await loadHandlerModule<{ handler: WorkerHandler }>(entry);
-          return { handler: (opts.wrap as NonNullable<typeof opts.wrap>)(entry, handler) };
+          return { handler: wrap(entry, handler) };
         }
       : undefined,
   });

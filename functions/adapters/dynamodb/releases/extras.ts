@@ -35,7 +35,8 @@ export async function exchangeExtras(
 
 /**
  * As exchangeExtras, and sets the string extra `order.name` to `order.value`, but only while it is absent or sorts at
- * most as high (DynamoDB compares strings by their UTF-8 bytes): a writer that arrives after a newer one (a late wait token) changes nothing, and learns 'superseded'.
+ * most as high (DynamoDB compares strings by their UTF-8 bytes): a writer that arrives after a newer one (a late
+ * wait token) changes nothing, and learns 'superseded'.
  */
 export async function exchangeExtrasInOrder(
   t: ReleaseTable,
