@@ -6,11 +6,11 @@ const setupFiles = ['test/setup/quiet-output.ts'];
 /** Integration files also check every answer of their in-process APIs against the OpenAPI documents. */
 const integrationSetup = [...setupFiles, 'test/setup/contract.ts'];
 
-/** Run by the bundled project only (see the integration project). */
-const BUNDLED_ONLY = [
-  'test/integration/local-stack/kill-drill.int.test.ts',
-  'test/integration/files/large-upload.int.test.ts',
-  'test/integration/orchestration/faults.int.test.ts',
+/** The CDK app's tests: they synthesize whole apps or run the CDK CLI (project `cdk`). */
+const CDK_APP_TESTS = [
+  'test/unit/lib/*.test.ts',
+  'test/unit/bin/app.test.ts',
+  'test/unit/docs/deploy.test.ts',
 ];
 
 const env = {
@@ -48,64 +48,41 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          exclude: CDK_APP_TESTS,
+          env,
+          setupFiles,
+        },
+      },
+      {
+        // The CDK app: whole-app synths (cdk-nag included) and the CDK CLI as operators run it. Seconds of CPU each,
+        // so they stay out of `npm run test:unit`, the inner loop.
+        test: {
+          name: 'cdk',
+          include: CDK_APP_TESTS,
           // CDK's built-in CloudFormation template validation (a WASM linter, advisory: it never fails a synth) is
-          // most of a whole-app synth's CPU, about 15 s, and these tests assert on the templates themselves. The CDK
-          // CLI runs of test/unit/bin/app.test.ts start from an environment of their own and keep it, as operators do.
+          // most of a whole-app synth's CPU, and these tests assert on the templates themselves. The CDK CLI runs
+          // of test/unit/bin/app.test.ts start from an environment of their own and keep it, as operators do.
           env: { ...env, CDK_VALIDATION: 'false' },
           setupFiles,
-          testTimeout: 60_000,
-          // The CDK suite synthesizes whole apps (cdk-nag included) in its hooks: seconds of CPU that a busy 2-core
-          // machine can stretch far past the default 10 s.
+          testTimeout: 120_000,
           hookTimeout: 120_000,
         },
       },
       {
+        // Every integration suite, once, against the minified bundles that deploy (LOCAL_HANDLERS=bundled,
+        // local/handlers.ts), built once per run by the global setup; a stack a suite spawns finds them built and
+        // reuses them (lib/bundling.ts, bundleAll). LOCAL_HANDLERS=source runs them from the TypeScript sources
+        // instead, for stack traces while debugging.
         test: {
           name: 'integration',
           include: ['test/integration/**/*.int.test.ts'],
-          // The slowest whole-stack suites run once, in the bundled project, from the bundles that deploy: running
-          // them from the sources as well cost about 170 s of a 2-core run whose budget is 15 minutes, and tested the
-          // same code a second time in the form that never ships.
-          exclude: BUNDLED_ONLY,
-          env,
-          setupFiles: integrationSetup,
-          ...integration,
-        },
-      },
-      {
-        // The coordinator, orchestration, file-service (DRS and the 1 GiB upload included) and fuzz suites and
-        // `npm start` once more, against the minified bundles that deploy (LOCAL_HANDLERS=bundled,
-        // local/handlers.ts). Suites that load no handler are not repeated.
-        test: {
-          name: 'bundled',
-          include: [
-            'test/integration/coordinator/**/*.int.test.ts',
-            'test/integration/orchestration/**/*.int.test.ts',
-            'test/integration/files/**/*.int.test.ts',
-            'test/integration/local-stack/**/*.int.test.ts',
-            // Every route of both APIs, as the bundles serve them.
-            'test/integration/fuzz/**/*.int.test.ts',
-          ],
-          exclude: [
-            'test/integration/coordinator/release-repository.int.test.ts',
-            'test/integration/orchestration/health-count.int.test.ts',
-            'test/integration/orchestration/local-step-functions.int.test.ts',
-            'test/integration/files/local-s3.int.test.ts',
-            // No handler in them: the dashboard's server, and how npm start ends on Ctrl-C.
-            'test/integration/local-stack/ui-server.int.test.ts',
-            'test/integration/local-stack/npm-start.int.test.ts',
-          ],
           env: {
             ...env,
-            LOCAL_HANDLERS: 'bundled',
+            LOCAL_HANDLERS: process.env.LOCAL_HANDLERS ?? 'bundled',
             LOCAL_BUNDLES_DIR: '.test-data/bundles',
-            // Every route is fuzzed here too, with 15 cases each instead of 40: the source run searches the inputs,
-            // this one shows the bundles answer them as the sources do. FUZZ_RUNS set outside still decides.
-            FUZZ_RUNS: process.env.FUZZ_RUNS ?? '15',
           },
           setupFiles: integrationSetup,
           ...integration,
-          globalSetup: ['test/global-setup-bundles.ts', ...integration.globalSetup],
         },
       },
       {

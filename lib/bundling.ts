@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import {
   copyFileSync,
   cpSync,
   existsSync,
   mkdirSync,
+  readFileSync,
   renameSync,
   rmSync,
   statSync,
@@ -161,14 +163,81 @@ export function bundleFunction(
   return { file, metafile: result.metafile };
 }
 
-/** Bundles every function entry under `root` (default dist/functions), replacing what was there. */
+/**
+ * Bundles every function entry under `root` (default dist/functions), replacing what was there, unless `root`
+ * already holds the bundles of exactly these inputs: then it is kept as it is (`reused: true`). What decides is
+ * `root`/INPUTS_FILE, written after a build: every file esbuild read (sources and node_modules alike, from its
+ * metafile) with the SHA-256 of its content, and the bundling options. So a second `npm start` in bundled mode, or
+ * every stack a test run spawns after the run's own build, starts without rebuilding, and any change to any input
+ * rebuilds. A caller that asks for metafiles always gets a fresh build.
+ */
 export function bundleAll(root = BUNDLES_DIR, opts: { metafile?: boolean } = {}) {
-  rmSync(root, { recursive: true, force: true });
-  return functionEntries().map((fn) => ({
+  const entries = functionEntries();
+  const placed = (fn: FunctionEntry) => ({ ...fn, dir: bundleDirOf(fn.entry, root) });
+  if (!opts.metafile && builtFromSameInputs(root, entries))
+    return entries.map((fn) => ({
+      ...placed(fn),
+      file: join(bundleDirOf(fn.entry, root), BUNDLE_FILE),
+      reused: true,
+    }));
+  // Built beside `root` and moved into place, so a reader never meets a half-written directory.
+  const partial = `${root}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  const built = entries.map((fn) => ({
     ...fn,
-    dir: bundleDirOf(fn.entry, root),
-    ...bundleFunction(fn.entry, bundleDirOf(fn.entry, root), opts),
+    ...bundleFunction(fn.entry, bundleDirOf(fn.entry, partial), { metafile: true }),
   }));
+  writeFileSync(join(partial, INPUTS_FILE), JSON.stringify(inputsRecord(entries, built)));
+  rmSync(root, { recursive: true, force: true });
+  renameSync(partial, root);
+  return built.map((b) => ({
+    ...placed(b),
+    file: join(bundleDirOf(b.entry, root), BUNDLE_FILE),
+    metafile: opts.metafile ? b.metafile : undefined,
+    reused: false,
+  }));
+}
+
+/** The record of what a bundle directory was built from (bundleAll). */
+export const INPUTS_FILE = '.inputs.json';
+
+interface InputsRecord {
+  options: string;
+  inputs: Record<string, string>;
+}
+
+const sha256Of = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex');
+
+/** What a build depends on besides its input files: the options and the entries with their names. */
+const optionsKey = (entries: FunctionEntry[]) => JSON.stringify({ FUNCTION_BUNDLE_OPTIONS, entries });
+
+function inputsRecord(entries: FunctionEntry[], built: BundleResult[]): InputsRecord {
+  const inputs: Record<string, string> = {};
+  for (const b of built)
+    for (const path of Object.keys(b.metafile?.inputs ?? {}))
+      inputs[path] ??= sha256Of(join(REPO_ROOT, path));
+  for (const entry of entries)
+    for (const shipped of shippedFilesOf(entry.entry)) {
+      const path = join('node_modules', shipped);
+      inputs[path] ??= sha256Of(join(REPO_ROOT, path));
+    }
+  return { options: optionsKey(entries), inputs };
+}
+
+function builtFromSameInputs(root: string, entries: FunctionEntry[]): boolean {
+  let record: InputsRecord;
+  try {
+    record = JSON.parse(readFileSync(join(root, INPUTS_FILE), 'utf8')) as InputsRecord;
+  } catch {
+    return false;
+  }
+  if (record.options !== optionsKey(entries)) return false;
+  if (!entries.every((fn) => existsSync(join(bundleDirOf(fn.entry, root), BUNDLE_FILE)))) return false;
+  try {
+    return Object.entries(record.inputs).every(([path, sha]) => sha256Of(join(REPO_ROOT, path)) === sha);
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -3,35 +3,33 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The order `npm test` starts its files in: the slowest first, whatever their project, so that the workers end
- * together (longest processing time first) instead of one worker running the CDK CLI suite alone at the end.
- * Vitest's own order sorts by project name and, without a results cache (CI's fresh clone has none), by file size.
+ * together (longest processing time first) instead of one worker running a long suite alone at the end. Vitest's
+ * own order sorts by project name and, without a results cache (CI's fresh clone has none), by file size.
  *
- * The list holds the files that take 30 s or more on the 2-core machine (the bundled project repeats some of them);
- * test/unit/sequencer.test.ts fails on an entry that names no file. A file missing from it only starts later.
+ * The list holds the files that take the longest; test/unit/sequencer.test.ts fails on an entry that names no
+ * file. A file missing from it only starts later.
  */
 export const SLOWEST_FIRST = [
-  'test/integration/local-stack/kill-drill.int.test.ts',
-  'test/integration/fuzz/files-api.int.test.ts',
-  'test/unit/bin/app.test.ts',
-  'test/integration/local-stack/local-stack.int.test.ts',
-  'test/integration/files/large-upload.int.test.ts',
   'test/integration/cli/drc.int.test.ts',
-  'test/integration/orchestration/faults.int.test.ts',
-  'test/integration/fuzz/coordinator-api.int.test.ts',
-  'test/integration/signals/stop-on-signal.int.test.ts',
-  'test/unit/lib/app.test.ts',
+  'test/unit/bin/app.test.ts',
   'test/integration/cli/task-service-check.int.test.ts',
-  'test/integration/orchestration/faithful-dynamodb.int.test.ts',
+  'test/integration/local-stack/kill-drill.int.test.ts',
+  'test/integration/orchestration/faults.int.test.ts',
+  'test/integration/signals/stop-on-signal.int.test.ts',
+  'test/integration/local-stack/local-stack.int.test.ts',
+  'test/integration/fuzz/files-api.int.test.ts',
+  'test/integration/fuzz/coordinator-api.int.test.ts',
+  'test/integration/local-stack/npm-start.int.test.ts',
+  'test/unit/lib/app.test.ts',
   // The projects that start whole stacks of their own run last (their groupOrder); among them, the longest first.
   'test/walkthroughs/docs.walk.test.ts',
-  'test/e2e/by-url.ci.test.ts',
   'test/browser/dashboard.browser.test.ts',
+  'test/e2e/by-url.ci.test.ts',
 ];
 
 /**
- * Two workers even on 2 cores (vitest's default leaves one core free, so the whole run went one file at a time):
- * most of the suite waits on DynamoDB Local, S3, Step Functions and HTTP rather than computing, and two files at once
- * took the run from 20.6 to 14.3 minutes on the 2-core machine with every test passing.
+ * Two workers even on 2 cores (vitest's default leaves one core free): most of the suite waits on DynamoDB Local,
+ * S3, Step Functions and HTTP rather than computing, so two files at once keep both cores busy.
  */
 export const MAX_WORKERS = Math.max(2, availableParallelism() - 1);
 

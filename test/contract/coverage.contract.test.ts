@@ -8,7 +8,7 @@ import { COVERAGE_DIR, type Coverage, documentOf } from '../helpers/contract.js'
  * runs first), each of whose answers test/setup/contract.ts checked against the documents. Reports how many routes
  * were seen answering successfully (2xx/3xx), not only with errors.
  */
-const dir = join(COVERAGE_DIR, 'source');
+const dir = COVERAGE_DIR;
 
 describe('contract coverage', () => {
   it('finds every route of both documents exercised by the integration tests', () => {

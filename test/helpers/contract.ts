@@ -12,7 +12,7 @@ import type { Exchange } from '#local/http-server.js';
  * checked against the committed OpenAPI document of its API: the status must be declared for that route, and the
  * body must validate (ajv, JSON Schema 2020-12) against the schema declared for that status. test/setup/contract.ts
  * checks each test file's answers after it ran and writes which operations were exercised under
- * .test-data/contract/<handlers>/, from which test/contract/coverage.contract.test.ts asserts that every route of
+ * .test-data/contract/, from which test/contract/coverage.contract.test.ts asserts that every route of
  * both documents was exercised at least once.
  */
 export type ApiName = 'coordinator' | 'files';
@@ -159,9 +159,8 @@ export function checkRecorded(): string[] {
       coverage[result.exercised] = [...new Set([...(coverage[result.exercised] ?? []), x.status])];
   }
   if (Object.keys(coverage).length) {
-    const dir = join(COVERAGE_DIR, process.env.LOCAL_HANDLERS ?? 'source');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${randomUUID()}.json`), JSON.stringify(coverage));
+    mkdirSync(COVERAGE_DIR, { recursive: true });
+    writeFileSync(join(COVERAGE_DIR, `${randomUUID()}.json`), JSON.stringify(coverage));
   }
   // The same problem from many fuzz cases is one problem.
   return [...new Set(problems)];

@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type StackPorts, type StackProcess, startStackProcess } from '#local/stack-process.js';
-import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
  * `npm start` (bin/local.ts) as a child process (local/stack-process.ts): `npx tsx bin/local.ts` with the given
@@ -18,7 +17,7 @@ export function spawnStack(
     dataDir,
     ports,
     launcher: 'npx',
-    env: { LOG_LEVEL: 'warn', ...ownBundlesEnv(dataDir), ...env },
+    env: { LOG_LEVEL: 'warn', ...env },
     detached: true,
   });
 }

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeStackPorts, type StackProcess, startStackProcess } from '#local/stack-process.js';
 import { withFreshPorts } from './port-race.js';
-import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
  * `npm start` exactly as the README runs it (local/stack-process.ts), but on free ports and in a fresh temporary
@@ -41,7 +40,7 @@ async function npmStartOnce(
     launcher: 'npm',
     cwd: root,
     baseEnv: cleanEnv(),
-    env: { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...ownBundlesEnv(dataDir), ...extraEnv },
+    env: { HOST: '127.0.0.1', LOG_LEVEL: 'info', ...extraEnv },
     detached: true,
   });
   try {

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeStackPorts, type StackPorts, startStackProcess } from '#local/stack-process.js';
 import { withFreshPorts } from './port-race.js';
-import { ownBundlesEnv } from './stack-bundles.js';
 
 /**
  * `npm start` as a user runs it (`tsx bin/local.ts`, local/stack-process.ts) in a child process, on free ports with
@@ -30,7 +29,7 @@ async function spawnOnce(env: Record<string, string>, readyWithinMs: number): Pr
     dataDir,
     ports,
     launcher: 'tsx',
-    env: { LOG_LEVEL: 'warn', STUDY_SYNC_RETRY_SECONDS: '1', ...ownBundlesEnv(dataDir), ...env },
+    env: { LOG_LEVEL: 'warn', STUDY_SYNC_RETRY_SECONDS: '1', ...env },
   });
   const stack: SpawnedStack = {
     ports,

@@ -19,10 +19,10 @@ describe('the order npm test starts its files in', () => {
 
   it('starts the slowest first across projects, keeps groupOrder first, and leaves the rest in vitest’s order', async () => {
     const files = [
-      spec('test/integration/coordinator/a.int.test.ts', 'bundled'),
+      spec('test/integration/coordinator/a.int.test.ts', 'integration'),
       spec('test/walkthroughs/docs.walk.test.ts', 'walkthroughs', 2),
       spec('test/integration/coordinator/b.int.test.ts', 'integration'),
-      spec('test/unit/bin/app.test.ts', 'unit'),
+      spec('test/unit/bin/app.test.ts', 'cdk'),
       spec('test/integration/local-stack/kill-drill.int.test.ts', 'integration'),
     ];
     const ctx = {
@@ -31,8 +31,8 @@ describe('the order npm test starts its files in', () => {
     };
     const sorted = await new SlowestFirst(ctx as never).sort(files);
     expect(sorted.map((s) => s.moduleId.slice(ROOT.length + 1))).toEqual([
-      'test/integration/local-stack/kill-drill.int.test.ts',
       'test/unit/bin/app.test.ts',
+      'test/integration/local-stack/kill-drill.int.test.ts',
       expect.stringMatching(/coordinator\/[ab]\.int/),
       expect.stringMatching(/coordinator\/[ab]\.int/),
       'test/walkthroughs/docs.walk.test.ts',

@@ -11,7 +11,6 @@ import {
   startStackProcess,
 } from '#local/stack-process.js';
 import { dynamoJvms, eventually as waitFor } from '#test/helpers/local-stack-process.js';
-import { ownBundlesEnv } from '#test/helpers/stack-bundles.js';
 
 /**
  * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process (local/stack-process.ts), with random free ports and a temporary
@@ -45,7 +44,6 @@ function startStack(reuse?: StackPorts): Promise<StackProcess> {
         STUDIES_SOURCE: sourceUrl,
         STUDY_SYNC_RETRY_SECONDS: '1',
         LOG_LEVEL: 'warn',
-        ...ownBundlesEnv(dataDir),
       },
       // Its own process group, so cleanup can reach the whole tree if a test fails half-way.
       detached: true,
