@@ -41,7 +41,7 @@ import { bundlesDir } from '#local/handlers.js';
 import { createLocalApi, lambdaContext } from '#local/http-server.js';
 import { parseClients, startIdp } from '#local/idp.js';
 import { startLocalLambda } from '#local/lambda.js';
-import { meter, metered, meteredEventSink } from '#local/meter.js';
+import { meter, metered, meteredEventSink } from '#local/meter/meter.js';
 import { routeMetricLines } from '#local/metrics-file.js';
 import { Readiness } from '#local/readiness.js';
 import { startS3 } from '#local/s3.js';
