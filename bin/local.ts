@@ -39,7 +39,8 @@ import { createTables, localClient, startDynamoLocal, tableEnv } from '#local/dy
 
 import { bundlesDir } from '#local/handlers.js';
 import { createLocalApi, lambdaContext } from '#local/http-server.js';
-import { parseClients, startIdp } from '#local/idp.js';
+import { parseClients } from '#local/idp/clients.js';
+import { startIdp } from '#local/idp/server.js';
 import { startLocalLambda } from '#local/lambda.js';
 import { meter, metered, meteredEventSink } from '#local/meter/meter.js';
 import { routeMetricLines } from '#local/metrics-file.js';
