@@ -47,7 +47,7 @@ import { routeMetricLines } from '#local/metrics-file.js';
 import { Readiness } from '#local/readiness.js';
 import { startS3 } from '#local/s3.js';
 import { type Schedules, scheduledEvent, startSchedules } from '#local/scheduler.js';
-import { startStepFunctions } from '#local/step-functions.js';
+import { startStepFunctions } from '#local/step-functions/endpoint.js';
 import { startWorkerStreams } from '#local/stream-triggers.js';
 import { ensureUiBuilt } from '#local/ui-build.js';
 import { createUiServer, DASHBOARD_CLIENT_ID, type DashboardConfig } from '#local/ui-server.js';
@@ -432,7 +432,7 @@ async function main(): Promise<void> {
   // handlers call it, so it takes any free loopback port.
   use(await startLocalLambda({ functions: FILES_WORKERS }));
 
-  // The Step Functions endpoint (local/step-functions.ts). It runs worker handlers in-process, so it comes after
+  // The Step Functions endpoint (local/step-functions/). It runs worker handlers in-process, so it comes after
   // every component whose env they need.
   await assertPortFree(config.SFN_PORT, 'SFN_PORT');
   const sfn = await startStepFunctions({

@@ -47,7 +47,7 @@ import { ROOT } from '#local/config.js';
 import { tableEnv } from '#local/dynamodb-local.js';
 import { itemSize } from '#local/meter/capacity.js';
 import type { DdbRecord, InvokeRecord, MeterRecord } from '#local/meter/records.js';
-import { localDefinition } from '#local/step-functions.js';
+import { localDefinition } from '#local/step-functions/definition.js';
 import {
   api,
   createRelease,
