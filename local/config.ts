@@ -47,7 +47,7 @@ export const localEnv = z.object({
    * dist/functions (or LOCAL_BUNDLES_DIR) by the same esbuild call as CDK (local/handlers.ts, lib/bundling.ts).
    */
   LOCAL_HANDLERS: z.enum(HANDLER_SOURCES).default('source'),
-  /** JVM heap of DynamoDB Local: 256m held it near 350 MB RSS at full throughput (ceilings.md). */
+  /** JVM heap of DynamoDB Local (docs/local-emulators.md: 256m holds it near 350 MB RSS at full throughput). */
   DYNAMODB_HEAP: z
     .string()
     .regex(/^\d+[kmg]$/i, 'a JVM size such as 256m')
