@@ -37,8 +37,8 @@ export function numberBytes(text: string): number {
 
 /**
  * Size of one value in the document client's native form (what `@aws-sdk/lib-dynamodb` marshalls): strings,
- * numbers, bigints and wrapped numbers (NumberValue), Uint8Arrays, booleans, null, arrays (lists), Sets and plain objects (maps).
- * `undefined` takes nothing: the document client removes it (removeUndefinedValues).
+ * numbers, bigints and wrapped numbers (NumberValue), Uint8Arrays, booleans, null, arrays (lists), Sets and plain
+ * objects (maps). `undefined` takes nothing: the document client removes it (removeUndefinedValues).
  */
 export function valueBytes(v: unknown): number {
   if (v === undefined) return 0;
