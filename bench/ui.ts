@@ -19,7 +19,7 @@ import { build } from 'vite';
 import { clientCredentials, startTaskService } from '#examples/task-service/service.js';
 import { ROOT } from '#local/config.js';
 import { freePort } from '#local/dynamodb-local.js';
-import { TASK_SERVICE_AUDIENCE } from '#local/idp.js';
+import { TASK_SERVICE_AUDIENCE } from '#local/idp/clients.js';
 import { launchChromium } from '#test/helpers/chromium.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 import { benchStack } from './lib/stack.js';

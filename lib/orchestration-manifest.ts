@@ -1,6 +1,6 @@
 /**
  * Lambda functions that are not behind the HTTP APIs: the state machine's tasks and the schedules. Plain data, shared
- * by CDK (lib/) and the local stack (local/step-functions.ts, bin/local.ts).
+ * by CDK (lib/) and the local stack (local/step-functions/, bin/local.ts).
  *
  * `substitution` is the DefinitionSubstitutions key that statemachines/release.asl.json uses for the function's ARN,
  * e.g. "FunctionName": "${ReleaseStepFunctionArn}". The poll interval and action timeout travel in the execution

@@ -47,7 +47,7 @@ export const localEnv = z.object({
    * dist/functions (or LOCAL_BUNDLES_DIR) by the same esbuild call as CDK (local/handlers.ts, lib/bundling.ts).
    */
   LOCAL_HANDLERS: z.enum(HANDLER_SOURCES).default('source'),
-  /** JVM heap of DynamoDB Local: 256m held it near 350 MB RSS at full throughput (ceilings.md). */
+  /** JVM heap of DynamoDB Local (docs/local-emulators.md: 256m holds it near 350 MB RSS at full throughput). */
   DYNAMODB_HEAP: z
     .string()
     .regex(/^\d+[kmg]$/i, 'a JVM size such as 256m')
@@ -72,7 +72,7 @@ export const localEnv = z.object({
   /** Issuer written into tokens; defaults to http://127.0.0.1:<IDP_PORT>. */
   IDP_ISSUER: z.string().url().optional(),
   AUTH_AUDIENCE: z.string().min(1).default('release-coordinator'),
-  /** JSON array of {client_id, client_secret, roles?, groups?}; see local/idp.ts DEFAULT_CLIENTS. */
+  /** JSON array of {client_id, client_secret, roles?, groups?}; see DEFAULT_CLIENTS in local/idp/clients.ts. */
   IDP_CLIENTS: z.string().optional(),
   IDP_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(3600),
   /** Unset: POST /dev/tokens only while the identity provider listens on loopback; true/false: always/never. */

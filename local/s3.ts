@@ -6,9 +6,9 @@ import { publicHost } from './config.js';
 
 /**
  * s3rver standing in for S3 in the local stack and in tests. Objects persist under `dir`, so a restart keeps them.
- * Two differences from S3 matter (toolchain.md gotchas 3-4): s3rver never verifies SigV4 signatures (only the
- * access key id, which must be S3RVER, and the expiry), and it ignores checksums, so a confirmation re-reads the
- * bytes to check the SHA-256 that S3 itself would have verified on upload.
+ * Two differences from S3 matter (docs/local-emulators.md): s3rver never verifies SigV4 signatures (only the access
+ * key id, which must be S3RVER, and the expiry), and it ignores checksums, so a confirmation re-reads the bytes to
+ * check the SHA-256 that S3 itself would have verified on upload.
  */
 export interface StartS3Options {
   dir: string;

@@ -5,7 +5,7 @@
  * It starts the local stack (bench/lib/stack.ts) with LOCAL_METER_FILE set, so the stack records every Lambda
  * handler call (duration, log bytes, API request and answer sizes), every DynamoDB request with the capacity units
  * DynamoDB Local computes for it (ReturnConsumedCapacity=INDEXES, asked for by the meter's proxy), every S3 request
- * by price class and every publish to the events topic (local/meter.ts). Step Functions transitions come from the
+ * by price class and every publish to the events topic (local/meter/). Step Functions transitions come from the
  * execution histories of the local endpoint, exactly as bench:release counts them.
  *
  * Scenarios:
@@ -45,8 +45,9 @@ import { WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
 import { TABLES } from '#lib/table-definitions.js';
 import { ROOT } from '#local/config.js';
 import { tableEnv } from '#local/dynamodb-local.js';
-import { type DdbRecord, type InvokeRecord, itemSize, type MeterRecord } from '#local/meter.js';
-import { localDefinition } from '#local/step-functions.js';
+import { itemSize } from '#local/meter/capacity.js';
+import type { DdbRecord, InvokeRecord, MeterRecord } from '#local/meter/records.js';
+import { localDefinition } from '#local/step-functions/definition.js';
 import {
   api,
   createRelease,
@@ -144,7 +145,7 @@ class MeterReader {
 
 /**
  * Reads whose units DynamoDB Local reported differently from the items it returned (printed at the end; the usage
- * takes the computed units, see local/meter.ts).
+ * takes the computed units, see local/meter/proxy.ts).
  */
 const readMismatches: DdbRecord[] = [];
 

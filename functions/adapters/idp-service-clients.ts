@@ -3,9 +3,10 @@ import { AppError } from '../shared/errors.js';
 import * as z from '../shared/zod.js';
 
 /**
- * One client per task service at the local identity provider (local/idp.ts `POST /clients`, `DELETE /clients/<id>`),
- * the stand-in for Cognito's app clients: client credentials, role `service`. The provider's client-management routes
- * take HTTP Basic credentials of one of its clients with the `admin` role, given here by the local stack.
+ * One client per task service at the local identity provider (`POST /clients`, `DELETE /clients/<id>`,
+ * local/idp/client-admin.ts), the stand-in for Cognito's app clients: client credentials, role `service`. The
+ * provider's client-management routes take HTTP Basic credentials of one of its clients with the `admin` role, given
+ * here by the local stack.
  */
 export interface IdpServiceClientsOptions {
   /** The identity provider's base URL. */

@@ -18,7 +18,7 @@ import { sfnClient } from './aws.js';
 
 /**
  * Step Functions behind the orchestration ports. The same code runs against AWS and the local endpoint
- * (local/step-functions.ts), chosen only by the SDK's AWS_ENDPOINT_URL_SFN.
+ * (local/step-functions/), chosen only by the SDK's AWS_ENDPOINT_URL_SFN.
  */
 
 /** Errors that mean "this token does not wait any more": answered, timed out, or its execution is gone. */

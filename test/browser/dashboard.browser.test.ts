@@ -8,7 +8,7 @@ import {
   startTaskService,
 } from '#examples/task-service/service.js';
 import { freePort } from '#local/dynamodb-local.js';
-import { TASK_SERVICE_AUDIENCE } from '#local/idp.js';
+import { TASK_SERVICE_AUDIENCE } from '#local/idp/clients.js';
 import { type SpawnedStack, spawnStack } from '../helpers/spawned-stack.js';
 import { checkedPages, expectAccessible, launchChromium, screenshot, tabTo } from './browser.js';
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_CLIENTS } from '#local/idp.js';
+import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
 import { type FakeTaskService, startFakeTaskService } from '../helpers/fake-task-service.js';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { DEFAULT_CLIENTS } from '#local/idp.js';
+import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
 import {
   type Clients,

@@ -2,7 +2,8 @@ import { DescribeExecutionCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { inject } from 'vitest';
 import type { ReconcileReport } from '#functions/orchestration/reconcile.js';
 import { loadHandler, loadHandlerModule } from '#local/handlers.js';
-import { type LocalStepFunctions, startStepFunctions, type WorkerHandler } from '#local/step-functions.js';
+import { startStepFunctions } from '#local/step-functions/endpoint.js';
+import type { LocalStepFunctions, WorkerHandler } from '#local/step-functions/model.js';
 import { startWorkerStreams } from '#local/stream-triggers.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from './coordinator-api.js';
 import {

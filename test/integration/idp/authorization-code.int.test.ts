@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '#functions/shared/auth.js';
 import { FakeClock } from '#functions/shared/clock.js';
-import { CODE_TTL_SECONDS, DEFAULT_CLIENTS, type Idp, startIdp } from '#local/idp.js';
+import { CODE_TTL_SECONDS } from '#local/idp/authorize.js';
+import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
+import { type Idp, startIdp } from '#local/idp/server.js';
 
 // The development sign-in (authorization code + PKCE) of the local identity provider, over real HTTP, with the
 // issued access tokens checked by the verifier the functions use.

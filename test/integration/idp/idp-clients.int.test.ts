@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { idpServiceClients } from '#functions/adapters/idp-service-clients.js';
 import { createTokenVerifier } from '#functions/shared/auth.js';
-import { DEFAULT_CLIENTS, type Idp, startIdp } from '#local/idp.js';
+import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
+import { type Idp, startIdp } from '#local/idp/server.js';
 
 /**
  * The local identity provider's client management (POST /clients, DELETE /clients/<id>), through the coordinator's

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '#functions/shared/auth.js';
-import { DEFAULT_CLIENTS, type Idp, startIdp } from '#local/idp.js';
+import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
+import { type Idp, startIdp } from '#local/idp/server.js';
 
 /** The identity provider's part in the security model: client identities, token audiences, dev-token exposure. */
 const dataDir = mkdtempSync(join(tmpdir(), 'idp-sec-'));

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '#functions/shared/auth.js';
 import { FakeClock } from '#functions/shared/clock.js';
-import { DEFAULT_CLIENTS, type Idp, startIdp } from '#local/idp.js';
+import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
+import { type Idp, startIdp } from '#local/idp/server.js';
 import { generateSigningKey, signJwt } from '#local/jwt.js';
 
 // The identity provider over real loopback HTTP, with tokens checked by the same verifier the functions use.

@@ -60,7 +60,7 @@ describe('a release’s correlation id', () => {
   });
 
   it('stays the same for the whole release: across a restart of the stack, its new execution and the publish', async () => {
-    const { startStepFunctions } = await import('#local/step-functions.js');
+    const { startStepFunctions } = await import('#local/step-functions/endpoint.js');
     const [{ id: serviceId, fake: svc }] = await h.addServices(1, {
       stageMs: Number.POSITIVE_INFINITY,
       callbacks: false,

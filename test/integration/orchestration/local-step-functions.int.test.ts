@@ -7,7 +7,8 @@ import {
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LocalStepFunctions, startStepFunctions, type WorkerHandler } from '#local/step-functions.js';
+import { startStepFunctions } from '#local/step-functions/endpoint.js';
+import type { LocalStepFunctions, WorkerHandler } from '#local/step-functions/model.js';
 
 /**
  * The local Step Functions endpoint at protocol level, through the real @aws-sdk/client-sfn, running the real

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startStepFunctions } from '#local/step-functions.js';
+import { startStepFunctions } from '#local/step-functions/endpoint.js';
 import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**

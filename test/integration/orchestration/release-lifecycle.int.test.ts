@@ -298,7 +298,7 @@ describe('release orchestration', () => {
   });
 
   it('carries an in-flight release on after a restart of the Step Functions endpoint: the reconciler resumes it', async () => {
-    const { startStepFunctions } = await import('#local/step-functions.js');
+    const { startStepFunctions } = await import('#local/step-functions/endpoint.js');
     await h.addServices(1, { stageMs: Number.POSITIVE_INFINITY, callbacks: false });
     const rel = await h.createRelease();
     await h.waitForState(rel.item_id, 'running');

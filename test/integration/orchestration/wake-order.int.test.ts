@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { WorkerHandler } from '#local/step-functions.js';
+import type { WorkerHandler } from '#local/step-functions/model.js';
 import { type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseLocalConfig, publicHost, ROOT } from '#local/config.js';
-import { DEFAULT_CLIENTS, parseClients } from '#local/idp.js';
 
 describe('local stack settings', () => {
   it('has a default for every setting', () => {
@@ -58,35 +57,5 @@ describe('local stack settings', () => {
     expect(publicHost('::')).toBe('127.0.0.1');
     expect(publicHost('192.168.1.5')).toBe('192.168.1.5');
     expect(publicHost('::1')).toBe('[::1]');
-  });
-});
-
-describe('IDP_CLIENTS', () => {
-  it('defaults to the coordinator (service), a task-service client (service) and an admin client', () => {
-    expect(parseClients(undefined)).toBe(DEFAULT_CLIENTS);
-    expect(DEFAULT_CLIENTS.map((c) => [c.client_id, c.roles])).toEqual([
-      ['coordinator', ['service']],
-      ['task-service', ['service']],
-      ['admin', ['admin']],
-    ]);
-  });
-
-  it('reads a JSON array and fills roles and groups', () => {
-    expect(parseClients('[{"client_id":"a","client_secret":"s","groups":["SD_1"]}]')).toEqual([
-      { client_id: 'a', client_secret: 's', roles: [], groups: ['SD_1'] },
-    ]);
-  });
-
-  it.each([
-    ['not JSON', '[{', /not valid JSON/],
-    ['a client without a secret', '[{"client_id":"a"}]', /client_secret/],
-    [
-      'a repeated client_id',
-      '[{"client_id":"a","client_secret":"s"},{"client_id":"a","client_secret":"t"}]',
-      /repeats/,
-    ],
-    ['an empty list', '[]', /IDP_CLIENTS/],
-  ])('refuses %s', (_, json, message) => {
-    expect(() => parseClients(json)).toThrow(message);
   });
 });

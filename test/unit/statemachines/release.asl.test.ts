@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { executionInputSchema } from '#functions/orchestration/config.js';
 import { NEXT_STEPS, STEPS } from '#functions/orchestration/release-steps.js';
 import { WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
-import { localDefinition } from '#local/step-functions.js';
+import { localDefinition } from '#local/step-functions/definition.js';
 import { validateAsl } from '#test/helpers/asl.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { itemSize, readUnits, s3Class, type TableSchema, writeTargets, writeUnits } from '#local/meter.js';
+import { itemSize, readUnits, type TableSchema, writeTargets, writeUnits } from '#local/meter/capacity.js';
 
 /** The coordinator table as DynamoDB Local describes it: pk/sk, two indexes projecting everything. */
 const coordinator: TableSchema = {
@@ -14,11 +14,24 @@ const coordinator: TableSchema = {
 const s = (n: number) => ({ S: 'x'.repeat(n) });
 
 describe('the meter counts DynamoDB capacity as DynamoDB bills it', () => {
-  it('sizes an item by its attribute names and values', () => {
+  it('sizes an item by its attribute names and values, as the store sizes it', () => {
     expect(itemSize({ pk: { S: 'RE#1' }, n: { N: '12345' }, ok: { BOOL: true } })).toBe(
       2 + 4 + 1 + 4 + 2 + 1,
     );
     expect(itemSize(undefined)).toBe(0);
+    // Trailing zeros take no room: 1,000,000 is one significant digit.
+    expect(itemSize({ n: { N: '1000000' } })).toBe(1 + 2);
+    // A map: 3 bytes, 1 per entry, then each entry's name and value; a number set: its numbers.
+    expect(itemSize({ m: { M: { a: { S: 'xy' }, b: { NULL: true } } } })).toBe(1 + 3 + 2 + (1 + 2) + (1 + 1));
+    expect(itemSize({ ns: { NS: ['1', '22', '333'] } })).toBe(2 + 2 + 2 + 3);
+  });
+
+  it('sizes binary values by their bytes, whether the JSON protocol (base64) or the SDK (bytes) carries them', () => {
+    const bytes = Buffer.from('0123456789');
+    expect(itemSize({ b: { B: bytes.toString('base64') } })).toBe(1 + 10);
+    expect(itemSize({ b: { B: new Uint8Array(bytes) } })).toBe(1 + 10);
+    expect(itemSize({ l: { L: [{ B: bytes.toString('base64') }] } })).toBe(1 + 3 + 1 + 10);
+    expect(itemSize({ bs: { BS: [bytes.toString('base64'), 'AAA='] } })).toBe(2 + 10 + 2);
   });
 
   it('writes a new coordinator item in 1 KB steps, once per index that holds it', () => {
@@ -85,19 +98,5 @@ describe('the meter counts DynamoDB capacity as DynamoDB bills it', () => {
     );
     expect(readUnits('TransactGetItems', {}, { Responses: [{ Item: item }] })).toBe(4);
     expect(readUnits('Query', { ProjectionExpression: 'id' }, { Items: [] })).toBeUndefined();
-  });
-});
-
-describe('the meter classes S3 requests as S3 prices them', () => {
-  it('puts uploads, copies and listings in the first class and reads in the second', () => {
-    const c = (method: string, url: string, headers: Record<string, string> = {}) =>
-      s3Class({ method, url, headers }).tier;
-    expect(c('PUT', '/bucket/key')).toBe('tier1');
-    expect(c('PUT', '/bucket/key', { 'x-amz-copy-source': '/bucket/other' })).toBe('tier1');
-    expect(c('POST', '/bucket/key?uploads')).toBe('tier1');
-    expect(c('GET', '/bucket?list-type=2')).toBe('tier1');
-    expect(c('GET', '/bucket/key')).toBe('tier2');
-    expect(c('HEAD', '/bucket/key')).toBe('tier2');
-    expect(c('DELETE', '/bucket/key')).toBe('free');
   });
 });
