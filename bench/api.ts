@@ -1,6 +1,6 @@
 /**
  * `npm run bench:api`: the coordinator API on the local stack against the raw DynamoDB Local ceiling, measured in
- * the same run on the same JVM (method: ../shared/reference/ceilings.md, A1 and A3).
+ * the same run on the same JVM (method: docs/benchmarks.md, How the ceilings are measured).
  *
  *   GET  /releases/<id>        a release with 10 tasks and 2 notes   vs a raw Query@32 of the same item collection
  *                                                                    (release, tasks, notes)   target >= 80%, p99 <= 40 ms
@@ -9,8 +9,7 @@
  *   POST /events               one event (with a release reference)  vs TransactWrite 2 Puts@32   target >= 80%
  *
  * A benchmark, not a test: it prints a markdown table and writes it into docs/benchmarks.md. Settings:
- * BENCH_CONNECTIONS (32), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3 for HTTP, 5 for the raw loops as in
- * ceilings.md), BENCH_WRITE_DOCS (true); BENCH_COORDINATOR_URL / BENCH_IDP_URL / BENCH_DYNAMODB_ENDPOINT to drive a
+ * BENCH_CONNECTIONS (32), BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (3 for HTTP, 5 for the raw loops), BENCH_WRITE_DOCS (true); BENCH_COORDINATOR_URL / BENCH_IDP_URL / BENCH_DYNAMODB_ENDPOINT to drive a
  * running stack instead of starting one.
  */
 import { resolve } from 'node:path';
@@ -212,7 +211,7 @@ async function main() {
     const base = { connections: CONNECTIONS, seconds: SECONDS };
 
     say(`Measuring (${CONNECTIONS} connections, ${SECONDS} s each, after a warm-up)...`);
-    // Each API run follows its matched raw baseline, on a JVM in the same state (ceilings.md A3).
+    // Each API run follows its matched raw baseline, on a JVM in the same state.
     const collection = await measureCollectionQuery(stack.dynamodb, seeded.target);
     const repoLoad = await measureRepository(stack.dynamodb, 'releases.load', async (repo) => {
       if (!(await repo.load(seeded.target))) throw new Error('release not found');
@@ -312,7 +311,7 @@ async function main() {
       `autocannon, ${CONNECTIONS} connections, ${SECONDS} s per route after a ${HTTP_WARMUP} s warm-up, against \`npm start\``,
       `(tsx, one Node process serving every handler) with DynamoDB Local on disk (-Xmx256m). The ceiling is a raw`,
       `DocumentClient loop at concurrency ${CONNECTIONS} in the benchmark's process against the same JVM and database,`,
-      `run just before each route (ceilings.md A1/A3). Seed: ${TASKS} task services, ${RELEASES} releases of ${seeded.tasks} tasks,`,
+      `run just before each route. Seed: ${TASKS} task services, ${RELEASES} releases of ${seeded.tasks} tasks,`,
       `${seeded.notes} notes on the measured release (state \`${seeded.state}\`). The load generator, the API process and the JVM`,
       'share the same cores, so these are whole-box numbers.',
       '',

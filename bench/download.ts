@@ -105,7 +105,7 @@ async function seed(stack: Stack) {
 
 /**
  * The same DynamoDB work without the service around it, on the same DynamoDB Local (on disk, like the stack's data),
- * in tables of its own: `concurrency` workers back to back, as in ceilings.md. A mint is a GetItem plus a 2-item
+ * in tables of its own: `concurrency` workers back to back, as the raw ceilings are measured (docs/benchmarks.md). A mint is a GetItem plus a 2-item
  * TransactWriteItems; a claim is a conditional UpdateItem, a GetItem of the version and a PutItem with two index keys.
  */
 async function ceilings(endpoint: string, concurrency: number, seconds: number) {

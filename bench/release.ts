@@ -9,7 +9,7 @@
  * overhead over the ideal (the work time), and the state transitions of its execution (StateEntered events in the
  * local execution history, which is what Step Functions bills). Then 20 concurrent releases × 50 services.
  *
- * Targets (issue 3): transitions flat in N; overhead <= 1 s with callbacks even at a 30 s poll; the concurrent run
+ * Targets (docs/benchmarks.md): transitions flat in N; overhead <= 1 s with callbacks even at a 30 s poll; the concurrent run
  * completes with no errors. Writes its section of docs/benchmarks.md (BENCH_WRITE_DOCS=false to skip).
  */
 import { resolve } from 'node:path';
@@ -219,11 +219,11 @@ async function main() {
     '|---|---|---|---|---|---|---|---|---:|---:|---|',
     ...concurrentRows,
     '',
-    `The floor is ${CONCURRENT * CONCURRENT_SERVICES} of the smallest transaction a callback could be (its task and its event, 2 items, no reads), sent at once to the same DynamoDB Local right after the releases (bench/lib/tx-floor.ts): no burst of that many callbacks can end sooner there. Target (issue 21): staged p50 <= 1.5 × (work + floor) at a 1 s poll; here ${ratios.join('; ')}.`,
+    `The floor is ${CONCURRENT * CONCURRENT_SERVICES} of the smallest transaction a callback could be (its task and its event, 2 items, no reads), sent at once to the same DynamoDB Local right after the releases (bench/lib/tx-floor.ts): no burst of that many callbacks can end sooner there. Target: staged p50 <= 1.5 × (work + floor) at a 1 s poll; here ${ratios.join('; ')}.`,
     '',
     `PATCH /tasks callbacks in the concurrent runs: ${callbackNote.join('; ')}.`,
     '',
-    'With 1,000 tasks in flight the time goes to the emulator and the one stack process, not to waiting: every task state change is a TransactWriteItems with its event (about 4,000 in these runs, plus the creation and the callback look-ups), DynamoDB Local serializes transactions (~450/s for 2-item ones on this machine, ceilings.md), and the API, the Step Functions endpoint and every handler share one Node process, on 2 cores shared with the JVM and the fake services. Transitions stay those of a single release.',
+    'With 1,000 tasks in flight the time goes to the emulator and the one stack process, not to waiting: every task state change is a TransactWriteItems with its event (about 4,000 in these runs, plus the creation and the callback look-ups), DynamoDB Local serializes transactions (~450/s for 2-item ones on this machine), and the API, the Step Functions endpoint and every handler share one Node process, on 2 cores shared with the JVM and the fake services. Transitions stay those of a single release.',
   ].join('\n');
   if (WRITE_DOCS) writeSection(resolve(ROOT, 'docs/benchmarks.md'), 'bench:release', section);
   say('');

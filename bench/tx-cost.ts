@@ -11,7 +11,7 @@
  *   4. The staging callbacks of the 20 × 50 run (bench:release) without HTTP: 20 releases of 50 tasks, then 1,000
  *      `staged` reports at once through the real use case (`reportTask`) and repositories, in this process; and, for
  *      the floor, 1,000 of the smallest transaction a callback could be (its task and its event, 2 items). Set against
- *      issue 21's bound on a whole release (staged p50 <= 1.5 × (2 s of work + floor)), the callbacks alone.
+ *      the bound on a whole release (staged p50 <= 1.5 × (2 s of work + floor)), the callbacks alone.
  *
  * A benchmark, not a test: it prints a markdown section and writes it into docs/benchmarks.md (BENCH_WRITE_DOCS).
  */
@@ -150,7 +150,7 @@ async function main() {
       `  ${callbacks.n} callbacks: reportTask ${fmt(callbacks.reportMs / 1000, 2)} s (${fmt(callbacks.calls / callbacks.n, 1)} DynamoDB calls each); ` +
         `2-item transactions ${fmt(callbacks.minimalMs / 1000, 2)} s`,
     );
-    // Issue 21's bound on a whole release's staged p50: 1.5 × (2 s of work + the floor of this very run).
+    // The bound on a whole release's staged p50 (docs/benchmarks.md): 1.5 × (2 s of work + the floor of this very run).
     const bound = 1.5 * (2000 + callbacks.minimalMs);
 
     const table1 = [
@@ -203,7 +203,7 @@ async function main() {
           `| ${name} | ${fmt(b.n / callbacks.alone.n, 1)} | ${fmt(b.ms / b.n, 2)} | ${fmt(b.ms / callbacks.alone.n, 2)} |`,
       ),
       '',
-      `What this says of issue 21's target for the ${CALLBACK_RELEASES} × ${CALLBACK_SERVICES} run, staged p50 <= 1.5 × (2 s of work + floor), the floor`,
+      `What this says of the target for the ${CALLBACK_RELEASES} × ${CALLBACK_SERVICES} run, staged p50 <= 1.5 × (2 s of work + floor), the floor`,
       `being the second row: 1.5 × (2 + ${fmt(callbacks.minimalMs / 1000, 2)}) = ${fmt(bound / 1000, 2)} s for everything a release does before it is staged, and`,
       `these callbacks alone, with no HTTP, no release creation and no initialize or start round, took ${fmt(callbacks.reportMs / 1000, 2)} s, that is`,
       `${fmt(callbacks.reportMs / (2000 + callbacks.minimalMs), 2)} × (work + floor). Each callback is its own HTTP request (a Lambda invocation on AWS), so its state`,

@@ -19,7 +19,7 @@ import { Construct } from 'constructs';
 import { acknowledge } from './nag.js';
 import type { Settings } from './settings.js';
 
-/** Role groups of the user pool; the functions read them from `cognito:groups` (issue 2 §2). */
+/** Role groups of the user pool; the functions read them from `cognito:groups` (docs/deploy.md, Cognito). */
 export const ROLE_GROUPS = ['admin', 'service'] as const;
 /** Resource server identifier: client-credentials tokens carry `coordinator/admin` or `coordinator/service`. */
 export const RESOURCE_SERVER_ID = 'coordinator';

@@ -21,7 +21,7 @@ export interface FilesBucketProps {
 export const MAX_SIGNATURE_AGE_MS = 300_000;
 
 /**
- * The study files bucket (issue 4 §1): private, SSE-S3 encrypted, SSL only, public access blocked, server access
+ * The study files bucket (docs/deploy.md, What is locked down): private, SSE-S3 encrypted, SSL only, public access blocked, server access
  * logs to a separate bucket, and a policy that refuses presigned requests whose signature is more than 5 minutes
  * old. Versioning stays off on purpose: every file version already has its own key, and deleting a version must
  * remove its bytes, not hide them behind a delete marker.

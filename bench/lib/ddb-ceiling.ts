@@ -12,7 +12,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { createTables, localClient } from '#local/dynamodb-local.js';
 
 /**
- * The raw DynamoDB Local ceiling, measured as in ../shared/reference/ceilings.md (A1): a DocumentClient with a
+ * The raw DynamoDB Local ceiling, measured as docs/benchmarks.md describes: a DocumentClient with a
  * keep-alive agent, N async workers calling one operation back-to-back, latency per call. It runs against the same
  * JVM (and the same on-disk database) as the API under test, in a table of its own.
  */

@@ -215,9 +215,10 @@ function phaseConflict(
 }
 
 /**
- * A task service reports its task failed or canceled: the task's end takes its release with it (issue 3, Failures):
- * task failed/canceled and release canceling in one transaction; the execution then cancels the other tasks. Not
- * the hot path (it reads the service and the release whole). Null when the task moved meanwhile (judge again).
+ * A task service reports its task failed or canceled: the task's end takes its release with it
+ * (docs/orchestration.md, Failures): task failed/canceled and release canceling in one transaction; the execution
+ * then cancels the other tasks. Not the hot path (it reads the service and the release whole). Null when the task
+ * moved meanwhile (judge again).
  */
 async function reportEnd(
   deps: TaskCallbackDeps,

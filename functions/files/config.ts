@@ -23,7 +23,7 @@ export const filesEnv = z.object({
   DIRECT_DOWNLOAD_MAX_BYTES: z._default(int().check(z.minimum(0), z.maximum(4 * MiB)), MiB),
   /** Lifetime of presigned upload URLs; the bucket refuses signatures older than 5 minutes anyway. */
   UPLOAD_URL_TTL_SECONDS: z._default(int().check(z.minimum(1), z.maximum(300)), 300),
-  /** Uploads larger than this use a multipart upload (issue 4: above 100 MiB). */
+  /** Uploads larger than this use a multipart upload (docs/files.md, Uploading). */
   MULTIPART_THRESHOLD_BYTES: z._default(int().check(z.minimum(5 * MiB)), 100 * MiB),
   /** Preferred part size; raised automatically so that no upload needs more than 10,000 parts. */
   MULTIPART_PART_SIZE_BYTES: z._default(int().check(z.minimum(5 * MiB), z.maximum(5 * 1024 * MiB)), 64 * MiB),

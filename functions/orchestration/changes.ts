@@ -242,7 +242,7 @@ export interface TaskFailure {
 export type FailOutcome = 'canceling' | 'terminal' | 'missing' | 'unchanged';
 
 /**
- * The failure path (issue 3, Failures): the failing tasks become `failed` with an error event naming task, service,
+ * The failure path (docs/orchestration.md, Failures): the failing tasks become `failed` with an error event naming task, service,
  * action and reason, and the release goes to `canceling` — all in one change. The execution then sends cancel to
  * the other tasks and ends the release `failed`. Used by the steps, PATCH /tasks (state failed) and the health check;
  * callers outside the execution wake it afterwards.

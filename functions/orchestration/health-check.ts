@@ -6,7 +6,7 @@ import { failTasks } from './changes.js';
 import type { HealthCheckDeps } from './ports.js';
 
 /**
- * The health check (spec: GET /status; issue 3, Health checks), run on a schedule (EventBridge on AWS, a timer
+ * The health check (GET /status; docs/orchestration.md, Health checks), run on a schedule (EventBridge on AWS, a timer
  * locally). For every registered task service, enabled or not:
  *
  * - `last_ok_status` counts the consecutive GET /status replies other than 200 since the last 200 (0 = the last

@@ -258,7 +258,7 @@ export class ReleaseSteps {
     const agg = await this.deps.releases.load(releaseId);
     if (agg?.release.state !== 'initializing') return this.result(agg);
     if (agg.tasks.length === 0) {
-      // No enabled task service: nothing to stage (issue 3, Lifecycle 1).
+      // No enabled task service: nothing to stage (docs/orchestration.md, How a release moves).
       try {
         await commit(this.deps, releaseId, [], releaseMove(agg, 'staged'));
         return { next: 'waitPublish', state: 'staged' };

@@ -192,10 +192,10 @@ function createUncachedVerifier(
 }
 
 /**
- * A task service's own app client (issue 20 item 2: made by the coordinator at registration, or by `drc services
- * add --create-client`) cannot be in the audience list, which is fixed at deploy time; so the gateway's audience
- * rule refuses its tokens. On the routes that take one (PATCH /tasks/{id}, POST /events), its token is accepted
- * instead when it is, all of:
+ * A task service's own app client (docs/security.md, one client per service: made by the coordinator at
+ * registration, or by `drc services add --create-client`) cannot be in the audience list, which is fixed at deploy
+ * time; so the gateway's audience rule refuses its tokens. On the routes that take one (PATCH /tasks/{id},
+ * POST /events), its token is accepted instead when it is, all of:
  *
  * - signed by the same issuer's keys, from that issuer, not expired (as every token);
  * - a client-credentials access token: `token_use` is `access`, and it carries no `aud` (an `aud` decides by the

@@ -3,7 +3,7 @@ import { type IdPrefix, idPattern } from './ids.js';
 import { LIMITS } from './limits.js';
 import * as z from './zod.js';
 
-/** Documented page-size bounds. A limit above MAX_LIMIT is refused with a 400 (see README). */
+/** Documented page-size bounds. A limit above MAX_LIMIT is refused with a 400 (docs/api.md, Lists). */
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 /**

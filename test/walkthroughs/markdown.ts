@@ -18,7 +18,7 @@
  * so a typo never silently changes what runs.
  */
 export interface ShellBlock {
-  /** Path as given, e.g. README.md. */
+  /** Path as given, e.g. docs/walkthrough.md. */
   file: string;
   /** 1-based line of the first line of code (the line after the opening fence). */
   line: number;
@@ -147,5 +147,5 @@ export function extractShellBlocks(markdown: string, file: string): ShellBlock[]
   return blocks;
 }
 
-/** "README.md:120 (## Using it with curl)": how a block is named in test names and failures. */
+/** "docs/walkthrough.md:35 (### 1. Mint a token)": how a block is named in test names and failures. */
 export const blockName = (b: ShellBlock) => `${b.file}:${b.line} (${b.heading})`;

@@ -57,12 +57,12 @@ const DEFAULT_TIMEOUT_SECONDS = 120;
 
 /**
  * Set before every document: strict mode, a message naming the failing command, and no jq (the docs must only need
- * what the README installs; jq would otherwise be found on a developer's machine and hide the mistake).
+ * what the README's prerequisites install; jq would otherwise be found on a developer's machine and hide the mistake).
  */
 const PRELUDE = `set -euo pipefail
 set -E
 trap 'printf "\\nwalkthrough-err %s|%s|%s|%s|%s\\n" "$?" "$LINENO" "\${BASH_SOURCE[*]}" "\${BASH_LINENO[*]}" "$BASH_COMMAND" >&2' ERR
-jq() { echo "jq is not a prerequisite: use the README's json helper or node" >&2; return 127; }
+jq() { echo "jq is not a prerequisite: use the walkthroughs' json helper or node" >&2; return 127; }
 export -f jq
 `;
 

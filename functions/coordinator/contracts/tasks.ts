@@ -7,7 +7,7 @@ import type { CoordinatorSchemas } from './schemas.js';
 
 /** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */
 
-// Task services in the wild say "cancelled" for canceled and "initialized" for pending (issue 3, tolerance).
+// Task services in the wild say "cancelled" for canceled and "initialized" for pending (docs/task-service-api.md, POST /tasks).
 const ALIASES: Record<string, string> = { cancelled: 'canceled', initialized: 'pending' };
 const reportedState = z.pipe(
   z.transform((v: unknown) => (typeof v === 'string' && v in ALIASES ? ALIASES[v] : v)),

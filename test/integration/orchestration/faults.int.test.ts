@@ -3,7 +3,7 @@ import type { FakeTaskServiceOptions, Misbehaviour } from '#test/helpers/fake-ta
 import { isTerminal, type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
- * The fault matrix (issue 3, Failures): at each of initialize, start, get_status and publish, one of two task
+ * The fault matrix (docs/orchestration.md, Failures): at each of initialize, start, get_status and publish, one of two task
  * services fails by a reply other than 200, no reply within the action timeout (1 s here), a refused connection,
  * a body that is not JSON, or a state that is not a valid next state. Every time: the release ends `failed`, the
  * culprit `failed`, the other task `canceled` (cancel was sent to both), an error event names task, service, action

@@ -3,7 +3,7 @@ import { loadHandler } from '#local/handlers.js';
 import { isTerminal, type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**
- * The health check (issue 3, Health checks) with HEALTH_FAILURES=3: the scheduled handler is called the way the
+ * The health check (docs/orchestration.md, Health checks) with HEALTH_FAILURES=3: the scheduled handler is called the way the
  * local timer / EventBridge calls it, against fake task services over HTTP.
  */
 describe('health check', () => {

@@ -8,7 +8,7 @@ import { cleanEnv } from '#test/helpers/npm-start.js';
 
 /**
  * A supervisor or a script stops a program by signalling the one process it started, not its process group as
- * Ctrl-C does. The reference task service and `npm run demo`, started the way the README starts them, must then
+ * Ctrl-C does. The reference task service and `npm run demo`, started the way the docs start them, must then
  * stop everything they run, free their ports and exit 0, on SIGINT and on SIGTERM alike.
  *
  * Each command runs as in a reader's terminal: npm and npx on the machine's own Node (no node_modules/.bin on PATH),
@@ -104,7 +104,7 @@ async function portIsFree(port: number): Promise<void> {
   });
 }
 
-describe('the reference task service, started as the README starts it', () => {
+describe('the reference task service, started as docs/walkthrough.md starts it', () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     it(`npm run task-service exits 0 on ${signal} to its own process, and frees its port`, async () => {
       const port = await freePort();

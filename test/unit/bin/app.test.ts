@@ -72,7 +72,7 @@ function run(command: string, args: string[], env: Record<string, string>): Run 
   return { status: result.status, output: `${result.stdout}\n${result.stderr}`, outdir };
 }
 
-/** `npm run synth`, as README and docs/deploy.md give it; `--` passes the output directory on to `cdk synth`. */
+/** `npm run synth`, as docs/deploy.md gives it; `--` passes the output directory on to `cdk synth`. */
 const npmRunSynth = (env: Record<string, string>) => run('npm', ['run', 'synth', '--'], env);
 const npxCdk = (args: string[], env: Record<string, string>) =>
   run('npx', ['--no-install', 'cdk', ...args], env);

@@ -6,17 +6,15 @@ import { afterAll, expect, it } from 'vitest';
 import { buildApp } from '#lib/app.js';
 
 /**
- * docs/deploy.md opens with a table of the stacks `cdk synth` makes, and says how many there are: both must be the
- * app's (the default app: Cognito and the operator dashboard).
+ * docs/deploy.md opens with a table of the stacks `cdk synth` makes: exactly the stacks the default app defines
+ * (Cognito and the operator dashboard), no more and no fewer.
  *
  * @covers docs/deploy.md
  */
 const out = mkdtempSync(join(tmpdir(), 'cdk-deploy-doc-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-const NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
-
-it('docs/deploy.md lists every stack the CDK app makes, and counts them right', () => {
+it('docs/deploy.md lists every stack the CDK app makes, and only those', () => {
   const app = new App({ outdir: out, context: { 'aws:cdk:bundling-stacks': [] } });
   const built = buildApp(app);
   const prefix = built.coordinator.stackName.replace(/-Coordinator$/, '');
@@ -27,7 +25,6 @@ it('docs/deploy.md lists every stack the CDK app makes, and counts them right', 
   const doc = readFileSync(new URL('../../../docs/deploy.md', import.meta.url), 'utf8');
   const intro = doc.slice(0, doc.indexOf('\n## '));
   const documented = [...intro.matchAll(/^\| `(<prefix>-[A-Za-z]+)` \|/gm)].map((m) => m[1]);
+  expect(stacks.length).toBeGreaterThan(0);
   expect(documented.sort()).toEqual(stacks.sort());
-  const count = /CloudFormation stacks \((\w+) with the operator dashboard/.exec(intro)?.[1];
-  expect(count).toBe(NUMBERS[stacks.length]);
 });

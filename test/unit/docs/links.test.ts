@@ -77,12 +77,4 @@ describe('Markdown links', () => {
       expect(broken).toEqual([]);
     },
   );
-
-  it('names the specification folder outside the repository at most once, in docs/, as the source', () => {
-    const mentions = files.flatMap((f) =>
-      [...text.get(f)!.matchAll(/\.\.\/shared\//g)].map(() => relative(ROOT, f)),
-    );
-    expect(mentions.length).toBeLessThanOrEqual(1);
-    for (const f of mentions) expect(f.startsWith('docs/')).toBe(true);
-  });
 });

@@ -4,7 +4,7 @@ import { MemoryReleases } from './fakes.js';
 
 const T0 = '2026-11-27T05:00:00.000Z';
 
-/** The latch that makes wakes never lost (issue 3, Callbacks). */
+/** The latch that makes wakes never lost (docs/orchestration.md, Callbacks and the wake latch). */
 function setup() {
   const releases = new MemoryReleases();
   releases.add({ id: 'RE_1' });
