@@ -105,7 +105,7 @@ module.exports = {
     exclude: {
       path: [
         '(^|/)node_modules/',
-        '^cli/generated/',
+        '^openapi/types/',
         '^cdk[.]out/',
         '(^|/)dist/',
         '^test/fixtures/layering/',
