@@ -74,9 +74,9 @@ module.exports = {
       name: 'functions-import-only-functions',
       severity: 'error',
       comment:
-        'Runtime code is bundled and deployed alone: it imports no CDK (lib/), local stack, test, benchmark or CLI code.',
+        'Runtime code is bundled and deployed alone: it imports no CDK (lib/), local stack, test, benchmark, cost model or CLI code.',
       from: { path: '^functions/' },
-      to: { path: '^(lib|local|test|bench|cli|bin|ui|examples)/' },
+      to: { path: '^(lib|local|test|bench|cost|cli|bin|ui|examples)/' },
     },
     {
       name: 'packages-import-only-themselves',
@@ -85,7 +85,7 @@ module.exports = {
         'A package under packages/ is published on its own: it imports its own files and its dependencies, nothing ' +
         'else of the repository (the coordinator, the CLI and the examples import it, never the other way).',
       from: { path: '^packages/([^/]+)/' },
-      to: { path: '^(functions|lib|local|test|bench|cli|bin|ui|examples)/' },
+      to: { path: '^(functions|lib|local|test|bench|cost|cli|bin|ui|examples)/' },
     },
     {
       name: 'one-composition-root-per-handler',

@@ -36,6 +36,7 @@ const PROJECT = [
   'cli',
   'bin',
   'bench',
+  'cost',
   'ui/src',
   'test',
   'examples',
