@@ -34,6 +34,7 @@ const PROJECT = [
   'lib',
   'local',
   'cli',
+  'clients',
   'bin',
   'bench',
   'cost',
