@@ -1,5 +1,5 @@
 import type { Client } from 'openapi-fetch';
-import type { components, paths } from '../../openapi/types/files.js';
+import type { components, paths } from '#openapi/types/files.js';
 
 /**
  * What the upload core (clients/upload/) and the two sides that use it agree on. The core uses only what Node 22

@@ -1,34 +1,39 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { type ReleaseCtx, sleep } from '#bench/lib/releases.js';
 import type { StackEndpoints } from '#bench/lib/stack.js';
+import { filesClient } from '#cli/api.js';
+import type { Answer, PutAnswer, PutRequest } from '#clients/upload/io.js';
+import { uploadVersion } from '#clients/upload/upload.js';
 import type { CostProfile } from '../profile.js';
 import { scale, type Usage } from '../usage.js';
 import { DOWNLOADS, LARGE_BYTES, SMALL_BYTES, say } from './config.js';
 import type { MeterReader, Tally } from './records.js';
 import { storedBytes } from './stack.js';
 
+/** The files the downloads read, uploaded with the upload client core (clients/upload/) as drc would. */
 async function uploadFile(stack: StackEndpoints, token: string, studyId: string, bytes: Buffer) {
-  const auth = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
-  const created: any = await (
-    await fetch(`${stack.files}/studies/${studyId}/files`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({
-        file_name: `cost-${bytes.length}.bin`,
-        size: bytes.length,
-        sha256: createHash('sha256').update(bytes).digest('hex'),
-      }),
-    })
-  ).json();
-  const put = await fetch(created.upload.url, {
-    method: 'PUT',
-    body: bytes,
-    headers: created.upload.headers,
-  });
-  if (put.status !== 200) throw new Error(`upload answered ${put.status}`);
-  const confirm = await fetch(created.confirm_url, { method: 'POST', headers: auth, body: '{}' });
-  if (confirm.status !== 200) throw new Error(`confirm answered ${confirm.status}: ${await confirm.text()}`);
-  return { fileId: created.file.kf_id as string };
+  const put = async (req: PutRequest): Promise<PutAnswer> => {
+    const body = bytes.subarray(req.start, req.start + req.length);
+    const res = await fetch(req.url, { method: 'PUT', body, headers: req.headers });
+    return { status: res.status, etag: res.headers.get('etag'), text: await res.text() };
+  };
+  const must = async <T>(call: Promise<Answer<T>>, what: string): Promise<T> => {
+    const r = await call;
+    if (!r.response.ok) throw new Error(`${what} answered ${r.response.status}: ${JSON.stringify(r.error)}`);
+    return r.data as T;
+  };
+  const r = await uploadVersion(
+    { files: filesClient(stack.files, { bearer: token }), must, put },
+    {
+      target: { studyId },
+      file_name: `cost-${bytes.length}.bin`,
+      size: bytes.length,
+      chunks: async function* () {
+        yield bytes;
+      },
+    },
+  );
+  return { fileId: r.file_id };
 }
 
 /** COST_DOWNLOADS of each kind of download, and the audit records they leave. */
