@@ -74,9 +74,9 @@ module.exports = {
       name: 'functions-import-only-functions',
       severity: 'error',
       comment:
-        'Runtime code is bundled and deployed alone: it imports no CDK (lib/), local stack, test, benchmark or CLI code.',
+        'Runtime code is bundled and deployed alone: it imports no CDK (lib/), local stack, test, benchmark, cost model or CLI code.',
       from: { path: '^functions/' },
-      to: { path: '^(lib|local|test|bench|cli|bin|ui|examples)/' },
+      to: { path: '^(lib|local|test|bench|cost|cli|clients|bin|ui|examples)/' },
     },
     {
       name: 'packages-import-only-themselves',
@@ -85,7 +85,25 @@ module.exports = {
         'A package under packages/ is published on its own: it imports its own files and its dependencies, nothing ' +
         'else of the repository (the coordinator, the CLI and the examples import it, never the other way).',
       from: { path: '^packages/([^/]+)/' },
-      to: { path: '^(functions|lib|local|test|bench|cli|bin|ui|examples)/' },
+      to: { path: '^(functions|lib|local|test|bench|cost|cli|clients|bin|ui|examples)/' },
+    },
+    {
+      name: 'clients-run-in-node-and-browsers',
+      severity: 'error',
+      comment:
+        'clients/ is the code drc and the dashboard share, and the dashboard bundles it for browsers: it imports no ' +
+        'Node built-in, and of the repository only itself and the generated API types (each side brings its I/O).',
+      from: { path: '^clients/' },
+      to: {
+        dependencyTypes: ['core'],
+      },
+    },
+    {
+      name: 'clients-import-only-api-types',
+      severity: 'error',
+      comment: 'See clients-run-in-node-and-browsers: the sides import clients/, never the other way.',
+      from: { path: '^clients/' },
+      to: { path: '^(functions|lib|local|test|bench|cost|cli|bin|ui|examples|packages)/' },
     },
     {
       name: 'one-composition-root-per-handler',
@@ -105,7 +123,7 @@ module.exports = {
     exclude: {
       path: [
         '(^|/)node_modules/',
-        '^cli/generated/',
+        '^openapi/types/',
         '^cdk[.]out/',
         '(^|/)dist/',
         '^test/fixtures/layering/',

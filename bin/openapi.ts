@@ -1,6 +1,6 @@
 /**
  * `npm run openapi`: writes openapi/coordinator.json and openapi/files.json from the route contracts
- * (lib/openapi/generate.ts) and the TypeScript types of both (cli/generated/*.ts, openapi-typescript), and
+ * (lib/openapi/generate.ts) and the TypeScript types of both (openapi/types/*.ts, openapi-typescript), and
  * openapi/task-service.json from the task-service kit's contract (lib/openapi/task-service.ts). The files are
  * committed; test/unit/openapi/documents.test.ts fails when they are stale, so run this after changing a contract.
  */
@@ -16,13 +16,13 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 for (const api of API_DESCRIPTIONS) {
   const doc = generateDocument(api, packageVersion());
   const docFile = join(ROOT, 'openapi', `${api.name}.json`);
-  const typesFile = join(ROOT, 'cli', 'generated', `${api.name}.ts`);
+  const typesFile = join(ROOT, 'openapi', 'types', `${api.name}.ts`);
   mkdirSync(dirname(docFile), { recursive: true });
   mkdirSync(dirname(typesFile), { recursive: true });
   writeFileSync(docFile, documentText(doc));
   writeFileSync(typesFile, await typesOf(doc));
   const kb = (Buffer.byteLength(documentText(doc)) / 1024).toFixed(0);
-  process.stdout.write(`openapi/${api.name}.json (${kb} KB), cli/generated/${api.name}.ts\n`);
+  process.stdout.write(`openapi/${api.name}.json (${kb} KB), openapi/types/${api.name}.ts\n`);
 }
 
 // The API task services implement: no client types (the coordinator's client and the kit use the zod contract).

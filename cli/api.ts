@@ -1,18 +1,18 @@
 import createClient, { type Client } from 'openapi-fetch';
-import type { paths as CoordinatorPaths } from './generated/coordinator.js';
-import type { paths as FilesPaths } from './generated/files.js';
+import type { paths as CoordinatorPaths } from '#openapi/types/coordinator.js';
+import type { paths as FilesPaths } from '#openapi/types/files.js';
 
 /**
  * Typed clients of both APIs: openapi-fetch over the types `npm run openapi` generates from the OpenAPI documents
- * (cli/generated/*.ts). Paths, parameters, bodies and answers are checked by tsc against the documents, so a change
+ * (openapi/types/*.ts). Paths, parameters, bodies and answers are checked by tsc against the documents, so a change
  * of a route contract that breaks a caller fails `npm run typecheck`.
  *
  *   const api = coordinatorClient('http://127.0.0.1:3000', token);
  *   const { data, error } = await api.GET('/releases/{id}', { params: { path: { id } } });
  *   // data: components['schemas']['Release'] | undefined; error: the error body of a documented status
  */
-export type { components as CoordinatorComponents } from './generated/coordinator.js';
-export type { components as FilesComponents } from './generated/files.js';
+export type { components as CoordinatorComponents } from '#openapi/types/coordinator.js';
+export type { components as FilesComponents } from '#openapi/types/files.js';
 export type CoordinatorClient = Client<CoordinatorPaths>;
 export type FilesClient = Client<FilesPaths>;
 

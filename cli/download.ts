@@ -3,9 +3,10 @@ import { createReadStream, createWriteStream, renameSync, rmSync, statSync } fro
 import { basename, resolve } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { s3ErrorMessage } from '#clients/storage.js';
 import type { FilesClient, FilesComponents } from './api.js';
 import { CliError } from './config.js';
-import { apiMessage, describeFetchError, jsonOrUndefined, must, s3ErrorMessage } from './http.js';
+import { apiMessage, describeFetchError, jsonOrUndefined, must } from './http.js';
 import type { Output } from './output.js';
 import { byteBar } from './progress.js';
 

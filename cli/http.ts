@@ -35,10 +35,6 @@ export function jsonOrUndefined(text: string): unknown {
   }
 }
 
-/** S3's message out of its XML error body, if the body is one. */
-export const s3ErrorMessage = (text: string): string | undefined =>
-  /<Message>([^<]*)<\/Message>/.exec(text)?.[1];
-
 /** The API's own message from its error body `{"error": {"code", "message", "fields"?}}`, fields included. */
 export function apiMessage(status: number, body: unknown): string {
   const e = (body as { error?: { code?: string; message?: string; fields?: Record<string, string[]> } })

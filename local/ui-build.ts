@@ -16,7 +16,10 @@ export const UI_DIR = join(ROOT, 'ui');
 export const UI_DIST = join(UI_DIR, 'dist');
 const STAMP = '.source-hash';
 
-/** Everything the build reads: the app's sources, its config, and the locked dependency versions. */
+/**
+ * Everything the build reads: the app's sources, the upload client core it shares with drc (clients/), its config,
+ * and the locked dependency versions.
+ */
 function sourceFiles(): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -27,6 +30,7 @@ function sourceFiles(): string[] {
     }
   };
   for (const dir of ['src', 'public']) if (existsSync(join(UI_DIR, dir))) walk(join(UI_DIR, dir));
+  walk(join(ROOT, 'clients'));
   out.push(join(UI_DIR, 'index.html'), join(UI_DIR, 'vite.config.ts'), join(ROOT, 'package-lock.json'));
   return out;
 }

@@ -31,7 +31,7 @@ export interface RouteGroup {
 }
 
 export interface ApiDescription {
-  /** openapi/<name>.json, cli/generated/<name>.ts */
+  /** openapi/<name>.json, openapi/types/<name>.ts */
   name: string;
   title: string;
   description: string;

@@ -2,13 +2,13 @@ import createClient, { type Client } from 'openapi-fetch';
 import type {
   components as CoordinatorComponents,
   paths as CoordinatorPaths,
-} from '../../cli/generated/coordinator';
-import type { components as FilesComponents, paths as FilesPaths } from '../../cli/generated/files';
+} from '../../openapi/types/coordinator';
+import type { components as FilesComponents, paths as FilesPaths } from '../../openapi/types/files';
 import type { DashboardConfig } from './config';
 
 /**
  * The dashboard talks only to the two public APIs, with the signed-in user's bearer token, through openapi-fetch
- * over the types `npm run openapi` generates from the OpenAPI documents (cli/generated/, as the CLI does): a path,
+ * over the types `npm run openapi` generates from the OpenAPI documents (openapi/types/, as the CLI does): a path,
  * parameter, body or answer that drifts from the documents fails `npm run typecheck`. Errors arrive in the APIs' one
  * shape, {"error": {"code", "message", "fields"?}}, and become an ApiError.
  */

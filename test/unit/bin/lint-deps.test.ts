@@ -24,6 +24,7 @@ function cruiseFixture(): { status: number | null; out: string } {
       'functions',
       'lib',
       'packages',
+      'clients',
     ],
     { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
   );
@@ -54,6 +55,8 @@ describe('the import rules (dependency-cruiser)', () => {
     ['one-composition-root-per-handler', 'functions/files/index.ts →'],
     ['no-circular', 'functions/files/a.ts →'],
     ['packages-import-only-themselves', 'packages/kit/src/index.ts → lib/stack.ts'],
+    ['clients-run-in-node-and-browsers', 'clients/upload.ts → fs'],
+    ['clients-import-only-api-types', 'clients/upload.ts → lib/stack.ts'],
   ])('report %s', (rule, edge) => {
     expect(violations.some((l) => l.includes(`error ${rule}: ${edge}`))).toBe(true);
   });

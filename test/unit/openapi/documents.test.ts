@@ -7,7 +7,7 @@ import { documentText, generateDocument, packageVersion } from '#lib/openapi/gen
 import { typesOf } from '#lib/openapi/types.js';
 
 /**
- * The committed documents (openapi/*.json) and client types (cli/generated/*.ts) are exactly what `npm run openapi`
+ * The committed documents (openapi/*.json) and client types (openapi/types/*.ts) are exactly what `npm run openapi`
  * makes from the route contracts today, and they describe exactly the routes lib/api-manifest.ts deploys.
  *
  * @covers openapi/
@@ -28,7 +28,7 @@ describe.each(API_DESCRIPTIONS)('the $name API document', (api) => {
   });
 
   it('has committed client types generated from it (run npm run openapi)', async () => {
-    expect(read(`cli/generated/${api.name}.ts`)).toBe(await typesOf(doc));
+    expect(read(`openapi/types/${api.name}.ts`)).toBe(await typesOf(doc));
   }, 60_000);
 
   it(`gives every list's offset the server's own maximum, ${MAX_OFFSET} (deeper without a cursor is a 400)`, () => {

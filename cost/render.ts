@@ -68,7 +68,7 @@ export function describeBasis(profile: CostProfile): string {
       'in services, releases in flight and studies.',
     `Profile: measured ${profile.measured.date.slice(0, 16).replace('T', ' ')} UTC at ` +
       `commit ${commit} (npm run cost:measure). Durations are the local stack's, not Lambda's.`,
-    `Prices: ${REGION} list prices taken ${PRICES_TAKEN} (bench/cost/prices.ts), no free tier applied.`,
+    `Prices: ${REGION} list prices taken ${PRICES_TAKEN} (cost/prices.ts), no free tier applied.`,
   ].join('\n');
 }
 

@@ -2,7 +2,7 @@
  * `npm run cost -- --services 50 --polls 20 --releases-per-month 30 --downloads-per-month 1000000`: the monthly AWS
  * bill of that workload, itemised by service, from the measured profile (docs/cost-profile.json, `npm run
  * cost:measure`), the deployment's settings (cdk.json through lib/settings.ts) and the dated price table
- * (bench/cost/prices.ts). `--help` lists every flag.
+ * (cost/prices.ts). `--help` lists every flag.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

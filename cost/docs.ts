@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fmt, writeSection } from '#bench/lib/report.js';
 import { ROOT } from '#local/config.js';
-import { fmt, writeSection } from '../lib/report.js';
 import {
   type CostInputs,
   type CostReport,

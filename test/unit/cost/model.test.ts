@@ -10,12 +10,12 @@ import {
   parseMix,
   releaseUsage,
   tiered,
-} from '#bench/cost/model.js';
-import { PRICES } from '#bench/cost/prices.js';
-import { profileSchema } from '#bench/cost/profile.js';
-import { evalFit, fitUsage, leastSquares } from '#bench/cost/usage.js';
+} from '#cost/model.js';
+import { PRICES } from '#cost/prices.js';
+import { profileSchema } from '#cost/profile.js';
+import { evalFit, fitUsage, leastSquares } from '#cost/usage.js';
 
-const root = resolve(import.meta.dirname, '../../../..');
+const root = resolve(import.meta.dirname, '../../..');
 const fixture = profileSchema.parse(
   JSON.parse(readFileSync(resolve(root, 'test/fixtures/cost-profile.json'), 'utf8')),
 );

@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { login, logout } from '../auth.js';
+import { show } from '../output.js';
+import type { CommandContext } from '../session.js';
+import { positiveInt } from './options.js';
+
+/** `drc login` and `drc logout`: the credentials the other commands use (cli/auth.ts). */
+export function addLoginCommands(program: Command, { session }: CommandContext): void {
+  program
+    .command('login')
+    .description(
+      'log in with client credentials, or (without them) with a dev token of the local identity provider',
+    )
+    .option('--client-id <id>', 'OAuth client id (client credentials)')
+    .option('--client-secret <secret>', 'OAuth client secret (client credentials)')
+    .option('--sub <subject>', 'dev token: the subject (default: your user name)')
+    .option('--role <role...>', 'dev token: roles (default: admin)')
+    .option('--group <study...>', 'dev token: groups, the studies you are a member of')
+    .option('--expires-in <seconds>', 'dev token: lifetime in seconds (default 3600)', positiveInt)
+    .action(async (opts, cmd: Command) => {
+      const s = session(cmd);
+      const r = await login(s.config, {
+        clientId: opts.clientId,
+        clientSecret: opts.clientSecret,
+        sub: opts.sub,
+        roles: opts.role,
+        groups: opts.group,
+        expiresIn: opts.expiresIn,
+      });
+      show(
+        s.o,
+        r,
+        () => `logged in as ${r.subject} (${r.method}) until ${r.expires_at}; ${r.credentials_file}`,
+      );
+    });
+  program
+    .command('logout')
+    .description('forget the stored token and credentials')
+    .action((_opts, cmd: Command) => {
+      const s = session(cmd);
+      const r = logout(s.config);
+      show(s.o, r, () => `logged out (${r.credentials_file} removed)`);
+    });
+}
