@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { TASK_STATES, type TaskAction } from './protocol.js';
 
 /**
  * The task-service API as zod schemas: what the coordinator sends every task service (GET /status, POST /tasks with
@@ -11,22 +12,7 @@ import * as z from 'zod/mini';
  * zod/mini, like the functions: the schemas end up in Lambda bundles (the kit behind a function URL).
  */
 
-export const TASK_ACTIONS = ['initialize', 'start', 'get_status', 'publish', 'cancel'] as const;
-export type TaskAction = (typeof TASK_ACTIONS)[number];
-
-export const TASK_STATES = [
-  'pending',
-  'running',
-  'staged',
-  'publishing',
-  'published',
-  'canceled',
-  'failed',
-] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-
-/** States after which nothing more happens to a task. */
-export const END_STATES: readonly TaskState[] = ['published', 'canceled', 'failed'];
+export * from './protocol.js';
 
 /**
  * The Standard Webhooks headers that sign every POST /tasks (https://www.standardwebhooks.com): HMAC-SHA256 of
@@ -106,73 +92,6 @@ export const ErrorReply = z.looseObject({
 export type ErrorReply = z.infer<typeof ErrorReply>;
 
 /**
- * The states a 200 reply to each action may carry. A repeated action answers the task as it is, so the states a
- * repeat can reach are here too: `start` of a task already staged answers staged, `publish` of a task already
- * published answers published, `cancel` of a task that has already ended (published, failed) answers that end.
- */
-export const REPLY_STATES: Record<TaskAction, readonly TaskState[]> = {
-  initialize: ['pending', 'running', 'staged', 'publishing', 'published', 'canceled', 'failed'],
-  start: ['running', 'staged', 'failed'],
-  get_status: ['pending', 'running', 'staged', 'publishing', 'published', 'canceled', 'failed'],
-  publish: ['publishing', 'published', 'failed'],
-  cancel: ['canceled', 'published', 'failed'],
-};
-
-/**
- * What each action does to a task in each state; `same` answers the task as it is (200), `reject` is a 503, and an
- * action for a task the service does not know (other than initialize) is a 404. Every action is idempotent: the
- * coordinator may send any of them again (a retry after a lost answer, a restart of its own), and the second one
- * answers the same as the first without starting the work twice. Tasks survive a restart of the service.
- */
-export const ACTION_RULES: Record<TaskAction, Partial<Record<TaskState, TaskState | 'same' | 'reject'>>> = {
-  initialize: {
-    pending: 'same',
-    running: 'same',
-    staged: 'same',
-    publishing: 'same',
-    published: 'same',
-    canceled: 'same',
-    failed: 'same',
-  },
-  start: {
-    pending: 'running',
-    running: 'same',
-    staged: 'same',
-    publishing: 'reject',
-    published: 'reject',
-    canceled: 'reject',
-    failed: 'same',
-  },
-  get_status: {
-    pending: 'same',
-    running: 'same',
-    staged: 'same',
-    publishing: 'same',
-    published: 'same',
-    canceled: 'same',
-    failed: 'same',
-  },
-  publish: {
-    pending: 'reject',
-    running: 'reject',
-    staged: 'publishing',
-    publishing: 'same',
-    published: 'same',
-    canceled: 'reject',
-    failed: 'same',
-  },
-  cancel: {
-    pending: 'canceled',
-    running: 'canceled',
-    staged: 'canceled',
-    publishing: 'canceled',
-    published: 'same',
-    canceled: 'same',
-    failed: 'same',
-  },
-};
-
-/**
  * PATCH {coordinator}/tasks/<task_id>, sent by the service with a token of its own: a new state, progress, or both.
  * No other field is accepted (the coordinator answers 400).
  */
@@ -187,21 +106,6 @@ export const TaskCallback = z
     }),
   );
 export type TaskCallback = z.infer<typeof TaskCallback>;
-
-/**
- * The changes of state a callback may make (the coordinator answers 409 to any other, and to a state its release's
- * phase does not allow); repeating the current state only updates the progress. Mirrors the coordinator's
- * TASK_TRANSITIONS (functions/coordinator/task-callback.ts; a test keeps the two equal).
- */
-export const CALLBACK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
-  pending: ['running', 'staged', 'failed', 'canceled'],
-  running: ['staged', 'failed', 'canceled'],
-  staged: ['publishing', 'published', 'failed', 'canceled'],
-  publishing: ['published', 'failed', 'canceled'],
-  published: [],
-  canceled: [],
-  failed: [],
-};
 
 /** The coordinator's 200 answer to a callback: the task as it has it recorded (only what a service reads). */
 export const CallbackAnswer = z.looseObject({
