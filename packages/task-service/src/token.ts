@@ -16,6 +16,7 @@
  */
 export interface TokenSource {
   (): Promise<string | null>;
+  /** Drops the cached token, so that the next call fetches a new one. */
   invalidate?: () => void;
 }
 
@@ -51,6 +52,7 @@ export interface ClientCredentialsOptions {
   style?: 'form' | 'basic' | 'json';
   /** Seconds before the expiry at which a new token is fetched (default 30). */
   marginSeconds?: number;
+  /** The fetch that asks the token endpoint (default: the platform's). */
   fetch?: typeof fetch;
   /** The clock, in milliseconds since the epoch (default Date.now). */
   now?: () => number;
@@ -103,8 +105,10 @@ export function clientCredentials(opts: ClientCredentialsOptions): TokenSource {
     if (opts.scope) params.scope = opts.scope;
     if (opts.audience) params.audience = opts.audience;
     const headers: Record<string, string> = { Accept: 'application/json' };
-    if (style === 'basic')
-      headers.Authorization = `Basic ${Buffer.from(`${encodeURIComponent(opts.clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+    if (style === 'basic') {
+      const pair = `${encodeURIComponent(opts.clientId)}:${encodeURIComponent(secret)}`;
+      headers.Authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
+    }
     if (style === 'json') headers['Content-Type'] = 'application/json';
     else headers['Content-Type'] = 'application/x-www-form-urlencoded';
     const body = style === 'json' ? JSON.stringify(params) : new URLSearchParams(params).toString();
