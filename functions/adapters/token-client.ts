@@ -75,9 +75,9 @@ async function secretFromSecretsManager(arn: string): Promise<string> {
 }
 
 /**
- * The coordinator's token source: the task-service kit's client-credentials cache (packages/task-service/src/token.ts)
- * configured from the env. Every failure, of the token endpoint or of reading the client secret, is a
- * TokenUnavailableError.
+ * The coordinator's token source: the task-service kit's client-credentials cache
+ * (packages/task-service/src/token.ts) configured from the env. Every failure, of the token endpoint or of reading
+ * the client secret, is a TokenUnavailableError.
  */
 export function createTokenClient(env: TokenEnv, deps: TokenClientDeps = {}): TokenProvider {
   const tokenUrl = env.COORDINATOR_TOKEN_URL;

@@ -112,7 +112,9 @@ function decodeSegment(raw: string): string {
   return decoded;
 }
 
-/** A route's path template filled with its decoded parameters (each encoded again, so '/' inside one stays inside). */
+/**
+ * A route's path template filled with its decoded parameters, each encoded again (so '/' inside one stays inside).
+ */
 export function normalizedPath(template: string, params: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
 }
