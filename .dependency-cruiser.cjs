@@ -79,6 +79,16 @@ module.exports = {
       to: { path: '^(lib|local|test|bench|cost|cli|clients|bin|ui|examples)/' },
     },
     {
+      name: 'functions-take-only-schema-free-kit-modules',
+      severity: 'error',
+      comment:
+        "Runtime code shares the task-service kit's protocol (states, actions, transitions) and its token cache, " +
+        'modules without zod schemas: the schemas of the wire format would add their code to every bundle that ' +
+        'imports them and build them at each cold start.',
+      from: { path: '^functions/' },
+      to: { path: '^packages/', pathNot: '^packages/task-service/src/(protocol|token)[.]ts$' },
+    },
+    {
       name: 'packages-import-only-themselves',
       severity: 'error',
       comment:

@@ -32,11 +32,11 @@ import type {
   ReleaseState,
   Task,
   TaskService,
-  TaskState,
 } from '#functions/coordinator/model.js';
 import { decodeCursor, type Page } from '#functions/shared/list.js';
 import { ROOT } from '#local/config.js';
 import { tableEnv } from '#local/dynamodb-local.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { httpLoad, type LoadResult } from './lib/load.js';
 import { meteredDocumentClient, type Reads } from './lib/read-meter.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';

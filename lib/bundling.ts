@@ -44,13 +44,13 @@ export const NODE_BUILTINS_VIA_REQUIRE = [
 /**
  * Why: Node answers `import ... from 'node:http'` with an ES module facade that reads every export of the builtin,
  * and node:http's exports include lazy getters that load undici (about 30 ms of a cold start); node:fs's load its
- * streams. Each builtin above is bundled as functions/adapters/node-builtins/<name>.cjs, which returns the
- * CommonJS module from process.getBuiltinModule (Node >= 22.3): the same object, with no facade. `npm run
+ * streams. Each builtin above is bundled as lib/bundling/node-builtins/<name>.cjs, which returns the CommonJS
+ * module from process.getBuiltinModule (Node >= 22.3): the same object, with no facade. `npm run
  * bench:cold` measures the difference (docs/benchmarks.md).
  */
 const NODE_BUILTIN_ALIASES = Object.fromEntries(
   NODE_BUILTINS_VIA_REQUIRE.flatMap((name) => {
-    const shim = `./functions/adapters/node-builtins/${name}.cjs`;
+    const shim = `./lib/bundling/node-builtins/${name}.cjs`;
     return [
       [name, shim],
       [`node:${name}`, shim],

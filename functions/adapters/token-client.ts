@@ -1,13 +1,14 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { clientCredentials } from '#packages/task-service/src/token.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { parseEnv } from '../shared/config.js';
-import { AppError, type ErrorCause } from '../shared/errors.js';
+import { AppError, type ErrorCause, hasCode } from '../shared/errors.js';
 import * as z from '../shared/zod.js';
 
 /**
  * The coordinator's own bearer token for calls to task services: OAuth2 client credentials against the configured
- * token endpoint (Cognito, the local identity provider, Auth0...). The token is cached until REFRESH_MARGIN before
- * the token's own expiry (its `exp` claim, or `expires_in`, whichever comes first) - never for a fixed time.
+ * token endpoint (Cognito, the local identity provider, Auth0...). The token is cached until REFRESH_MARGIN_MS before
+ * the token's own expiry (its `exp` claim, or `expires_in`, whichever comes first), never for a fixed time.
  */
 export interface TokenProvider {
   /** A bearer token, or null when no token endpoint is configured (requests then go out without one). */
@@ -15,8 +16,9 @@ export interface TokenProvider {
 }
 
 /**
- * The token endpoint failed or answered nonsense: a coordinator-side problem, never the caller's. Code
- * `token_unavailable`, which the orchestration treats as transient (it passes when the endpoint recovers).
+ * The token endpoint failed or answered nonsense, or the client secret could not be read: a coordinator-side
+ * problem, never the caller's. Code `token_unavailable`, which the orchestration treats as transient (it passes when
+ * the endpoint recovers).
  */
 export class TokenUnavailableError extends AppError {
   override name = 'TokenUnavailableError';
@@ -51,23 +53,6 @@ export type TokenEnv = z.infer<typeof tokenEnv>;
 /** Refresh this long before the token expires, so a token is never presented in its last seconds. */
 export const REFRESH_MARGIN_MS = 30_000;
 
-const tokenResponse = z.object({
-  access_token: z.string().check(z.minLength(1)),
-  expires_in: z.optional(z.coerce.number().check(z.positive())),
-});
-
-/** The `exp` claim of a JWT, in ms; null for opaque tokens. */
-function jwtExpiryMs(token: string): number | null {
-  const parts = token.split('.');
-  if (parts.length !== 3) return null;
-  try {
-    const payload = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
-    return typeof payload?.exp === 'number' ? payload.exp * 1000 : null;
-  } catch {
-    return null;
-  }
-}
-
 export interface TokenClientDeps {
   fetch?: typeof fetch;
   clock?: Clock;
@@ -89,81 +74,51 @@ async function secretFromSecretsManager(arn: string): Promise<string> {
   return raw;
 }
 
+/**
+ * The coordinator's token source: the task-service kit's client-credentials cache
+ * (packages/task-service/src/token.ts) configured from the env. Every failure, of the token endpoint or of reading
+ * the client secret, is a TokenUnavailableError.
+ */
 export function createTokenClient(env: TokenEnv, deps: TokenClientDeps = {}): TokenProvider {
-  const doFetch = deps.fetch ?? fetch;
+  const tokenUrl = env.COORDINATOR_TOKEN_URL;
+  if (!tokenUrl) return { token: async () => null };
   const clock = deps.clock ?? systemClock;
   const loadSecret = deps.secret ?? secretFromSecretsManager;
-  let cached: { token: string; refreshAt: number } | undefined;
-  let inflight: Promise<string> | undefined;
   let secret: Promise<string> | undefined;
-
   const clientSecret = (): Promise<string> => {
     if (env.COORDINATOR_CLIENT_SECRET !== undefined) return Promise.resolve(env.COORDINATOR_CLIENT_SECRET);
     if (env.COORDINATOR_CLIENT_SECRET_ARN) {
       secret ??= loadSecret(env.COORDINATOR_CLIENT_SECRET_ARN).catch((err) => {
         secret = undefined; // try again next time
-        throw err;
+        throw new TokenUnavailableError(`the client secret could not be read: ${(err as Error).message}`, {
+          cause: err,
+        });
       });
       return secret;
     }
     return Promise.resolve('');
   };
-
-  const fetchToken = async (): Promise<string> => {
-    const url = env.COORDINATOR_TOKEN_URL as string;
-    const id = env.COORDINATOR_CLIENT_ID ?? '';
-    const sec = await clientSecret();
-    const params: Record<string, string> = { grant_type: 'client_credentials' };
-    if (env.COORDINATOR_TOKEN_STYLE !== 'basic') Object.assign(params, { client_id: id, client_secret: sec });
-    if (env.COORDINATOR_TOKEN_SCOPE) params.scope = env.COORDINATOR_TOKEN_SCOPE;
-    if (env.COORDINATOR_TOKEN_AUDIENCE) params.audience = env.COORDINATOR_TOKEN_AUDIENCE;
-    const headers: Record<string, string> = { Accept: 'application/json' };
-    let body: string;
-    if (env.COORDINATOR_TOKEN_STYLE === 'json') {
-      headers['Content-Type'] = 'application/json';
-      body = JSON.stringify(params);
-    } else {
-      headers['Content-Type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(params).toString();
-    }
-    if (env.COORDINATOR_TOKEN_STYLE === 'basic')
-      headers.Authorization = `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(sec)}`).toString('base64')}`;
-    let res: Response;
-    try {
-      res = await doFetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
-    } catch (err) {
-      throw new TokenUnavailableError(`token endpoint unreachable: ${(err as Error).message}`, {
-        cause: err,
-      });
-    }
-    const text = await res.text();
-    if (res.status !== 200) throw new TokenUnavailableError(`token endpoint answered ${res.status}`);
-    let parsed: z.infer<typeof tokenResponse>;
-    try {
-      parsed = tokenResponse.parse(JSON.parse(text));
-    } catch (err) {
-      throw new TokenUnavailableError('token endpoint answered without an access_token', { cause: err });
-    }
-    const now = clock.nowMs();
-    const expiries = [
-      jwtExpiryMs(parsed.access_token),
-      parsed.expires_in !== undefined ? now + parsed.expires_in * 1000 : null,
-    ].filter((x): x is number => x !== null);
-    // Without any expiry information the token is used once and not cached.
-    const expiresAt = expiries.length ? Math.min(...expiries) : now;
-    cached = { token: parsed.access_token, refreshAt: expiresAt - REFRESH_MARGIN_MS };
-    return parsed.access_token;
-  };
-
+  const source = clientCredentials({
+    tokenUrl,
+    clientId: env.COORDINATOR_CLIENT_ID ?? '',
+    clientSecret,
+    scope: env.COORDINATOR_TOKEN_SCOPE,
+    audience: env.COORDINATOR_TOKEN_AUDIENCE,
+    style: env.COORDINATOR_TOKEN_STYLE,
+    marginSeconds: REFRESH_MARGIN_MS / 1000,
+    fetch: deps.fetch,
+    now: () => clock.nowMs(),
+  });
   return {
     async token() {
-      if (!env.COORDINATOR_TOKEN_URL) return null;
-      if (cached && clock.nowMs() < cached.refreshAt) return cached.token;
-      // Concurrent callers share one request to the token endpoint.
-      inflight ??= fetchToken().finally(() => {
-        inflight = undefined;
-      });
-      return inflight;
+      try {
+        return await source();
+      } catch (err) {
+        if (hasCode(err, 'token_unavailable')) throw err;
+        // The kit's error names the step that failed; its cause, when there is one, is what the network said.
+        const e = err as Error;
+        throw new TokenUnavailableError(e.message, { cause: e.cause ?? e });
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
-import type { NewEvent, Release, ReleaseState, Task, TaskState } from './model.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
+import type { NewEvent, Release, ReleaseState, Task } from './model.js';
 
 /**
  * The events the coordinator writes itself, with the spec's message formats. Every state change writes one of these

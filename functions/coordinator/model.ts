@@ -1,3 +1,4 @@
+import { TASK_STATES, type TaskState } from '#packages/task-service/src/protocol.js';
 import * as z from '../shared/zod.js';
 
 /**
@@ -5,18 +6,6 @@ import * as z from '../shared/zod.js';
  * item they read with these schemas; views.ts turns them into the spec's JSON (snake_case, absolute URLs).
  */
 
-/** Task states, exactly the spec's. */
-export const TASK_STATES = [
-  'pending',
-  'running',
-  'staged',
-  'publishing',
-  'published',
-  'canceled',
-  'failed',
-] as const;
-export type TaskState = (typeof TASK_STATES)[number];
-export const TERMINAL_TASK_STATES: readonly TaskState[] = ['published', 'canceled', 'failed'];
 /**
  * States that end a phase's work: once a report brings the release's last task there, PhaseWatch wakes the poll loop
  * (functions/orchestration/phase-watch.ts). (`failed` and `canceled` drive the release at once, from the task callback,

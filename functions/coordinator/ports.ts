@@ -1,3 +1,4 @@
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { ConflictError, hasCode } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import type {
@@ -10,7 +11,6 @@ import type {
   Study,
   Task,
   TaskService,
-  TaskState,
 } from './model.js';
 import type { ServiceCredentials } from './service-credentials.js';
 

@@ -1,3 +1,4 @@
+import { CALLBACK_TRANSITIONS, type TaskState } from '#packages/task-service/src/protocol.js';
 import { failTasks, isTransient } from '../orchestration/changes.js';
 import {
   BusyError,
@@ -9,7 +10,7 @@ import {
 } from '../shared/errors.js';
 import { taskStateEvent } from './event-messages.js';
 import { type Actor, requireActsFor } from './identity.js';
-import { isTerminalRelease, RELEASE_STATES, type ReleaseState, type Task, type TaskState } from './model.js';
+import { isTerminalRelease, RELEASE_STATES, type ReleaseState, type Task } from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
@@ -23,25 +24,14 @@ import {
 } from './ports.js';
 import { getTask } from './tasks.js';
 
-/**
- * PATCH /tasks/<id>: a task service reports its task's state and progress. Only the transitions below are
- * accepted (anything else is a 409); repeating the current state only updates the progress. The write is conditioned
- * on the state we read, and carries the task's state-change event. Once the release is over (published, canceled,
- * failed) nothing is accepted, progress included, and a report that changes nothing too (409). While it is live, a
- * report of exactly the state and progress the task has is answered with the task and writes nothing, so sending a
- * report again after a 409 or 503 with Retry-After is safe.
+/*
+ * PATCH /tasks/<id>: a task service reports its task's state and progress. Only the protocol's CALLBACK_TRANSITIONS
+ * are accepted (anything else is a 409); repeating the current state only updates the progress. The write is
+ * conditioned on the state we read, and carries the task's state-change event. Once the release is over (published,
+ * canceled, failed) nothing is accepted, progress included, and a report that changes nothing too (409). While it is
+ * live, a report of exactly the state and progress the task has is answered with the task and writes nothing, so
+ * sending a report again after a 409 or 503 with Retry-After is safe.
  */
-export const TASK_TRANSITIONS: Record<TaskState, readonly TaskState[]> = {
-  // pending -> staged and staged -> published: a fast service reports the end of its work before the coordinator
-  // has recorded the reply to start (running) or publish (publishing).
-  pending: ['running', 'staged', 'failed', 'canceled'],
-  running: ['staged', 'failed', 'canceled'],
-  staged: ['publishing', 'published', 'failed', 'canceled'],
-  publishing: ['published', 'failed', 'canceled'],
-  published: [],
-  canceled: [],
-  failed: [],
-};
 
 /**
  * What a task may report while its release is in each phase. A task that reports a later phase's state early would
@@ -142,7 +132,7 @@ async function judgeAndWrite(
     const task = target.task;
     const to = report.state ?? task.state;
     const changes = to !== task.state;
-    if (changes && !TASK_TRANSITIONS[task.state].includes(to)) {
+    if (changes && !CALLBACK_TRANSITIONS[task.state].includes(to)) {
       // The id index may lag: refuse only on the task as it is.
       if (!target.confirmed) {
         target = await deps.releases.confirmTarget(target);

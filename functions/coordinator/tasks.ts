@@ -1,6 +1,7 @@
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { NotFoundError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
-import type { Task, TaskState } from './model.js';
+import type { Task } from './model.js';
 import type { Paged, TaskReads } from './ports.js';
 
 export async function getTask(deps: { releases: TaskReads }, id: string): Promise<Task> {

@@ -1,4 +1,4 @@
-import type { ErrorFacts } from '../shared/http.js';
+import type { ErrorFacts } from '../shared/http/error-response.js';
 import type { BulkOutcome, DrsContext, Resolved } from './drs-model.js';
 
 /** The DRS 1.5 JSON shapes (docs/drs.md has the mapping from files and versions). */

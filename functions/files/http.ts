@@ -1,4 +1,4 @@
-import type { Request } from '../shared/http.js';
+import type { Request } from '../shared/http/router.js';
 import { callerOf } from './access.js';
 import type { Presented } from './downloads.js';
 import type { RequestInfo } from './model.js';

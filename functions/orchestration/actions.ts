@@ -1,4 +1,5 @@
-import type { ReleaseAggregate, Task, TaskState } from '../coordinator/model.js';
+import type { TaskAction, TaskState } from '#packages/task-service/src/protocol.js';
+import type { ReleaseAggregate, Task } from '../coordinator/model.js';
 import { activeSecrets } from '../coordinator/service-credentials.js';
 import { mapLimit } from '../shared/concurrency.js';
 import { count, durationMs, METRIC } from '../shared/metrics.js';
@@ -6,7 +7,7 @@ import { sendWithRetry } from './action-retry.js';
 import type { RunConfig } from './config.js';
 import { withReleaseCorrelation } from './correlation.js';
 import type { OrchestrationDeps } from './ports.js';
-import { interpretReply, type TaskAction } from './replies.js';
+import { interpretReply } from './replies.js';
 
 /** One task's answer to an action, judged against the task's recorded state. */
 export interface Reply {

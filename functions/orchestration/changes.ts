@@ -1,6 +1,7 @@
+import { END_STATES, type TaskState } from '#packages/task-service/src/protocol.js';
 import { releaseStateEvent, taskStateEvent } from '../coordinator/event-messages.js';
-import type { NewEvent, ReleaseAggregate, ReleaseState, Task, TaskState } from '../coordinator/model.js';
-import { isTerminalRelease, PUBLISH_REQUESTED_AT, TERMINAL_TASK_STATES } from '../coordinator/model.js';
+import type { NewEvent, ReleaseAggregate, ReleaseState, Task } from '../coordinator/model.js';
+import { isTerminalRelease, PUBLISH_REQUESTED_AT } from '../coordinator/model.js';
 import {
   type ChangeConflictError,
   isChangeConflict,
@@ -197,7 +198,7 @@ export async function commit(
  */
 export function taskPart(task: Task, to: TaskState | undefined, progress?: number, why?: string): TaskPart {
   const events: NewEvent[] = [];
-  if (to !== undefined && to !== task.state && TERMINAL_TASK_STATES.includes(task.state))
+  if (to !== undefined && to !== task.state && END_STATES.includes(task.state))
     throw new Error(`task ${task.id} is ${task.state}, a final state: it may not become ${to}`);
   if (to !== undefined && to !== task.state) {
     const e = taskStateEvent(task, task.state, to);
@@ -265,7 +266,7 @@ export async function failTasks(
     for (const f of failures) {
       const task = byId.get(f.taskId);
       // A final task keeps its state: a published one stays published when its release fails (docs/api.md).
-      if (!task || TERMINAL_TASK_STATES.includes(task.state)) continue;
+      if (!task || END_STATES.includes(task.state)) continue;
       if (f.onlyFrom && !f.onlyFrom.includes(task.state)) continue;
       parts.push(taskPart(task, f.to ?? 'failed', undefined, f.reason));
     }

@@ -1,4 +1,4 @@
-import type { TaskState } from '../coordinator/model.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import type { ReleaseOrchestrator } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
 import { METRIC, count as metric } from '../shared/metrics.js';

@@ -1,4 +1,5 @@
-import { PUBLISH_REQUESTED_AT, type ReleaseAggregate, type TaskState } from '../coordinator/model.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
+import { PUBLISH_REQUESTED_AT, type ReleaseAggregate } from '../coordinator/model.js';
 import { isoMicros } from '../shared/clock.js';
 import { serviceOf } from './actions.js';
 import type { TaskFailure } from './changes.js';

@@ -1,4 +1,5 @@
-import type { CoordinatorEvent, TaskState } from '../coordinator/model.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
+import type { CoordinatorEvent } from '../coordinator/model.js';
 import type {
   OrchestrationState,
   PublishedVersions,

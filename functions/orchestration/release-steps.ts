@@ -1,4 +1,5 @@
-import type { NewEvent, ReleaseAggregate, ReleaseState, TaskState } from '../coordinator/model.js';
+import type { TaskAction, TaskState } from '#packages/task-service/src/protocol.js';
+import type { NewEvent, ReleaseAggregate, ReleaseState } from '../coordinator/model.js';
 import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
@@ -23,7 +24,7 @@ import { correlationOf } from './correlation.js';
 import { GENERATION, generationOf } from './executions.js';
 import { overdueTasks, phaseOf } from './phase-limit.js';
 import type { Executions, OrchestrationDeps } from './ports.js';
-import { laterState, type TaskAction } from './replies.js';
+import { laterState } from './replies.js';
 import { WAKE_PENDING, type WakeLatch } from './wake-latch.js';
 
 /**

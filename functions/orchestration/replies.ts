@@ -1,4 +1,4 @@
-import type { TaskState } from '../coordinator/model.js';
+import type { TaskAction, TaskState } from '#packages/task-service/src/protocol.js';
 import * as z from '../shared/zod.js';
 
 /**
@@ -9,9 +9,6 @@ import * as z from '../shared/zod.js';
  * All of that is accepted. What is not accepted is a state that is not a valid next state for the action sent: that
  * is a failure of the task, like a non-200.
  */
-export const TASK_ACTIONS = ['initialize', 'start', 'get_status', 'publish', 'cancel'] as const;
-export type TaskAction = (typeof TASK_ACTIONS)[number];
-
 const ALIASES: Record<string, TaskState> = {
   pending: 'pending',
   initialized: 'pending',

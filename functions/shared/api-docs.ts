@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { apiDocsRoutes, DOCS_ASSETS } from './contracts/api-docs.js';
 import { NotFoundError } from './errors.js';
-import { ok, type Route } from './http.js';
+import { ok } from './http/response.js';
+import type { Route } from './http/router.js';
 
 /**
  * GET /openapi.json, /docs and /docs/{asset}: an API's generated OpenAPI document (openapi/*.json, written by

@@ -8,7 +8,7 @@ import type * as z from './zod.js';
  * error statuses) is referenced by the generator only, so esbuild leaves it out of the Lambda bundles.
  */
 
-/** What a route may demand of its caller (functions/shared/http.ts checks it). */
+/** What a route may demand of its caller (functions/shared/http/authentication.ts checks it). */
 export type Access =
   | 'public' // no token needed (health, signed-URL downloads that check their own token)
   | 'read' // any valid token

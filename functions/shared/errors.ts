@@ -1,8 +1,8 @@
 /**
- * The one error model. Use cases throw these; `toErrorResponse` (http.ts) maps them to a status and the single JSON
- * error body `{ error: { code, message, fields? } }`. Only 4xx messages reach callers; anything else becomes a
- * generic 500 whose detail stays in the log. An error raised because another failed carries that one as `cause`
- * (as Powertools' errors do), so the log shows the whole chain.
+ * The one error model. Use cases throw these; `toErrorResponse` (http/error-response.ts) maps them to a status and
+ * the single JSON error body `{ error: { code, message, fields? } }`. Only 4xx messages reach callers; anything else
+ * becomes a generic 500 whose detail stays in the log. An error raised because another failed carries that one as
+ * `cause` (as Powertools' errors do), so the log shows the whole chain.
  *
  * The deployed bundles are minified, so a class's own name is not stable (`NotFoundError` may become `sf`), and a
  * bundle holds its own copy of every class. Errors are therefore recognised by their `code` (`hasCode`,

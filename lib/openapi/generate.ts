@@ -25,7 +25,7 @@ export interface RouteGroup {
   /**
    * False for routes that read no data store (the documents themselves). Every other route may answer DynamoDB's
    * throttling as a 503 and, when it writes, a transaction conflict as a 409, both with Retry-After
-   * (functions/shared/http.ts, toErrorResponse), so the document says so.
+   * (functions/shared/http/error-response.ts, toErrorResponse), so the document says so.
    */
   store?: false;
 }
@@ -229,7 +229,7 @@ export function generateDocument(api: ApiDescription, version: string): Json {
         status,
         isZod(answer) ? { description: doc.summary, schema: answer } : answer,
       ]);
-      // A GET answering JSON gets an ETag, and a 304 to a matching If-None-Match (functions/shared/http.ts).
+      // A GET answering JSON gets an ETag, and a 304 to a matching If-None-Match (functions/shared/http/response.ts).
       const ok = answers.find(([status]) => status === '200')?.[1];
       const jsonRead =
         contract.method === 'GET' && !!ok && (!!ok.schema || ok.content === 'application/json');

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { AppError, NotFoundError } from '#functions/shared/errors.js';
-import { parse } from '#functions/shared/http.js';
+import { parse } from '#functions/shared/http/parse.js';
 import type { IdpContext } from './context.js';
 import { basicCredentials, decodeBody, invalidClient, type Routes, readBody, sameSecret } from './http.js';
 

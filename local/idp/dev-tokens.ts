@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parse } from '#functions/shared/http.js';
+import { parse } from '#functions/shared/http/parse.js';
 import { type IdpContext, tokenResponse } from './context.js';
 import { decodeBody, type Routes, readBody } from './http.js';
 

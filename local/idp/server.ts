@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { AppError, NotFoundError } from '#functions/shared/errors.js';
-import { toErrorResponse } from '#functions/shared/http.js';
+import { toErrorResponse } from '#functions/shared/http/error-response.js';
 import { corsHeaders, preflightHeaders } from '#lib/cors.js';
 import { authorizeRoutes } from './authorize.js';
 import { clientAdminRoutes } from './client-admin.js';

@@ -1,5 +1,5 @@
 import { AppError, UnauthorizedError } from '#functions/shared/errors.js';
-import { parse } from '#functions/shared/http.js';
+import { parse } from '#functions/shared/http/parse.js';
 import { verifyJwt } from '../jwt.js';
 import { authorizationCodeGrant, tokenBody } from './authorization-code.js';
 import { type IdpContext, tokenResponse } from './context.js';

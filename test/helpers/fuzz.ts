@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import type { RouteInfo } from '#functions/shared/http.js';
+import type { RouteInfo } from '#functions/shared/http/router.js';
 import type { ApiFunction } from '#lib/api-manifest.js';
 import { loadHandlerModule } from '#local/handlers.js';
 import { generateSigningKey } from '#local/jwt.js';

@@ -1,6 +1,7 @@
 import { type Describe, errorSchema } from '#functions/shared/contracts/schemas.js';
 import * as z from '#functions/shared/zod.js';
-import { EVENT_SOURCES, EVENT_TYPES, RELEASE_STATES, TASK_STATES } from '../model.js';
+import { TASK_STATES } from '#packages/task-service/src/protocol.js';
+import { EVENT_SOURCES, EVENT_TYPES, RELEASE_STATES } from '../model.js';
 
 /**
  * The coordinator's JSON answers (functions/coordinator/views.ts builds them), named as they appear in the document.

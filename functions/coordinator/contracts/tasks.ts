@@ -2,7 +2,7 @@ import type { Contracts, GroupDoc } from '#functions/shared/contract.js';
 import { type Describe, pageOf } from '#functions/shared/contracts/schemas.js';
 import { pageQuery, ref } from '#functions/shared/list.js';
 import * as z from '#functions/shared/zod.js';
-import { TASK_STATES } from '../model.js';
+import { TASK_STATES } from '#packages/task-service/src/protocol.js';
 import type { CoordinatorSchemas } from './schemas.js';
 
 /** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */

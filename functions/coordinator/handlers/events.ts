@@ -5,7 +5,10 @@ import { DynamoIdempotencyStore } from '#functions/adapters/dynamodb/idempotency
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
 import { eventPublisher } from '#functions/adapters/event-publisher.js';
-import { actorOf, empty, httpApp, ok, parse } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { actorOf } from '#functions/shared/http/authentication.js';
+import { parse } from '#functions/shared/http/parse.js';
+import { empty, ok } from '#functions/shared/http/response.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { eventRoutes } from '../contracts/events.js';

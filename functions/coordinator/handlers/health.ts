@@ -1,5 +1,6 @@
 import { healthRoutes } from '#functions/shared/contracts/health.js';
-import { httpApp, ok } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { ok } from '#functions/shared/http/response.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 
 /** GET /health: needs no token. On AWS the function answering is the readiness signal. */

@@ -7,7 +7,9 @@ import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-s
 import { eventPublisher } from '#functions/adapters/event-publisher.js';
 import { sfnMachineFromEnv } from '#functions/adapters/sfn-orchestrator.js';
 import { releaseOrchestrator } from '#functions/orchestration/release-orchestrator.js';
-import { httpApp, ok, parse } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { parse } from '#functions/shared/http/parse.js';
+import { ok } from '#functions/shared/http/response.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { releaseRoutes } from '../contracts/releases.js';

@@ -1,7 +1,9 @@
 import { documentClient } from '#functions/adapters/aws.js';
 import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
 import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
-import { httpApp, ok, parse } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { parse } from '#functions/shared/http/parse.js';
+import { ok } from '#functions/shared/http/response.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { studyRoutes } from '../contracts/studies.js';

@@ -5,7 +5,10 @@ import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-s
 import { eventPublisher } from '#functions/adapters/event-publisher.js';
 import { sfnMachineFromEnv } from '#functions/adapters/sfn-orchestrator.js';
 import { releaseOrchestrator } from '#functions/orchestration/release-orchestrator.js';
-import { actorOf, httpApp, ok, parse } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { actorOf } from '#functions/shared/http/authentication.js';
+import { parse } from '#functions/shared/http/parse.js';
+import { ok } from '#functions/shared/http/response.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { taskRoutes } from '../contracts/tasks.js';

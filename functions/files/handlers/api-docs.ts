@@ -1,5 +1,5 @@
 import { apiDocsRoutesFor } from '#functions/shared/api-docs.js';
-import { httpApp } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import document from '#openapi/files.json' with { type: 'json' };
 

@@ -1,6 +1,9 @@
 import { documentClient } from '#functions/adapters/aws.js';
 import { DynamoAuditLog } from '#functions/adapters/dynamodb/files-audit.js';
-import { httpApp, ok, parse, type Route } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { parse } from '#functions/shared/http/parse.js';
+import { ok } from '#functions/shared/http/response.js';
+import type { Route } from '#functions/shared/http/router.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { callerOf } from '../access.js';

@@ -1,7 +1,10 @@
 import { documentClient } from '#functions/adapters/aws.js';
 import { DynamoDevTokenRepository } from '#functions/adapters/dynamodb/files-tokens.js';
 import { type Clock, systemClock } from '#functions/shared/clock.js';
-import { empty, httpApp, ok, parse, type Route } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { parse } from '#functions/shared/http/parse.js';
+import { empty, ok } from '#functions/shared/http/response.js';
+import type { Route } from '#functions/shared/http/router.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { callerOf } from '../access.js';

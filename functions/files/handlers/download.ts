@@ -7,7 +7,8 @@ import {
 } from '#functions/adapters/dynamodb/files-tokens.js';
 import { S3ObjectStore } from '#functions/adapters/s3-store.js';
 import { type Clock, systemClock } from '#functions/shared/clock.js';
-import { httpApp, type Route } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import type { Route } from '#functions/shared/http/router.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';
 import { downloadRoutes } from '../contracts/downloads.js';

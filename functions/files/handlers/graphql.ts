@@ -6,7 +6,9 @@ import {
 } from '#functions/adapters/dynamodb/files-tokens.js';
 import { DynamoStudyRepository, studyDirectory } from '#functions/adapters/dynamodb/studies.js';
 import { type Clock, systemClock } from '#functions/shared/clock.js';
-import { httpApp, parse, type Route } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { parse } from '#functions/shared/http/parse.js';
+import type { Route } from '#functions/shared/http/router.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';

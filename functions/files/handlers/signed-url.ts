@@ -5,7 +5,10 @@ import {
   DynamoSignedTokenRepository,
 } from '#functions/adapters/dynamodb/files-tokens.js';
 import { type Clock, systemClock } from '#functions/shared/clock.js';
-import { httpApp, ok, parse, type Route } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { parse } from '#functions/shared/http/parse.js';
+import { ok } from '#functions/shared/http/response.js';
+import type { Route } from '#functions/shared/http/router.js';
 import { count, METRIC } from '#functions/shared/metrics.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { filesConfigFromEnv } from '../config.js';

@@ -9,8 +9,8 @@ import * as z from '../zod.js';
 export type Describe = <T extends z.core.$ZodType>(schema: T, description: string) => T;
 
 /**
- * The one error body of both APIs (functions/shared/errors.ts, http.ts standardErrorBody). `extra` are the
- * structured facts (AppError.details) an API's errors may carry beside the message.
+ * The one error body of both APIs (functions/shared/errors.ts; standardErrorBody in http/error-response.ts).
+ * `extra` are the structured facts (AppError.details) an API's errors may carry beside the message.
  */
 export function errorSchema(describe: Describe, extra: Record<string, z.core.$ZodType> = {}) {
   return z.strictObject({

@@ -4,9 +4,9 @@ import { TASK_SERVICE_AUDIENCE, TASK_SERVICE_SCOPE } from './contract.js';
 import { KitError } from './errors.js';
 
 /**
- * The check of the coordinator's bearer token on every request. The token must be one the coordinator got for the
- * task services, not merely any token of the identity provider: an admin's token, a user's, another service's, or
- * one for the coordinator's own APIs is refused (401), whatever roles it carries.
+ * Which tokens count as the coordinator's. The token must be one the coordinator got for the task services, not
+ * merely any token of the identity provider: an admin's token, a user's, another service's, or one for the
+ * coordinator's own APIs is refused (401), whatever roles it carries.
  *
  * - A token with `aud` (the local identity provider, most OIDC providers): `aud` must be one of `audience`
  *   (default `task-services`).
@@ -14,29 +14,72 @@ import { KitError } from './errors.js';
  *   `task-services/invoke`) and its `client_id` must be one of `clientIds` (the coordinator's app client); without
  *   `clientIds` such tokens are refused.
  *
- * `jwks` verifies the JWT itself (aws-jwt-verify: signature against the issuer's JWKS, issuer, expiry). `verify`
- * asks the identity provider's `{authUrl}/oauth/token/verify` (the local one; Cognito has none) and applies the same
- * claim checks to the claims it answers, since the endpoint says only that the token is valid, not for whom.
+ * @example
+ * ```ts
+ * import type { TokenRules } from '@release-coordinator/task-service';
+ *
+ * // On Cognito: the coordinator's app client, with the task services' scope.
+ * const rules: TokenRules = { scope: 'task-services/invoke', clientIds: ['4k1coordinatorclientid'] };
+ * ```
  */
 export interface TokenRules {
+  /** The audiences a token with `aud` may name (default `task-services`). */
   audience?: string[];
+  /** The scope a token without `aud` must carry (default `task-services/invoke`). */
   scope?: string;
+  /** The coordinator's client ids, for a token without `aud`. */
   clientIds?: string[];
   /** A role the token must also carry (roles, cognito:groups or scope claims), else 403. */
   requiredRole?: string;
 }
 
+/**
+ * How a service checks the coordinator's token: `jwks` verifies the JWT itself (its signature against the issuer's
+ * JWKS, its issuer and expiry; `jwksUri` defaults to `{issuer}/.well-known/jwks.json`), `verify` asks the identity
+ * provider's `{authUrl}/oauth/token/verify` (the local one has it; Cognito has none), `none` checks nothing (for
+ * trials). Both checks then apply the TokenRules to the token's claims.
+ *
+ * @example
+ * ```ts
+ * import type { AuthOptions } from '@release-coordinator/task-service';
+ *
+ * const auth: AuthOptions = { mode: 'jwks', issuer: 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_abc' };
+ * ```
+ */
 export type AuthOptions =
   | ({ mode: 'jwks'; issuer: string; jwksUri?: string } & TokenRules)
   | ({ mode: 'verify'; authUrl: string } & TokenRules)
   | { mode: 'none' };
 
+/**
+ * Checks an Authorization header: answers the token's claims (undefined when nothing is checked), or throws a
+ * KitError (401 or 403).
+ *
+ * @example
+ * ```ts
+ * import { type CheckToken, tokenChecker } from '@release-coordinator/task-service';
+ *
+ * const check: CheckToken = tokenChecker({ mode: 'verify', authUrl: 'http://127.0.0.1:3002' });
+ * const claims = await check(request.headers.authorization);
+ * ```
+ */
 export type CheckToken = (authorization: string | undefined) => Promise<Record<string, unknown> | undefined>;
 
 const words = (v: unknown): string[] =>
   Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(/[\s,]+/).filter(Boolean) : [];
 
-/** The claim checks, whoever verified the signature. Throws the 401 or 403 the contract gives. */
+/**
+ * The claim checks of TokenRules, whoever verified the signature. Throws the KitError (401 or 403) the contract
+ * gives.
+ *
+ * @example
+ * ```ts
+ * import { checkClaims } from '@release-coordinator/task-service';
+ *
+ * checkClaims({ aud: 'task-services', sub: 'coordinator' }, {}); // passes
+ * checkClaims({ aud: 'coordinator-api' }, {}); // throws: the token is not for the task services
+ * ```
+ */
 export function checkClaims(claims: Record<string, unknown>, rules: TokenRules): void {
   const audience = rules.audience?.length ? rules.audience : [TASK_SERVICE_AUDIENCE];
   if (claims.aud !== undefined) {
@@ -68,6 +111,19 @@ function bearer(header: string | undefined): string {
   return m[1];
 }
 
+/**
+ * The check of the coordinator's bearer token on every request, as `auth` says (AuthOptions). `verify` applies the
+ * claim checks to the claims the endpoint answers, since the endpoint says only that the token is valid, not for
+ * whom. `fetchImpl` fetches the JWKS or asks the endpoint.
+ *
+ * @example
+ * ```ts
+ * import { tokenChecker } from '@release-coordinator/task-service';
+ *
+ * const check = tokenChecker({ mode: 'jwks', issuer: 'http://127.0.0.1:3002' });
+ * await check('Bearer eyJhbGciOiJSUzI1NiIs...'); // the claims, or a KitError
+ * ```
+ */
 export function tokenChecker(auth: AuthOptions, fetchImpl: typeof fetch = fetch): CheckToken {
   if (auth.mode === 'none') return async () => undefined;
   if (auth.mode === 'verify') {

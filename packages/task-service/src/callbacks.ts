@@ -8,37 +8,89 @@ import {
 import type { TokenSource } from './token.js';
 
 /**
- * The callbacks: PATCH {coordinator}/tasks/<id> with a new state or progress, as soon as something changes (the
- * coordinator polls with get_status too, so a lost callback only costs time). A 409, 429 or 503, or a connection
- * error, is retried after the answer's Retry-After (else 1, 2, 4 … s), at most `attempts` times and never waiting
- * more than `maxWaitSeconds` at once. The answer says whether the work should go on:
+ * What a callback came to, which says whether the work should go on:
  *
  * - `recorded`: the coordinator has it;
  * - `ended`: the task or its release has ended (a 200 naming the task canceled or failed when that is not what was
- *   reported, or a 409 saying the task may not change from an end state, or its release is being canceled or is over): stop
- *   the work;
+ *   reported, or a 409 saying the task may not change from an end state, or its release is being canceled or is
+ *   over): stop the work;
  * - `lost`: not recorded after the retries (or refused for good, e.g. 400 or 403); the polls will tell.
+ *
+ * @example
+ * ```ts
+ * import type { CallbackOutcome } from '@release-coordinator/task-service';
+ *
+ * const goOn = (outcome: CallbackOutcome) => outcome !== 'ended';
+ * ```
  */
 export type CallbackOutcome = 'recorded' | 'ended' | 'lost';
 
+/**
+ * Where and how `reporter` sends the callbacks.
+ *
+ * @example
+ * ```ts
+ * import { clientCredentials, type ReporterOptions } from '@release-coordinator/task-service';
+ *
+ * const options: ReporterOptions = {
+ *   coordinatorUrl: 'https://coordinator.example.org',
+ *   token: clientCredentials({
+ *     tokenUrl: 'https://auth.example.org/oauth2/token',
+ *     clientId: 'stager',
+ *     clientSecret: process.env.CLIENT_SECRET ?? '',
+ *   }),
+ *   attempts: 3,
+ * };
+ * ```
+ */
 export interface ReporterOptions {
+  /** The coordinator's base URL; callbacks go to `{coordinatorUrl}/tasks/<task_id>`. */
   coordinatorUrl: string;
+  /** The service's own bearer token; a 401 invalidates it and the callback is sent again once, with a new one. */
   token?: TokenSource;
+  /** Tries per callback (default 5). */
   attempts?: number;
+  /** The longest wait between two tries, in seconds (default 30), whatever Retry-After says. */
   maxWaitSeconds?: number;
+  /** The fetch that sends the callbacks (default: the platform's). */
   fetch?: typeof fetch;
+  /** How to wait between tries (tests pass one that does not). */
   sleep?: (ms: number) => Promise<void>;
+  /** The clock, in milliseconds since the epoch, for a Retry-After given as a date. */
   now?: () => number;
+  /** One line per callback sent, and per failure. */
   log?: (line: string) => void;
 }
 
+/**
+ * Sends one callback: a task's new state, progress or both, with the coordinator's correlation id (`requestId`) of
+ * the action it answers.
+ *
+ * @example
+ * ```ts
+ * import { type Report, reporter } from '@release-coordinator/task-service';
+ *
+ * const report: Report = reporter({ coordinatorUrl: 'http://127.0.0.1:3000' });
+ * await report('TA_4BTJ95CW', { progress: 40 });
+ * ```
+ */
 export type Report = (taskId: string, body: TaskCallback, requestId?: string) => Promise<CallbackOutcome>;
 
 /** A 409 that will not change on a retry: the task has ended, or its release is over. */
 const FINAL_CONFLICT =
   /release is over|from (published|canceled|failed)\b|while its release is (canceling|published|canceled|failed|missing)/i;
 
-/** Retry-After in seconds: a number of seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * Retry-After in seconds: a number of seconds or an HTTP date; undefined when absent or unreadable.
+ *
+ * @example
+ * ```ts
+ * import { retryAfterSeconds } from '@release-coordinator/task-service';
+ *
+ * retryAfterSeconds('2', Date.now()); // 2
+ * retryAfterSeconds('Wed, 21 Oct 2026 07:28:00 GMT', Date.parse('2026-10-21T07:27:30Z')); // 30
+ * ```
+ */
 export function retryAfterSeconds(value: string | null, now: number): number | undefined {
   if (!value) return undefined;
   if (/^\s*\d+\s*$/.test(value)) return Number(value);
@@ -46,6 +98,22 @@ export function retryAfterSeconds(value: string | null, now: number): number | u
   return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
 }
 
+/**
+ * The callbacks: `PATCH {coordinator}/tasks/<id>` with a new state or progress, as soon as something changes (the
+ * coordinator polls with get_status too, so a lost callback only costs time). A 409, 429 or 503, or a connection
+ * error, is retried after the answer's Retry-After (else 1, 2, 4 … s), at most `attempts` times and never waiting
+ * more than `maxWaitSeconds` at once. The answer (CallbackOutcome) says whether the work should go on.
+ *
+ * @example
+ * ```ts
+ * import { reporter } from '@release-coordinator/task-service';
+ *
+ * const report = reporter({ coordinatorUrl: 'http://127.0.0.1:3000', token: async () => 'a-bearer-token' });
+ * if ((await report('TA_4BTJ95CW', { state: 'staged', progress: 100 })) === 'ended') {
+ *   // the release was canceled meanwhile: discard the work
+ * }
+ * ```
+ */
 export function reporter(opts: ReporterOptions): Report {
   const fetchImpl = opts.fetch ?? fetch;
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));

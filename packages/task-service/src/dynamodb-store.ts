@@ -4,14 +4,21 @@ import type { TaskState } from './contract.js';
 import type { StoredTask, TaskChange, TaskStore } from './store.js';
 
 /**
- * Tasks in a DynamoDB table (the document client), for a service with several instances or on Lambda. The table
- * has a string partition key `pk` and nothing else: tasks are `task#<id>`, signature ids `message#<id>` with an
- * `expires_at` (seconds) to use as the table's TTL attribute. Changes are conditional writes, so two instances
- * never both move a task.
+ * The table of `dynamoDbStore`, and how to reach it.
+ *
+ * @example
+ * ```ts
+ * import type { DynamoDbStoreOptions } from '@release-coordinator/task-service';
+ *
+ * const options: DynamoDbStoreOptions = { table: process.env.TASK_TABLE ?? 'stager-tasks' };
+ * ```
  */
 export interface DynamoDbStoreOptions {
+  /** The table's name: a string partition key `pk` and nothing else. */
   table: string;
+  /** A document client of your own (an endpoint, credentials); default: the SDK's defaults. */
   client?: DynamoDBDocumentClient;
+  /** The clock, in milliseconds since the epoch, of the replay records. */
   now?: () => number;
 }
 
@@ -19,6 +26,23 @@ const isConditionFailure = (err: unknown) =>
   err instanceof ConditionalCheckFailedException ||
   (err as { name?: string })?.name === 'ConditionalCheckFailedException';
 
+/**
+ * Tasks in a DynamoDB table (the document client), for a service with several instances or on Lambda. The table
+ * has a string partition key `pk` and nothing else: tasks are `task#<id>`, signature ids `message#<id>` with an
+ * `expires_at` (seconds) to use as the table's TTL attribute. Changes are conditional writes, so two instances
+ * never both move a task.
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, dynamoDbStore } from '@release-coordinator/task-service';
+ *
+ * const service = createTaskService(work, {
+ *   name: 'stager',
+ *   auth: { mode: 'jwks', issuer: 'https://auth.example.org' },
+ *   store: dynamoDbStore({ table: 'stager-tasks' }),
+ * });
+ * ```
+ */
 export function dynamoDbStore(opts: DynamoDbStoreOptions): TaskStore {
   const db = opts.client ?? DynamoDBDocumentClient.from(new DynamoDBClient({}));
   const now = opts.now ?? Date.now;

@@ -10,10 +10,6 @@ import { secretFile } from './signature.js';
 import { memoryStore } from './store.js';
 import { clientCredentials } from './token.js';
 
-/**
- * Every setting of a kit service from its environment, so that a service is its work plus `runTaskService(work)`.
- * The defaults fit the local stack (`npm start`); docs/task-service-authors.md lists them.
- */
 const list = z.pipe(
   z._default(z.string(), ''),
   z.transform((s: string) =>
@@ -25,6 +21,18 @@ const list = z.pipe(
 );
 const url = z.url();
 
+/**
+ * Every setting of a kit service from its environment, as a zod schema, so that a service is its work plus
+ * `runTaskService(work)`. The defaults fit the coordinator's local stack; the coordinator's
+ * docs/task-service-authors.md lists them.
+ *
+ * @example
+ * ```ts
+ * import { ENV } from '@release-coordinator/task-service';
+ *
+ * const { PORT, SERVICE_NAME } = ENV.parse(process.env);
+ * ```
+ */
 export const ENV = z.object({
   PORT: z._default(z.coerce.number().check(z.int(), z.minimum(0), z.maximum(65535)), 4000),
   HOST: z._default(z.string(), '127.0.0.1'),
@@ -55,13 +63,37 @@ export const ENV = z.object({
   TASK_TABLE: z.optional(z.string()),
 });
 
+/**
+ * A service's settings as read from its environment: the service's options and where its server listens.
+ *
+ * @example
+ * ```ts
+ * import { type EnvSettings, settingsFromEnv } from '@release-coordinator/task-service';
+ *
+ * const settings: EnvSettings = settingsFromEnv({ SERVICE_NAME: 'stager', PORT: '4100' });
+ * for (const note of settings.notes) console.warn(note);
+ * ```
+ */
 export interface EnvSettings {
+  /** The options of `createTaskService`. */
   options: TaskServiceOptions;
+  /** Where `serve` listens (PORT, HOST). */
   listen: { port: number; host: string };
   /** Lines worth printing at start: what is not checked, what does not survive a restart. */
   notes: string[];
 }
 
+/**
+ * Reads a service's settings from `env` (ENV). Throws an Error naming each invalid setting.
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, serve, settingsFromEnv } from '@release-coordinator/task-service';
+ *
+ * const { options, listen } = settingsFromEnv();
+ * const running = await serve(createTaskService(work, { ...options, log: () => {} }), listen);
+ * ```
+ */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EnvSettings {
   const parsed = ENV.safeParse(env);
   if (!parsed.success)
@@ -136,6 +168,18 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EnvSettin
 /**
  * Runs a service as a Node server, settings from the environment (`overrides` win). SIGINT or SIGTERM, to this
  * process alone or to its whole group (Ctrl-C): stop once, free the port, exit 0.
+ *
+ * @example
+ * ```ts
+ * import { runTaskService } from '@release-coordinator/task-service';
+ *
+ * await runTaskService({
+ *   async start(task) {
+ *     await task.progress(50);
+ *   },
+ *   async publish() {},
+ * });
+ * ```
  */
 export async function runTaskService(
   work: TaskWork,
@@ -163,7 +207,16 @@ export async function runTaskService(
   return running;
 }
 
-/** A Lambda handler (function URL) for a service, settings from the environment; the work runs inline. */
+/**
+ * A Lambda handler (function URL) for a service, settings from the environment; the work runs inline.
+ *
+ * @example
+ * ```ts
+ * import { lambdaFromEnv } from '@release-coordinator/task-service';
+ *
+ * export const handler = lambdaFromEnv({ start: async () => {}, publish: async () => {} });
+ * ```
+ */
 export function lambdaFromEnv(work: TaskWork, env: NodeJS.ProcessEnv = process.env) {
   const { options } = settingsFromEnv(env);
   return functionUrlHandler(createTaskService(work, { ...options, run: 'inline' }));

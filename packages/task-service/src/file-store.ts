@@ -2,16 +2,27 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { applyChange, type StoredTask, type TaskStore } from './store.js';
 
-/**
- * Tasks in one JSON file that survives a restart of the service: read once when the store is made, written whole
- * (to a temporary file, then renamed over the old one, so a crash never leaves half a file) after every change.
- * For one process on one machine; several instances need a shared store (DynamoDB).
- */
 interface FileContent {
   tasks: Record<string, StoredTask>;
   messages: Record<string, number>;
 }
 
+/**
+ * Tasks in one JSON file that survives a restart of the service: read once when the store is made, written whole
+ * (to a temporary file, then renamed over the old one, so a crash never leaves half a file) after every change.
+ * For one process on one machine; several instances need a shared store (DynamoDB).
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, fileStore } from '@release-coordinator/task-service';
+ *
+ * const service = createTaskService(work, {
+ *   name: 'stager',
+ *   auth: { mode: 'none' },
+ *   store: fileStore('.data/tasks.json'),
+ * });
+ * ```
+ */
 export function fileStore(path: string, now: () => number = Date.now): TaskStore {
   let content: FileContent = { tasks: {}, messages: {} };
   try {

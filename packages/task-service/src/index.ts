@@ -5,9 +5,17 @@
  *   await runTaskService({ start: async (task) => { ... }, publish: async (task) => { ... } });
  *
  * docs/task-service-authors.md has the quickstart; openapi/task-service.json the contract this serves.
+ *
+ * @packageDocumentation
  */
-export { type AuthOptions, checkClaims, type TokenRules, tokenChecker } from './auth.js';
-export { type CallbackOutcome, type Report, reporter, retryAfterSeconds } from './callbacks.js';
+export { type AuthOptions, type CheckToken, checkClaims, type TokenRules, tokenChecker } from './auth.js';
+export {
+  type CallbackOutcome,
+  type Report,
+  type ReporterOptions,
+  reporter,
+  retryAfterSeconds,
+} from './callbacks.js';
 export * from './contract.js';
 export { type DynamoDbStoreOptions, dynamoDbStore } from './dynamodb-store.js';
 export { ENV, type EnvSettings, lambdaFromEnv, runTaskService, settingsFromEnv } from './env.js';
@@ -24,6 +32,13 @@ export {
   type TaskServiceOptions,
   type TaskWork,
 } from './service.js';
-export { type Secrets, secretFile, signatureChecker } from './signature.js';
-export { applyChange, type MemoryTaskStore, memoryStore, type StoredTask, type TaskStore } from './store.js';
+export { type Secrets, type SignatureCheckOptions, secretFile, signatureChecker } from './signature.js';
+export {
+  applyChange,
+  type MemoryTaskStore,
+  memoryStore,
+  type StoredTask,
+  type TaskChange,
+  type TaskStore,
+} from './store.js';
 export { type ClientCredentialsOptions, clientCredentials, type TokenSource } from './token.js';

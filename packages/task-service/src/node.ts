@@ -1,16 +1,49 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { TaskService } from './service.js';
 
-/** The kit as a plain Node HTTP server. Bodies over 1 MiB are refused (413): an action is a small JSON object. */
+/**
+ * The largest request body `serve` reads: 1 MiB. Larger ones are refused (413); an action is a small JSON object.
+ *
+ * @example
+ * ```ts
+ * import { MAX_BODY_BYTES } from '@release-coordinator/task-service';
+ *
+ * const tooLarge = Buffer.byteLength(body) > MAX_BODY_BYTES;
+ * ```
+ */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/**
+ * A service that `serve` started.
+ *
+ * @example
+ * ```ts
+ * import { type RunningServer, serve } from '@release-coordinator/task-service';
+ *
+ * const running: RunningServer = await serve(service);
+ * console.log(`listening on ${running.url}`);
+ * await running.stop();
+ * ```
+ */
 export interface RunningServer {
+  /** Where it listens, e.g. http://127.0.0.1:4000. */
   url: string;
   server: Server;
   /** Stops the work, closes every connection and frees the port. */
   stop(): Promise<void>;
 }
 
+/**
+ * The kit as a plain Node HTTP server, on `listen` (default: a free port on 127.0.0.1).
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, serve } from '@release-coordinator/task-service';
+ *
+ * const service = createTaskService(work, { name: 'stager', auth: { mode: 'none' } });
+ * const running = await serve(service, { port: 4000, host: '0.0.0.0' });
+ * ```
+ */
 export async function serve(
   service: TaskService,
   listen: { port: number; host: string } = { port: 0, host: '127.0.0.1' },

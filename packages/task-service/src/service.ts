@@ -17,14 +17,24 @@ import { memoryStore, type StoredTask, type TaskStore } from './store.js';
 import type { TokenSource } from './token.js';
 
 /**
- * The kit's core: the task-service API (openapi/task-service.json) around an author's work, independent of how
- * requests arrive (node.ts serves it over HTTP, lambda.ts behind a Lambda function URL). The author supplies what a
- * task does; the kit checks each request (token, signature, replay), keeps the tasks in a store, answers every
- * action as the contract's ACTION_RULES say (repeats included), runs the work, and reports it to the coordinator.
+ * What the work of one task is given: the task, a signal that aborts it, and its progress reports.
+ *
+ * @example
+ * ```ts
+ * import type { TaskContext } from '@release-coordinator/task-service';
+ *
+ * async function stage(task: TaskContext) {
+ *   for (const [i, study] of task.studies.entries()) {
+ *     task.log(`staging ${study} for ${task.releaseId}`);
+ *     await task.progress(Math.round((100 * (i + 1)) / task.studies.length));
+ *   }
+ * }
+ * ```
  */
 export interface TaskContext {
   taskId: string;
   releaseId: string;
+  /** The release's study ids. */
   studies: string[];
   /** The coordinator's correlation id of the action that started this work. */
   requestId?: string;
@@ -35,9 +45,29 @@ export interface TaskContext {
    * work which reports progress stops there even if it never looks at `signal`.
    */
   progress(percent: number): Promise<void>;
+  /** Logs a line about this task (through the service's `log`). */
   log(line: string): void;
 }
 
+/**
+ * What a service's tasks do: the author's part. `start` stages, `publish` makes the staged work public; the others
+ * are optional.
+ *
+ * @example
+ * ```ts
+ * import type { TaskWork } from '@release-coordinator/task-service';
+ *
+ * const work: TaskWork = {
+ *   async start(task) {
+ *     await task.progress(100);
+ *   },
+ *   async publish(task) {
+ *     task.log('published');
+ *   },
+ *   status: () => true,
+ * };
+ * ```
+ */
 export interface TaskWork {
   /** Called on the first initialize of a task; throwing refuses it (503). */
   initialize?(task: TaskContext): Promise<void> | void;
@@ -53,12 +83,44 @@ export interface TaskWork {
   beforeAction?(action: TaskAction, request: ActionRequest): Promise<void> | void;
 }
 
+/**
+ * How a service runs: its name, the checks of the coordinator's requests, where tasks are kept and where callbacks
+ * go. `settingsFromEnv` reads them from the environment.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   clientCredentials,
+ *   fileStore,
+ *   secretFile,
+ *   type TaskServiceOptions,
+ * } from '@release-coordinator/task-service';
+ *
+ * const options: TaskServiceOptions = {
+ *   name: 'stager',
+ *   version: '1.2.0',
+ *   auth: { mode: 'jwks', issuer: 'https://auth.example.org' },
+ *   signingSecrets: secretFile('.data/webhook-secret'),
+ *   store: fileStore('.data/tasks.json'),
+ *   coordinatorUrl: 'https://coordinator.example.org',
+ *   callbackToken: clientCredentials({
+ *     tokenUrl: 'https://auth.example.org/oauth2/token',
+ *     clientId: 'stager',
+ *     clientSecret: process.env.CLIENT_SECRET ?? '',
+ *   }),
+ * };
+ * ```
+ */
 export interface TaskServiceOptions {
+  /** The name GET /status and every task answer. */
   name: string;
+  /** The version GET /status answers (default 1.0.0). */
   version?: string;
+  /** The check of the coordinator's token. */
   auth: AuthOptions;
   /** The service's signing secrets (`whsec_…`); unset: signatures are not checked (the token alone is). */
   signingSecrets?: Secrets;
+  /** Where tasks are kept (default: memoryStore()). */
   store?: TaskStore;
   /** Where callbacks go; without it the service only answers polls. */
   coordinatorUrl?: string;
@@ -70,14 +132,28 @@ export interface TaskServiceOptions {
    * which freezes after answering): run the work before answering, for work that ends within the action timeout.
    */
   run?: 'background' | 'inline';
+  /** Where the service logs its requests, callbacks and work (default: nowhere). */
   log?: (line: string) => void;
+  /** The clock, in milliseconds since the epoch (default Date.now). */
   now?: () => number;
+  /** The fetch of the token checks and the callbacks (default: the platform's). */
   fetch?: typeof fetch;
-  /** The callbacks' retry (callbacks.ts). */
+  /** Tries per callback (ReporterOptions.attempts). */
   callbackAttempts?: number;
+  /** How the callbacks wait between tries (tests pass one that does not). */
   sleep?: (ms: number) => Promise<void>;
 }
 
+/**
+ * A request as the service core takes it, however it arrived.
+ *
+ * @example
+ * ```ts
+ * import type { KitRequest } from '@release-coordinator/task-service';
+ *
+ * const request: KitRequest = { method: 'GET', path: '/status', headers: {}, body: '' };
+ * ```
+ */
 export interface KitRequest {
   method: string;
   /** The path without the query string. */
@@ -87,14 +163,38 @@ export interface KitRequest {
   body: string;
 }
 
+/**
+ * The service core's answer, to send as it is.
+ *
+ * @example
+ * ```ts
+ * import type { KitResponse } from '@release-coordinator/task-service';
+ *
+ * const send = (answer: KitResponse) =>
+ *   new Response(answer.body, { status: answer.status, headers: answer.headers });
+ * ```
+ */
 export interface KitResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
 }
 
+/**
+ * A service made by `createTaskService`: it answers requests, and holds its tasks and work.
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, type TaskService } from '@release-coordinator/task-service';
+ *
+ * const service: TaskService = createTaskService(work, { name: 'stager', auth: { mode: 'none' } });
+ * const answer = await service.handle({ method: 'GET', path: '/status', headers: {}, body: '' });
+ * ```
+ */
 export interface TaskService {
+  /** Answers one request of the task-service API (GET /status, POST /tasks). */
   handle(request: KitRequest): Promise<KitResponse>;
+  /** Where its tasks are. */
   store: TaskStore;
   /** Resolves when no work is running (tests; a graceful stop). */
   idle(): Promise<void>;
@@ -107,6 +207,27 @@ const WORKING: Partial<Record<TaskState, { phase: 'start' | 'publish'; done: Tas
   publishing: { phase: 'publish', done: 'published' },
 };
 
+/**
+ * The kit's core: the task-service API around an author's work, independent of how requests arrive (`serve` serves
+ * it over HTTP, `functionUrlHandler` behind a Lambda function URL). The author supplies what a task does; the kit
+ * checks each request (token, signature, replay), keeps the tasks in a store, answers every action as ACTION_RULES
+ * say (repeats included), runs the work, and reports it to the coordinator.
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, serve } from '@release-coordinator/task-service';
+ *
+ * const service = createTaskService(
+ *   { start: async (task) => task.progress(100), publish: async () => {} },
+ *   {
+ *     name: 'stager',
+ *     auth: { mode: 'verify', authUrl: 'http://127.0.0.1:3002' },
+ *     coordinatorUrl: 'http://127.0.0.1:3000',
+ *   },
+ * );
+ * await serve(service, { port: 4000, host: '127.0.0.1' });
+ * ```
+ */
 export function createTaskService(work: TaskWork, opts: TaskServiceOptions): TaskService {
   const store = opts.store ?? memoryStore();
   const now = opts.now ?? Date.now;

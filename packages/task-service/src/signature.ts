@@ -4,14 +4,32 @@ import { SIGNATURE_HEADERS, SIGNATURE_TOLERANCE_SECONDS } from './contract.js';
 import { KitError } from './errors.js';
 
 /**
- * The check of an action's Standard Webhooks signature (the `standardwebhooks` package: HMAC-SHA256 of
- * `<webhook-id>.<webhook-timestamp>.<raw body>`, timestamp within 5 minutes either way). The secret is this
- * service's alone, so a request signed for another service does not verify. A webhook-id claimed before is a replay:
- * the claim is kept for twice the tolerance (past it the timestamp check refuses the request anyway), in the task
- * store, so that a restart or a second instance does not forget it.
+ * The service's current signing secrets (`whsec_…`): one, or two during a rotation's grace period. Called for every
+ * action, so a secret that changes takes effect at once.
+ *
+ * @example
+ * ```ts
+ * import type { Secrets } from '@release-coordinator/task-service';
+ *
+ * const secrets: Secrets = () => [process.env.WEBHOOK_SECRET ?? ''].filter(Boolean);
+ * ```
  */
 export type Secrets = () => string[];
 
+/**
+ * The secrets and the replay records of `signatureChecker`.
+ *
+ * @example
+ * ```ts
+ * import { memoryStore, type SignatureCheckOptions } from '@release-coordinator/task-service';
+ *
+ * const store = memoryStore();
+ * const options: SignatureCheckOptions = {
+ *   secrets: () => ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+ *   claim: (id, until) => store.claimMessage(id, until),
+ * };
+ * ```
+ */
 export interface SignatureCheckOptions {
   secrets: Secrets;
   /** Records a webhook-id; false when it was recorded before. */
@@ -20,6 +38,22 @@ export interface SignatureCheckOptions {
   now?: () => number;
 }
 
+/**
+ * The check of an action's Standard Webhooks signature (the `standardwebhooks` package: HMAC-SHA256 of
+ * `<webhook-id>.<webhook-timestamp>.<raw body>`, timestamp within 5 minutes either way). The secret is this
+ * service's alone, so a request signed for another service does not verify. A webhook-id claimed before is a replay:
+ * the claim is kept for twice the tolerance (past it the timestamp check refuses the request anyway), in the task
+ * store, so that a restart or a second instance does not forget it. The check throws a KitError (401).
+ *
+ * @example
+ * ```ts
+ * import { memoryStore, signatureChecker } from '@release-coordinator/task-service';
+ *
+ * const store = memoryStore();
+ * const check = signatureChecker({ secrets: () => [secret], claim: (id, until) => store.claimMessage(id, until) });
+ * await check(rawBody, request.headers); // or a KitError
+ * ```
+ */
 export function signatureChecker(opts: SignatureCheckOptions) {
   const now = opts.now ?? Date.now;
   return async (raw: string, headers: Record<string, string | undefined>): Promise<void> => {
@@ -54,6 +88,17 @@ export function signatureChecker(opts: SignatureCheckOptions) {
  * at registration (or rotation) takes effect without a restart. The file holds the `whsec_…` value (or several,
  * separated by white space), or the JSON answer of `POST /task-services` / `rotate-secret` (its `secret` field). A
  * missing or empty file gives no secret: every action is refused until there is one.
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, secretFile } from '@release-coordinator/task-service';
+ *
+ * const service = createTaskService(work, {
+ *   name: 'stager',
+ *   auth: { mode: 'none' },
+ *   signingSecrets: secretFile('.data/webhook-secret'),
+ * });
+ * ```
  */
 export function secretFile(path: string): Secrets {
   let cache: { mtimeMs: number; size: number; secrets: string[] } | undefined;

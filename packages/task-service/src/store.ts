@@ -1,9 +1,21 @@
 import type { TaskState } from './contract.js';
 
 /**
- * Where the kit keeps its tasks, so that an action after a restart of the service finds its task (a 404 for a task
- * the service once initialized fails the release). Three come with the kit: memory (tests, trials), a local file
- * (file-store.ts) and DynamoDB (dynamodb-store.ts); anything with these four methods will do.
+ * A task as a store keeps it.
+ *
+ * @example
+ * ```ts
+ * import type { StoredTask } from '@release-coordinator/task-service';
+ *
+ * const task: StoredTask = {
+ *   task_id: 'TA_4BTJ95CW',
+ *   release_id: 'RE_QGAXVXK1',
+ *   studies: ['SD_1'],
+ *   state: 'pending',
+ *   progress: 0,
+ *   date_submitted: new Date().toISOString(),
+ * };
+ * ```
  */
 export interface StoredTask {
   task_id: string;
@@ -17,13 +29,37 @@ export interface StoredTask {
   request_id?: string;
 }
 
+/**
+ * A change to a stored task: its state, progress or last correlation id.
+ *
+ * @example
+ * ```ts
+ * import type { TaskChange } from '@release-coordinator/task-service';
+ *
+ * const change: TaskChange = { state: 'staged', progress: 100 };
+ * ```
+ */
 export interface TaskChange {
   state?: TaskState;
   progress?: number;
   request_id?: string;
 }
 
+/**
+ * Where the kit keeps its tasks, so that an action after a restart of the service finds its task (a 404 for a task
+ * the service once initialized fails the release). Three come with the kit: `memoryStore` (tests, trials),
+ * `fileStore` (a local file) and `dynamoDbStore`; anything with these four methods will do.
+ *
+ * @example
+ * ```ts
+ * import { memoryStore, type TaskStore } from '@release-coordinator/task-service';
+ *
+ * const store: TaskStore = memoryStore();
+ * const task = await store.get('TA_4BTJ95CW'); // undefined: not initialized here
+ * ```
+ */
 export interface TaskStore {
+  /** The task, or undefined when the service does not know it. */
   get(taskId: string): Promise<StoredTask | undefined>;
   /** Stores the task unless one with its id exists; answers the stored one either way (initialize is idempotent). */
   create(task: StoredTask): Promise<StoredTask>;
@@ -44,7 +80,16 @@ export interface TaskStore {
   claimMessage(id: string, expiresAtMs: number): Promise<boolean>;
 }
 
-/** Applies a change to a task, as every store does. */
+/**
+ * Applies a change to a task, as every store does: a new object, with each field the change names.
+ *
+ * @example
+ * ```ts
+ * import { applyChange } from '@release-coordinator/task-service';
+ *
+ * const staged = applyChange(task, { state: 'staged', progress: 100 });
+ * ```
+ */
 export function applyChange(task: StoredTask, change: TaskChange): StoredTask {
   const out = { ...task };
   if (change.state !== undefined) out.state = change.state;
@@ -53,12 +98,33 @@ export function applyChange(task: StoredTask, change: TaskChange): StoredTask {
   return out;
 }
 
+/**
+ * The store of `memoryStore`, whose tasks can be read directly.
+ *
+ * @example
+ * ```ts
+ * import { type MemoryTaskStore, memoryStore } from '@release-coordinator/task-service';
+ *
+ * const store: MemoryTaskStore = memoryStore();
+ * console.log([...store.tasks.values()].map((t) => t.state));
+ * ```
+ */
 export interface MemoryTaskStore extends TaskStore {
   /** The tasks themselves: a test (or a benchmark) may read or change them directly. */
   readonly tasks: Map<string, StoredTask>;
 }
 
-/** Tasks in memory: gone when the process ends. */
+/**
+ * Tasks in memory: gone when the process ends (tests, trials).
+ *
+ * @example
+ * ```ts
+ * import { createTaskService, memoryStore } from '@release-coordinator/task-service';
+ *
+ * const store = memoryStore();
+ * const service = createTaskService(work, { name: 'stager', auth: { mode: 'none' }, store });
+ * ```
+ */
 export function memoryStore(now: () => number = Date.now): MemoryTaskStore {
   const tasks = new Map<string, StoredTask>();
   const messages = new Map<string, number>();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
-import type { ReleaseState, TaskState } from '#functions/coordinator/model.js';
+import type { ReleaseState } from '#functions/coordinator/model.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
 import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
 

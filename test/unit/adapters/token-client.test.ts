@@ -117,6 +117,33 @@ describe('token client', () => {
     sm.restore();
   });
 
+  it('fails with token_unavailable when the client secret cannot be read, and reads it again next time', async () => {
+    const denied = Object.assign(new Error('not allowed'), { name: 'AccessDeniedException' });
+    let reads = 0;
+    const ep = fakeEndpoint(() => ({ body: { access_token: 'ok', expires_in: 60 } }));
+    const client = createTokenClient(
+      tokenEnv.parse({
+        COORDINATOR_TOKEN_URL: 'https://idp.example/oauth/token',
+        COORDINATOR_CLIENT_ID: 'coord',
+        COORDINATOR_CLIENT_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:1:secret:x',
+      }),
+      {
+        fetch: ep.fetchImpl,
+        clock: new FakeClock(),
+        secret: async () => {
+          if (++reads === 1) throw denied;
+          return 'later';
+        },
+      },
+    );
+    const err = await client.token().catch((e: unknown) => e);
+    expect(err).toMatchObject({ status: 503, code: 'token_unavailable' });
+    expect((err as Error).cause).toBe(denied);
+    expect(ep.calls).toHaveLength(0);
+    expect(await client.token()).toBe('ok');
+    expect(new URLSearchParams(String(ep.calls[0].init.body)).get('client_secret')).toBe('later');
+  });
+
   it('fails with a 503 token_unavailable error when the endpoint refuses, and retries next time', async () => {
     const ep = fakeEndpoint((n) =>
       n === 1

@@ -57,6 +57,10 @@ describe('the import rules (dependency-cruiser)', () => {
     ['packages-import-only-themselves', 'packages/kit/src/index.ts → lib/stack.ts'],
     ['clients-run-in-node-and-browsers', 'clients/upload.ts → fs'],
     ['clients-import-only-api-types', 'clients/upload.ts → lib/stack.ts'],
+    [
+      'functions-take-only-schema-free-kit-modules',
+      'functions/coordinator/tasks.ts → packages/task-service/src/contract.ts',
+    ],
   ])('report %s', (rule, edge) => {
     expect(violations.some((l) => l.includes(`error ${rule}: ${edge}`))).toBe(true);
   });
@@ -64,5 +68,9 @@ describe('the import rules (dependency-cruiser)', () => {
   it('let a handler import use cases and adapters, and an adapter import ports', () => {
     expect(violations.filter((l) => l.includes(': functions/coordinator/handlers/lookup.ts →'))).toEqual([]);
     expect(violations.filter((l) => l.includes('→ functions/coordinator/ports.ts'))).toEqual([]);
+  });
+
+  it('let runtime code import the kit’s protocol', () => {
+    expect(violations.filter((l) => l.includes('→ packages/task-service/src/protocol.ts'))).toEqual([]);
   });
 });

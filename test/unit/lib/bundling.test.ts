@@ -18,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('Node builtins in function bundles', () => {
   it('has a shim for every builtin it routes', () => {
     for (const name of NODE_BUILTINS_VIA_REQUIRE) {
-      const shim = join(ROOT, 'functions/adapters/node-builtins', `${name}.cjs`);
+      const shim = join(ROOT, 'lib/bundling/node-builtins', `${name}.cjs`);
       expect(existsSync(shim), shim).toBe(true);
       expect(readFileSync(shim, 'utf8')).toContain(`process.getBuiltinModule('node:${name}')`);
     }

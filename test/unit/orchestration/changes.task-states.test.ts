@@ -1,9 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TASK_STATES, type TaskState, TERMINAL_TASK_STATES } from '#functions/coordinator/model.js';
-import { TASK_TRANSITIONS } from '#functions/coordinator/task-callback.js';
 import { failTasks, taskPart } from '#functions/orchestration/changes.js';
+import {
+  CALLBACK_TRANSITIONS,
+  END_STATES,
+  TASK_STATES,
+  type TaskState,
+} from '#packages/task-service/src/protocol.js';
 import { STEPS_RELEASE as REL, stepsSetup } from './fakes.js';
 
 /** docs/api.md states the task-state rules; the code that changes tasks must say the same. */
@@ -29,21 +33,22 @@ function documentedTransitions(): Record<string, string[]> {
 describe('the task-state rules of docs/api.md and the code agree', () => {
   it('the transitions a task service may report are the documented ones; the final states have none', () => {
     const documented = documentedTransitions();
-    const working = TASK_STATES.filter((s) => !TERMINAL_TASK_STATES.includes(s));
+    const working = TASK_STATES.filter((s) => !END_STATES.includes(s));
     expect(Object.keys(documented).sort()).toEqual([...working].sort());
-    for (const s of working) expect([...TASK_TRANSITIONS[s]].sort(), s).toEqual([...documented[s]].sort());
-    for (const s of TERMINAL_TASK_STATES) expect(TASK_TRANSITIONS[s], s).toEqual([]);
+    for (const s of working)
+      expect([...CALLBACK_TRANSITIONS[s]].sort(), s).toEqual([...documented[s]].sort());
+    for (const s of END_STATES) expect(CALLBACK_TRANSITIONS[s], s).toEqual([]);
   });
 
   it('the final states the docs name are the code’s', () => {
     const sentence = API_MD.match(
       /`(\w+)`, `(\w+)` and `(\w+)` are final, for releases\s+and for tasks alike/,
     );
-    expect(sentence?.slice(1).sort()).toEqual([...TERMINAL_TASK_STATES].sort());
+    expect(sentence?.slice(1).sort()).toEqual([...END_STATES].sort());
   });
 
   it('the orchestration never writes a change out of a final state', () => {
-    for (const from of TERMINAL_TASK_STATES)
+    for (const from of END_STATES)
       for (const to of TASK_STATES.filter((s) => s !== from)) {
         const task = { id: 'TA_1', state: from as TaskState } as Parameters<typeof taskPart>[0];
         expect(() => taskPart(task, to), `${from} -> ${to}`).toThrow(/a final state/);

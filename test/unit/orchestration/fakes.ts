@@ -5,7 +5,6 @@ import type {
   ReleaseState,
   Task,
   TaskService,
-  TaskState,
 } from '#functions/coordinator/model.js';
 import { isTerminalRelease } from '#functions/coordinator/model.js';
 import {
@@ -30,6 +29,7 @@ import { ReleaseSteps, type StepInput } from '#functions/orchestration/release-s
 import { WakeLatch } from '#functions/orchestration/wake-latch.js';
 import { FakeClock } from '#functions/shared/clock.js';
 import { logKeys } from '#functions/shared/log.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 
 /**
  * In-memory stand-ins for the ports, for unit tests of the orchestration logic. The release repository keeps the

@@ -7,7 +7,9 @@ import { createEvent } from '#functions/coordinator/events.js';
 import { requireActsFor } from '#functions/coordinator/identity.js';
 import { type AuthConfig, createTokenVerifier, type TokenVerifier } from '#functions/shared/auth.js';
 import { authEnv, parseEnv } from '#functions/shared/config.js';
-import { actorOf, httpApp, ok } from '#functions/shared/http.js';
+import { httpApp } from '#functions/shared/http/app.js';
+import { actorOf } from '#functions/shared/http/authentication.js';
+import { ok } from '#functions/shared/http/response.js';
 import * as z from '#functions/shared/zod.js';
 import { generateSigningKey, jwks, signJwt } from '#local/jwt.js';
 

@@ -13,7 +13,7 @@ import {
   ORCHESTRATION_ERRORS,
   ValidationError,
 } from '#functions/shared/errors.js';
-import { parse } from '#functions/shared/http.js';
+import { parse } from '#functions/shared/http/parse.js';
 import * as z from '#functions/shared/zod.js';
 import { MemoryReleases } from '../orchestration/fakes.js';
 

@@ -1,10 +1,6 @@
-import {
-  type CoordinatorEvent,
-  isTerminalRelease,
-  type ReleaseState,
-  type TaskState,
-} from '#functions/coordinator/model.js';
+import { type CoordinatorEvent, isTerminalRelease, type ReleaseState } from '#functions/coordinator/model.js';
 import type { ReleaseChange, TaskChange } from '#functions/coordinator/ports.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { C, CounterDeltas, K, type LabelledItem, VIEW_SHARDS } from '../common.js';
 import type { TransactWriteCommandInput } from '../documents.js';
 import { eventCounts, eventPuts } from '../events.js';

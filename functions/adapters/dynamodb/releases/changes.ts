@@ -1,5 +1,6 @@
-import type { CoordinatorEvent, ReleaseState, TaskState } from '#functions/coordinator/model.js';
+import type { CoordinatorEvent, ReleaseState } from '#functions/coordinator/model.js';
 import { ChangeConflictError, type ReleaseChange } from '#functions/coordinator/ports.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { transact } from '../common.js';
 import { materializeEvent } from '../events.js';
 import { changeItems, single, states } from './change-items.js';

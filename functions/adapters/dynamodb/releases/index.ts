@@ -7,7 +7,6 @@ import type {
   ReleaseState,
   Task,
   TaskService,
-  TaskState,
 } from '#functions/coordinator/model.js';
 import type {
   NewRelease,
@@ -30,6 +29,7 @@ import type {
 import type { PhaseReads } from '#functions/orchestration/ports.js';
 import { type Clock, systemClock } from '#functions/shared/clock.js';
 import type { Page } from '#functions/shared/list.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import type { Tables } from '../common.js';
 import type { Documents } from '../documents.js';
 import { indexActiveReleases, listActive } from './active.js';

@@ -5,12 +5,11 @@ import {
   type ReleaseNote,
   releaseNoteSchema,
   releaseSchema,
-  TASK_STATES,
   type Task,
-  type TaskState,
   taskSchema,
 } from '#functions/coordinator/model.js';
 import * as z from '#functions/shared/zod.js';
+import { TASK_STATES, type TaskState } from '#packages/task-service/src/protocol.js';
 import { decode, K, KEY_ATTRIBUTES, shardOf, VIEW_SHARDS } from '../common.js';
 
 /**

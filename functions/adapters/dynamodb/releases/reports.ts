@@ -1,10 +1,11 @@
-import { type ReleaseState, type TaskState, taskSchema } from '#functions/coordinator/model.js';
+import { type ReleaseState, taskSchema } from '#functions/coordinator/model.js';
 import {
   ChangeConflictError,
   type ReportOutcome,
   type ReportTarget,
   type TaskReportWrite,
 } from '#functions/coordinator/ports.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { CounterDeltas, decode, K, type LabelledItem, queryAll, transact } from '../common.js';
 import { eventCounts, eventPuts, materializeEvent } from '../events.js';
 import { type ShardGuard, shardUpdates, taskItem } from './change-items.js';

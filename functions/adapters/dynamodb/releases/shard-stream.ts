@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { TaskState } from '#functions/coordinator/model.js';
 import type { GroupCompleted } from '#functions/orchestration/ports.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { SHARD } from './items.js';
 
 const SHARD_SK = 'RE#V#';

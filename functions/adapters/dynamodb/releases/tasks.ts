@@ -1,13 +1,8 @@
-import {
-  isTerminalRelease,
-  releaseSchema,
-  type Task,
-  type TaskState,
-  taskSchema,
-} from '#functions/coordinator/model.js';
+import { isTerminalRelease, releaseSchema, type Task, taskSchema } from '#functions/coordinator/model.js';
 import type { Paged } from '#functions/coordinator/ports.js';
 import { ValidationError } from '#functions/shared/errors.js';
 import type { Page } from '#functions/shared/list.js';
+import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { bySkDesc, C, decode, K, pageInMemory, pageOf, queryAll, readCount } from '../common.js';
 import { GetCommand } from '../documents.js';
 import { activeReleaseItems } from './active.js';

@@ -2,16 +2,9 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
-import { TASK_STATES } from '#functions/coordinator/model.js';
-import { TASK_TRANSITIONS } from '#functions/coordinator/task-callback.js';
-import { TASK_ACTIONS as COORDINATOR_ACTIONS } from '#functions/orchestration/replies.js';
 import { documentText, packageVersion } from '#lib/openapi/generate.js';
 import { generateTaskServiceDocument } from '#lib/openapi/task-service.js';
-import {
-  CALLBACK_TRANSITIONS,
-  TASK_STATES as CONTRACT_STATES,
-  TASK_ACTIONS,
-} from '#packages/task-service/src/contract.js';
+import { TASK_ACTIONS } from '#packages/task-service/src/contract.js';
 
 /**
  * openapi/task-service.json is what `npm run openapi` makes from the kit's zod contract, it agrees with what the
@@ -45,12 +38,6 @@ describe('openapi/task-service.json', () => {
     expect(Object.keys(doc.paths['/status'])).toEqual(['get']);
     expect(Object.keys(doc.paths['/tasks'])).toEqual(['post']);
     expect(Object.keys(doc.webhooks)).toEqual(['reportTask']);
-  });
-
-  it('speaks the coordinator’s vocabulary: its actions, its states, its callback transitions', () => {
-    expect([...TASK_ACTIONS]).toEqual([...COORDINATOR_ACTIONS]);
-    expect([...CONTRACT_STATES]).toEqual([...TASK_STATES]);
-    expect(CALLBACK_TRANSITIONS).toEqual(TASK_TRANSITIONS);
   });
 
   it('accepts every action the coordinator sends, with the studies it adds, and refuses any other action', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 
-// Conditional reads (ETag, If-None-Match, 304) of the HTTP layer, apart from its routing and errors (http.ts).
+// Conditional reads (ETag, If-None-Match, 304) of the HTTP layer; response.ts applies them to successful reads.
 
 /** What a conditional read asked for: only GET and HEAD are answered with ETags (and 304s). */
 export interface Conditional {
