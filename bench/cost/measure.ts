@@ -10,8 +10,8 @@
  *
  * Scenarios:
  *   release    N task services (COST_SERVICES, default 1,10,50) x P poll rounds while staging (COST_POLLS, 1,5,20),
- *              create -> staged -> publish -> published, task services that never call back (bench/lib/
- *              task-service-stub.ts with stagePolls = P; progress rises each round, so each round writes). Every
+ *              create -> staged -> publish -> published, task services that never call back (the fake task
+ *              service with stagePolls = P; progress rises each round, so each round writes). Every
  *              usage key is fitted to c1 + cN*N + cP*P + cNP*N*P over the points.
  *   callback   10 fake task services that report staged/published with PATCH /tasks/<id>: the cost of one callback,
  *              printed with its DynamoDB requests by operation and its write units beside those of the profile this
@@ -47,6 +47,7 @@ import { ROOT } from '#local/config.js';
 import { tableEnv } from '#local/dynamodb-local.js';
 import { type DdbRecord, type InvokeRecord, itemSize, type MeterRecord } from '#local/meter.js';
 import { localDefinition } from '#local/step-functions.js';
+import { startFakeFleet } from '#test/helpers/fake-task-service/index.js';
 import {
   api,
   createRelease,
@@ -63,7 +64,6 @@ import {
 } from '../lib/releases.js';
 import { machineInfo } from '../lib/report.js';
 import { benchStack, type StackEndpoints } from '../lib/stack.js';
-import { startTaskServiceStub } from '../lib/task-service-stub.js';
 import type { CostProfile } from './profile.js';
 import { deployedLogLevel, deploySettings } from './settings.js';
 import {
@@ -351,10 +351,10 @@ async function measureRelease(
   n: number,
   stagePolls: number,
 ): Promise<{ point: ReleasePoint; bytes: number }> {
-  const stub = await startTaskServiceStub({ stagePolls });
+  const services = await startFakeFleet(n, { name: 'cost', stagePolls, publishPolls: 1 });
   const ids: string[] = [];
   try {
-    for (const [i, url] of stub.urls(n).entries())
+    for (const [i, url] of services.urls.entries())
       ids.push(await registerService(ctx, `cost-${n}x${stagePolls}-${i}`, url));
     const before = await storedBytes(ctx.stack);
     meter.take();
@@ -383,7 +383,7 @@ async function measureRelease(
     return { point: { N: n, P, stagePolls, usage }, bytes };
   } finally {
     await disableServices(ctx, ids);
-    await stub.stop();
+    await services.stop();
   }
 }
 
@@ -567,9 +567,9 @@ async function measureSchedules(meterFile: string): Promise<CostProfile['schedul
           say(`  ${label}: ${runs.length} runs so far`);
         };
         await observe('S=0, A=0');
-        const stub = await startTaskServiceStub({ stagePolls: 1e9 });
+        const services = await startFakeFleet(10, { name: 'cost-health', stagePolls: 1e9 });
         try {
-          for (const [i, url] of stub.urls(10).entries()) await registerService(ctx, `cost-health-${i}`, url);
+          for (const [i, url] of services.urls.entries()) await registerService(ctx, `cost-health-${i}`, url);
           phase.S = 10;
           await observe('S=10, A=0');
           for (let i = 0; i < 5; i++) await createRelease(ctx, `cost in flight ${i}`);
@@ -579,7 +579,7 @@ async function measureSchedules(meterFile: string): Promise<CostProfile['schedul
           phase.studies = 50;
           await observe('S=10, A=5, 50 studies');
         } finally {
-          await stub.stop();
+          await services.stop();
         }
       },
     );
