@@ -69,7 +69,7 @@ const bodyOf = (answer: Answer) =>
 
 /** A 200 answer to an action as older services spelled it: task_id only, "initialized", progress "NN%". */
 export function legacy(answer: Answer): Answer {
-  if (answer.status !== 200) return answer;
+  if (answer.status !== 200 || answer.headers?.['Content-Type'] === 'text/html') return answer;
   const body = bodyOf(answer);
   const { kf_id, ...rest } = body;
   return {

@@ -43,14 +43,14 @@ export async function startFront(
   const checkToken = opts.quirks?.anyAudience ? audienceBlindCheck(opts) : undefined;
   let listening = true;
 
-  const send = (req: IncomingMessage, res: ServerResponse, answer: Answer) => {
+  /** `last`: the answer after which the port closes, which ends its connection so the next request needs one. */
+  const send = (res: ServerResponse, answer: Answer, last = false) => {
     const text = typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body);
     res.writeHead(answer.status, {
       'Content-Type': 'application/json',
       ...answer.headers,
       'Content-Length': String(Buffer.byteLength(text)),
-      // The last answer before the port closes ends its connection, so that the next request needs a new one.
-      ...(req.headers['x-fake-last'] === '1' ? { Connection: 'close' } : {}),
+      ...(last ? { Connection: 'close' } : {}),
     });
     res.end(text);
   };
@@ -76,25 +76,25 @@ export async function startFront(
     fake.requests.push({ method: req.method ?? 'GET', path, headers: req.headers, body, at: Date.now() });
     if (checkToken) {
       const refused = await checkToken(req.headers.authorization);
-      if (refused) return send(req, res, refused);
+      if (refused) return send(res, refused);
     }
     if (req.method === 'GET' && path === '/status') {
       const fault = fake.status;
       if (fault === 'hang') return void hanging.add(res);
       if (fault === 'reset') return void req.socket.destroy();
-      return send(req, res, faultAnswer(fault) ?? (await toKit(req, body)));
+      return send(res, faultAnswer(fault) ?? (await toKit(req, body)));
     }
     const parsed = parseAction(req, path, body);
-    if (!parsed) return send(req, res, await toKit(req, body));
+    if (!parsed) return send(res, await toKit(req, body));
     const { received } = parsed;
     if (!received) {
       // An action the API does not have.
-      if (!opts.quirks?.unknownActionAsStatus) return send(req, res, await toKit(req, body));
-      return send(req, res, await asStatus(parsed.taskId));
+      if (!opts.quirks?.unknownActionAsStatus) return send(res, await toKit(req, body));
+      return send(res, await asStatus(parsed.taskId));
     }
     fake.received.push(received);
     const { action, taskId, releaseId } = received;
-    if (opts.refuseAfter === action) req.headers['x-fake-last'] = '1';
+    const last = opts.refuseAfter === action;
     const delay = opts.delays?.[action] ?? 0;
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
 
@@ -108,8 +108,8 @@ export async function startFront(
     if (answer.status === 404 && opts.quirks?.acceptUnknownTasks)
       answer = { status: 200, body: pendingReply(fake.name, taskId, releaseId) };
     if (opts.legacySpelling) answer = legacy(answer);
-    if (opts.refuseAfter === action) res.once('finish', () => void close());
-    send(req, res, answer);
+    if (last) res.once('finish', () => void close());
+    send(res, answer, last);
   };
 
   const server: Server = createServer((req, res) => {
@@ -118,7 +118,7 @@ export async function startFront(
     req.on('end', () => {
       respond(req, res, Buffer.concat(chunks).toString('utf8')).catch((err: unknown) => {
         opts.log?.(`fake task service: ${(err as Error)?.stack ?? String(err)}`);
-        if (!res.headersSent) send(req, res, { status: 500, body: { message: String(err) } });
+        if (!res.headersSent) send(res, { status: 500, body: { message: String(err) } });
       });
     });
   });

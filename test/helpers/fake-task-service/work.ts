@@ -50,8 +50,8 @@ export function fakeWork(
     },
   };
   const steps = Math.max(1, opts.progressSteps ?? 1);
-  /** Work measured in polls, waiting for its last one: the poll ends it. */
-  const waiting = new Map<string, () => void>();
+  /** Work measured in polls, waiting for its last one, which ends it and hands over the task as it ended. */
+  const waiting = new Map<string, (ended: StoredTask) => void>();
   const rounds = new Map<string, number>();
 
   /** Sends the end of a task's work; a coordinator that says the task has ended makes it canceled here too. */
@@ -80,12 +80,11 @@ export function fakeWork(
 
   const run = (phase: Phase) => async (task: TaskContext) => {
     if (phase.polls > 0) {
-      await new Promise<void>((resolve, reject) => {
+      const ended = await new Promise<StoredTask>((resolve, reject) => {
         waiting.set(task.taskId, resolve);
         task.signal.addEventListener('abort', () => reject(task.signal.reason), { once: true });
       }).finally(() => waiting.delete(task.taskId));
-      const ended = await store.get(task.taskId);
-      if (ended) await reportEnd(ended, ended.state);
+      await reportEnd(ended, end(phase));
       return;
     }
     for (let i = 1; i <= steps; i++) {
@@ -106,8 +105,8 @@ export function fakeWork(
       return;
     }
     rounds.delete(task.task_id);
-    if (await store.update(task.task_id, endChange(end(phase)), [phase.during]))
-      waiting.get(task.task_id)?.();
+    const ended = await store.update(task.task_id, endChange(end(phase)), [phase.during]);
+    if (ended) waiting.get(task.task_id)?.(ended);
   };
 
   return {
