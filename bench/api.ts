@@ -18,6 +18,7 @@ import { K } from '#functions/adapters/dynamodb/common.js';
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 import { ROOT } from '#local/config.js';
 import { tableEnv } from '#local/dynamodb-local.js';
+import { startFakeFleet } from '#test/helpers/fake-task-service/index.js';
 import {
   benchDocumentClient,
   type CeilingOp,
@@ -28,7 +29,6 @@ import {
 import { httpLoad, type LoadResult } from './lib/load.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 import { benchStack, type StackEndpoints } from './lib/stack.js';
-import { startTaskServiceStub } from './lib/task-service-stub.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -66,7 +66,7 @@ async function seed(stack: StackEndpoints, token: string, serviceUrls: string[])
   for (const [i, url] of serviceUrls.entries())
     await api(stack, token, 'POST', '/task-services', {
       name: `bench-service-${i}`,
-      description: 'benchmark stub',
+      description: 'benchmark fake',
       author: 'bench',
       url,
     });
@@ -198,14 +198,16 @@ async function measureCollectionQuery(endpoint: string, releaseId: string): Prom
 
 async function main() {
   say('Starting the local stack...');
-  const stub = await startTaskServiceStub();
+  // Task services that never call back, each task staged at its first poll: the seeded releases settle in staged
+  // and make no background work while the API is measured.
+  const services = await startFakeFleet(TASKS, { name: 'bench-service', stagePolls: 1, publishPolls: 1 });
   // Health checks every hour and fast polling: the seeded releases settle quickly and stay quiet afterwards.
   const stack = await benchStack({ HEALTH_INTERVAL_SECONDS: '3600', POLL_SECONDS: '1' });
   const ceiling = new DdbCeiling(stack.dynamodb);
   try {
     const token = await adminToken(stack);
     say('Seeding...');
-    const seeded = await seed(stack, token, stub.urls(TASKS));
+    const seeded = await seed(stack, token, services.urls);
     await ceiling.seed();
     const auth = { Authorization: `Bearer ${token}` };
     const base = { connections: CONNECTIONS, seconds: SECONDS };
@@ -348,7 +350,7 @@ async function main() {
   } finally {
     ceiling.destroy();
     await stack.stop();
-    await stub.stop();
+    await services.stop();
   }
 }
 

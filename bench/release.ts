@@ -200,7 +200,7 @@ async function main() {
     '',
     'The local stack (`tsx bin/local.ts`) runs the real state machine (statemachines/release.asl.json in ' +
       'aws-local-stepfunctions behind the local Step Functions endpoint) and the real handlers on DynamoDB Local; ' +
-      'fake task services (test/helpers/fake-task-service.ts) answer over HTTP in the benchmark process and call back ' +
+      'fake task services (test/helpers/fake-task-service/) answer over HTTP in the benchmark process and call back ' +
       'with PATCH /tasks/<id> when their work ends. Times come from the release’s own event timestamps (created -> ' +
       '`running to staged`, `staged to publishing` -> `publishing to published`); the ideal is the work time (staging and ' +
       'publishing each take it). Transitions are the StateEntered events of the release’s execution history (what ' +

@@ -270,6 +270,7 @@ async function soak(ctx: ReleaseCtx) {
       }
       // The fakes' own bookkeeping, so the soak's process does not grow with the run.
       f.fake.received.length = 0;
+      f.fake.requests.length = 0;
       for (const [id, t] of f.fake.tasks)
         if (['published', 'canceled', 'failed'].includes(t.state)) f.fake.tasks.delete(id);
     }
@@ -410,7 +411,7 @@ async function main() {
         '',
         machineInfo(),
         '',
-        `${RELEASES} releases at a time over ${SERVICES} fake task services (test/helpers/fake-task-service.ts: staging and ` +
+        `${RELEASES} releases at a time over ${SERVICES} fake task services (test/helpers/fake-task-service/: staging and ` +
           `publishing take ${WORK_SECONDS} s each, then the service calls back with PATCH /tasks/<id>), each worker looping ` +
           `create -> staged -> publish -> published for ${fmt(r.minutes, 1)} minutes, on a local stack of its own ` +
           `(POLL_SECONDS=${POLL_SECONDS}, ACTION_TIMEOUT_SECONDS=15, the health check and the reconciler every minute, ` +

@@ -11,7 +11,7 @@
  * Scenarios:
  *   release    N task services (COST_SERVICES, default 1,10,50) x P poll rounds while staging (COST_POLLS, 1,5,20),
  *              create -> staged -> publish -> published, task services that never call back (bench/lib/
- *              task-service-stub.ts with stagePolls = P; progress rises each round, so each round writes). Every
+ *              the fake task service (test/helpers/fake-task-service/) with stagePolls = P; progress rises each round, so each round writes). Every
  *              usage key is fitted to c1 + cN*N + cP*P + cNP*N*P over the points.
  *   callback   10 fake task services that report staged/published with PATCH /tasks/<id>: the cost of one callback,
  *              printed with its DynamoDB requests by operation and its write units beside those of the profile this

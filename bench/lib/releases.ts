@@ -4,7 +4,7 @@ import {
   ListExecutionsCommand,
   SFNClient,
 } from '@aws-sdk/client-sfn';
-import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 import { benchStack, type StackEndpoints } from './stack.js';
 
 /**
@@ -88,8 +88,8 @@ export async function registerFakes(
       name: `bench-${i}`,
       stageMs: workSeconds * 1000,
       publishMs: workSeconds * 1000,
+      coordinator: { url: ctx.stack.coordinator, token: () => ctx.service },
     });
-    fake.coordinator = { baseUrl: ctx.stack.coordinator, token: () => ctx.service };
     fakes.push({ fake, id: await registerService(ctx, fake.name, fake.url) });
   }
   return fakes;

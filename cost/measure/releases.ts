@@ -10,8 +10,8 @@ import {
   sleep,
   waitFor,
 } from '#bench/lib/releases.js';
-import { startTaskServiceStub } from '#bench/lib/task-service-stub.js';
 import type { DdbRecord, InvokeRecord } from '#local/meter/records.js';
+import { startFakeFleet } from '#test/helpers/fake-task-service/index.js';
 import { add, scale, type Usage } from '../usage.js';
 import { DEBUG, LOCAL_POLL_SECONDS, say } from './config.js';
 import { type MeterReader, sfnUsage, type Tally } from './records.js';
@@ -33,10 +33,10 @@ export async function measureRelease(
   n: number,
   stagePolls: number,
 ): Promise<{ point: ReleasePoint; bytes: number }> {
-  const stub = await startTaskServiceStub({ stagePolls });
+  const stub = await startFakeFleet(n, { name: 'cost', stagePolls, publishPolls: 1 });
   const ids: string[] = [];
   try {
-    for (const [i, url] of stub.urls(n).entries())
+    for (const [i, url] of stub.urls.entries())
       ids.push(await registerService(ctx, `cost-${n}x${stagePolls}-${i}`, url));
     const before = await storedBytes(ctx.stack);
     meter.take();

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createRelease, registerService, sleep } from '#bench/lib/releases.js';
-import { startTaskServiceStub } from '#bench/lib/task-service-stub.js';
 import { ROOT } from '#local/config.js';
+import { startFakeFleet } from '#test/helpers/fake-task-service/index.js';
 import type { CostProfile } from '../profile.js';
 import { fitUsage, type Usage } from '../usage.js';
 import { PHASE_MS, say } from './config.js';
@@ -57,9 +57,9 @@ export async function measureSchedules(meterFile: string, tally: Tally): Promise
           say(`  ${label}: ${runs.length} runs so far`);
         };
         await observe('S=0, A=0');
-        const stub = await startTaskServiceStub({ stagePolls: 1e9 });
+        const stub = await startFakeFleet(10, { name: 'cost-health', stagePolls: 1e9 });
         try {
-          for (const [i, url] of stub.urls(10).entries()) await registerService(ctx, `cost-health-${i}`, url);
+          for (const [i, url] of stub.urls.entries()) await registerService(ctx, `cost-health-${i}`, url);
           phase.S = 10;
           await observe('S=10, A=0');
           for (let i = 0; i < 5; i++) await createRelease(ctx, `cost in flight ${i}`);

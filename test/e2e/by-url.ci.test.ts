@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
-import { type FakeTaskService, startFakeTaskService } from '../helpers/fake-task-service.js';
+import { type FakeTaskService, startFakeTaskService } from '../helpers/fake-task-service/index.js';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
 
 /**

@@ -3,7 +3,7 @@ import {
   type FakeTaskService,
   type FakeTaskServiceOptions,
   startFakeTaskService,
-} from '../helpers/fake-task-service.js';
+} from '../helpers/fake-task-service/index.js';
 import { coordinator, expectUnauthorized, files, show, target, waitFor } from './lib/http.js';
 import { walk } from './lib/lists.js';
 import { pickStudy } from './lib/studies.js';
@@ -29,9 +29,12 @@ const pathOf = (url: string) => new URL(url).pathname;
 const idOf = (url: string) => pathOf(url).split('/').pop()!;
 
 async function startFake(options: FakeTaskServiceOptions = {}): Promise<FakeTaskService> {
-  const fake = await startFakeTaskService({ host: target().taskServiceHost, ...options });
   // Progress reports go to the coordinator with the service client's token, as a real task service's would.
-  fake.coordinator = { baseUrl: target().coordinatorUrl, token: () => target().tokens.service };
+  const fake = await startFakeTaskService({
+    host: target().taskServiceHost,
+    coordinator: { url: target().coordinatorUrl, token: () => target().tokens.service },
+    ...options,
+  });
   fakes.push(fake);
   return fake;
 }
@@ -289,7 +292,9 @@ describe('what the coordinator sends task services', needs('local-task-services'
       expect(r.releaseId).toBe(release.item_id);
       expect(r.authorization).toMatch(/^Bearer \S+$/);
     }
-    // Its reports (PATCH /tasks/<id> with the service client, to which the service is bound) were accepted.
+    // Its reports (PATCH /tasks/<id> with the service client, to which the service is bound) were accepted. The
+    // last one may still be on its way when the release shows published: its sending is part of the work.
+    await fake.idle();
     expect(fake.callbacks.map((c) => [c.state, c.status])).toEqual([
       ['staged', 200],
       ['published', 200],

@@ -10,7 +10,7 @@ import {
   type FakeTaskService,
   type FakeTaskServiceOptions,
   startFakeTaskService,
-} from './fake-task-service.js';
+} from './fake-task-service/index.js';
 
 /**
  * Whole releases for the orchestration tests: the coordinator API (real handlers, DynamoDB Local, test IdP), the
@@ -121,8 +121,11 @@ export async function startReleaseHarness(
       const out: RegisteredService[] = [];
       for (let i = 0; i < n; i++) {
         const o = typeof opts === 'function' ? opts(i) : opts;
-        const fake = await startFakeTaskService({ name: `fake-${services.length}`, ...o });
-        fake.coordinator = { baseUrl: api.baseUrl, token: () => api.idp.service() };
+        const fake = await startFakeTaskService({
+          name: `fake-${services.length}`,
+          coordinator: { url: api.baseUrl, token: () => api.idp.service() },
+          ...o,
+        });
         services.push(fake);
         const res = await api.call('POST', '/task-services', {
           body: { name: fake.name, description: 'fake task service', author: 'tests', url: fake.url },

@@ -4,14 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { checkClient, runCheck } from '#cli/task-service-check/check.js';
 import { randomSecret, serviceConfig } from '#cli/task-service-check/coordinator.js';
 import { RULES } from '#cli/task-service-check/rules.js';
+import { clientCredentials, startTaskService } from '#examples/task-service/service.js';
 import { freePort } from '#local/dynamodb-local.js';
-import { DEFECTS, type Defect, startServiceWith } from '#test/helpers/broken-task-services.js';
+import { type FakeTaskServiceOptions, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 /**
  * `drc task-service check` against real task services over real HTTP: the reference service (examples/task-service,
- * on the kit) passes every rule, and each deliberately broken service (test/helpers/broken-task-services.ts, the
- * reference with one defect) fails exactly the rule it breaks and passes the others. The service is started first
- * with the settings the check will use (a fixed free port and secret), as an author does in CI.
+ * on the kit) passes every rule, the fake task service (on the kit too) with no hook passes every rule, and the fake
+ * with one hook, each breaking one rule of the contract, fails exactly that rule and passes the others. The service
+ * is started first with the settings the check will use (a fixed free port and secret), as an author does in CI.
  */
 const ROOT = resolve(import.meta.dirname, '../../..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
@@ -22,7 +23,96 @@ async function fixedSettings() {
   return { port, secret, config: serviceConfig(`http://127.0.0.1:${port}`, checkClient(), secret) };
 }
 
-async function check(defect: Defect | 'reference') {
+/** The defects, each one hook of the fake, with what it breaks. */
+const DEFECTS = {
+  status: {
+    says: 'GET /status answers without a name',
+    hook: { status: { json: { message: 'ready', version: '1.0.0' } } },
+  },
+  staging: {
+    says: 'start answers pending although the work has begun',
+    hook: { actions: { start: { state: 'pending', when: 'first' } } },
+  },
+  publishing: {
+    says: 'publish answers staged although publishing has begun',
+    hook: { actions: { publish: { state: 'staged', when: 'first' } } },
+  },
+  cancel: {
+    says: 'cancel answers canceled but the work goes on',
+    hook: { actions: { cancel: { state: 'canceled', act: false } } },
+  },
+  repeats: {
+    says: 'a start sent again is refused (503)',
+    hook: { actions: { start: { status: 503, when: 'repeat' } } },
+  },
+  'unknown-task': {
+    says: 'an action for a task it never initialized answers 200',
+    hook: { quirks: { acceptUnknownTasks: true } },
+  },
+  'unknown-action': {
+    says: 'an unknown action is taken for get_status',
+    hook: { quirks: { unknownActionAsStatus: true } },
+  },
+  tokens: { says: 'the token is verified without its audience', hook: { quirks: { anyAudience: true } } },
+  signatures: {
+    says: 'signatures are verified, but a replayed webhook-id is not refused',
+    hook: { quirks: { acceptReplays: true } },
+  },
+  callbacks: {
+    says: 'callbacks carry a field the contract does not allow',
+    hook: { quirks: { callbackExtra: { message: 'working on it' } } },
+  },
+} satisfies Record<string, { says: string; hook: FakeTaskServiceOptions }>;
+type Defect = keyof typeof DEFECTS;
+
+/**
+ * A service configured as the check said (its printed settings): the reference service, or the fake with no hook
+ * (`none`) or one defect. Work is short (0.5 s to stage, 0.5 s to publish, one progress report each) so that a whole
+ * check takes seconds.
+ */
+async function startServiceWith(
+  defect: Defect | 'none' | 'reference',
+  config: Record<string, string>,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const auth = {
+    mode: 'jwks' as const,
+    issuer: config.AUTH_ISSUER,
+    jwksUri: config.AUTH_JWKS_URI,
+    audience: [config.AUTH_AUDIENCE],
+  };
+  const signingSecrets = () => [config.WEBHOOK_SECRET];
+  const callbackToken = clientCredentials(config.TOKEN_URL, config.CLIENT_ID, config.CLIENT_SECRET);
+  if (defect === 'reference') {
+    const service = await startTaskService(
+      {
+        name: 'check target (reference)',
+        version: '1.0.0',
+        auth,
+        signingSecrets,
+        coordinatorUrl: config.COORDINATOR_URL,
+        callbackToken,
+        stageSeconds: 0.5,
+        publishSeconds: 0.5,
+        progressSteps: 2,
+        failAt: [],
+      },
+      { port: 0, host: '127.0.0.1' },
+    );
+    return { url: service.url, stop: () => service.stop() };
+  }
+  return startFakeTaskService({
+    name: `check target (${defect})`,
+    auth,
+    signingSecrets,
+    coordinator: { url: config.COORDINATOR_URL, token: callbackToken },
+    stageMs: 500,
+    publishMs: 500,
+    progressSteps: 2,
+    ...(defect === 'none' ? {} : (DEFECTS[defect].hook as FakeTaskServiceOptions)),
+  });
+}
+
+async function check(defect: Defect | 'none' | 'reference') {
   const { port, secret, config } = await fixedSettings();
   const service = await startServiceWith(defect, config);
   try {
@@ -72,14 +162,14 @@ describe('drc task-service check', () => {
     );
   });
 
-  const broken = (Object.keys(DEFECTS) as Defect[]).filter((d) => d !== 'none');
+  const broken = Object.keys(DEFECTS) as Defect[];
   describe.concurrent('a service with one defect fails exactly the rule it breaks', () => {
-    it('the front the defects sit behind changes nothing by itself', async () => {
+    it('the fake the defects are hooks of passes every rule with none', async () => {
       const report = await check('none');
       expect(report.rules.filter((r) => !r.ok)).toEqual([]);
     });
     for (const defect of broken)
-      it(`${defect}: ${DEFECTS[defect]}`, async () => {
+      it(`${defect}: ${DEFECTS[defect].says}`, async () => {
         const report = await check(defect);
         const failed = report.rules.filter((r) => !r.ok);
         expect(

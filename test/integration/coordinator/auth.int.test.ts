@@ -1,20 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSigningKey } from '#local/jwt.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 const STUDY = 'SD_33333333';
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
-  stub = await startTaskServiceStub();
+  fake = await startFakeTaskService();
   await seedStudies(api, [STUDY]);
   ids.ts = (
     await api.call('POST', '/task-services', {
-      body: { name: 'svc', description: '', author: '', url: stub.url },
+      body: { name: 'svc', description: '', author: '', url: fake.url },
     })
   ).body.item_id;
   const release = (await api.call('POST', '/releases', { body: { name: 'r', studies: [STUDY] } })).body;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   ids.ev = (await api.call('POST', '/events', { body: { message: 'e' } })).body.item_id;
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 

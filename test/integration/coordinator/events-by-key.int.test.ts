@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DynamoEventRepository } from '#functions/adapters/dynamodb/events.js';
 import type { EventFilters } from '#functions/coordinator/ports.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 /**
  * `GET /events?release=&task=`, `?task=` and `?release=&study=` are served by keys, on DynamoDB Local: what they
@@ -11,7 +11,7 @@ import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-s
  * events of other kinds, which a read of the whole release would bring back.
  */
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 const S1 = 'SD_1111AAAA';
 const S2 = 'SD_2222AAAA';
 let release: any;
@@ -27,10 +27,10 @@ const post = async (body: Record<string, unknown>) => {
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
-  stub = await startTaskServiceStub();
+  fake = await startFakeTaskService();
   await seedStudies(api, [S1, S2]);
   for (const name of ['a', 'b'])
-    await api.call('POST', '/task-services', { body: { name, description: '', author: '', url: stub.url } });
+    await api.call('POST', '/task-services', { body: { name, description: '', author: '', url: fake.url } });
   release = (await api.call('POST', '/releases', { body: { name: 'r', studies: [S1, S2] } })).body;
   [taskA, taskB] = release.tasks.map((t: { item_id: string }) => t.item_id);
   // 40 events of the release that match none of the filters below.
@@ -41,7 +41,7 @@ beforeAll(async () => {
   ids.taskBS1.push(await post({ release: release.item_id, task: taskB, study: S1 }));
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 

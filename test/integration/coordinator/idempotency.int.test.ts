@@ -6,27 +6,27 @@ import { DynamoIdempotencyStore } from '#functions/adapters/dynamodb/idempotency
 import { FakeClock } from '#functions/shared/clock.js';
 import { IDEMPOTENCY_TTL_MS, idempotent } from '#functions/shared/idempotency.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 /**
  * Idempotency-Key on the coordinator's creates, through the real HTTP path and DynamoDB Local: retries of one create
  * make one resource, a reused key with another body is refused, a retry during the first request is a 409.
  */
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 const STUDY = 'SD_1DEMP0TS';
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
-  stub = await startTaskServiceStub();
+  fake = await startFakeTaskService();
   await seedStudies(api, [STUDY]);
   const res = await api.call('POST', '/task-services', {
-    body: { name: 'idem', description: '', author: 'a', url: stub.url, enabled: true },
+    body: { name: 'idem', description: '', author: 'a', url: fake.url, enabled: true },
   });
   expect(res.status).toBe(200);
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 

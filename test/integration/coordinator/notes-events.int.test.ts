@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 const S1 = 'SD_11111111';
 const S2 = 'SD_22222222';
 let release: any;
@@ -12,18 +12,18 @@ let service: any;
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
-  stub = await startTaskServiceStub();
+  fake = await startFakeTaskService();
   await seedStudies(api, [S1, S2]);
   service = (
     await api.call('POST', '/task-services', {
-      body: { name: 'svc', description: '', author: '', url: stub.url },
+      body: { name: 'svc', description: '', author: '', url: fake.url },
     })
   ).body;
   release = (await api.call('POST', '/releases', { body: { name: 'r1', studies: [S1, S2] } })).body;
   other = (await api.call('POST', '/releases', { body: { name: 'r2', studies: [S2] } })).body;
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 

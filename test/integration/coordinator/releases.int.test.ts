@@ -3,17 +3,17 @@ import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/i
 import type { ReleaseState } from '#functions/coordinator/model.js';
 import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 let repo: DynamoReleaseRepository;
 const STUDIES = ['SD_AAAAAAAA', 'SD_BBBBBBBB', 'SD_CCCCCCCC'];
 const services: { item_id: string; name: string }[] = [];
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
-  stub = await startTaskServiceStub();
+  fake = await startFakeTaskService();
   repo = new DynamoReleaseRepository(api.doc, {
     coordinator: api.tables.COORDINATOR_TABLE,
     studies: api.tables.STUDIES_TABLE,
@@ -25,14 +25,14 @@ beforeAll(async () => {
     ['gamma', false],
   ] as const) {
     const res = await api.call('POST', '/task-services', {
-      body: { name, description: '', author: 'a', url: stub.url, enabled },
+      body: { name, description: '', author: 'a', url: fake.url, enabled },
     });
     expect(res.status).toBe(200);
     if (enabled) services.push(res.body);
   }
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 
@@ -416,7 +416,7 @@ describe('DELETE /task-services/<id> with tasks', () => {
   it('answers 409 while a task is in a non-terminal release, and deletes once it is terminal', async () => {
     const svc = (
       await api.call('POST', '/task-services', {
-        body: { name: 'temp', description: '', author: '', url: stub.url },
+        body: { name: 'temp', description: '', author: '', url: fake.url },
       })
     ).body;
     const r = (await create()).body;

@@ -6,14 +6,14 @@ import { migrateCoordinator } from '#functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 import { encodeCursor, MAX_OFFSET } from '#functions/shared/list.js';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 /**
  * Lists whose cost is their page: cursors in the links, the raw-offset maximum, exact counts kept by counters,
  * the filter combinations without a key of their own, and the one-time migration of data in the earlier layout.
  */
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 const S1 = 'SD_5CA1E001';
 const S2 = 'SD_5CA1E002';
 let release: { item_id: string; tasks: { item_id: string }[] };
@@ -21,11 +21,11 @@ let service: { item_id: string };
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
-  stub = await startTaskServiceStub();
+  fake = await startFakeTaskService();
   await seedStudies(api, [S1, S2]);
   service = (
     await api.call('POST', '/task-services', {
-      body: { name: 'svc', description: '', author: '', url: stub.url },
+      body: { name: 'svc', description: '', author: '', url: fake.url },
     })
   ).body;
   release = (await api.call('POST', '/releases', { body: { name: 'r', studies: [S1] } })).body;
@@ -37,7 +37,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 

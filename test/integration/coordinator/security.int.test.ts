@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CoordinatorApi, seedStudies, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 /**
  * The coordinator's security rules over real HTTP: task services bound to the identity of their OAuth client,
@@ -8,7 +8,7 @@ import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-s
  * input that never ends in a 500.
  */
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 const STUDY = 'SD_SEC00001';
 
 /** A task service registered with `client_id` (or unbound), and the pending task it got in a fresh release. */
@@ -16,7 +16,7 @@ async function serviceWithTask(clientId: string | null) {
   const reg = await api.call('POST', '/task-services', {
     body: {
       name: `svc-${clientId ?? 'unbound'}`,
-      url: stub.url,
+      url: fake.url,
       ...(clientId === null ? {} : { client_id: clientId }),
     },
   });
@@ -34,11 +34,11 @@ async function releaseTasks(): Promise<Map<string, string>> {
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
-  stub = await startTaskServiceStub({ name: 'security' });
+  fake = await startFakeTaskService({ name: 'security' });
   await seedStudies(api, [STUDY]);
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 
@@ -118,9 +118,9 @@ describe('task services bound to an OAuth client', () => {
   });
 
   it('refuses the token the coordinator sends to task services when it is replayed against the coordinator', async () => {
-    stub.requests.length = 0;
+    fake.requests.length = 0;
     await serviceWithTask('client-replay');
-    const sent = stub.requests.find((r) => r.path === '/status')?.headers.authorization;
+    const sent = fake.requests.find((r) => r.path === '/status')?.headers.authorization;
     expect(sent).toMatch(/^Bearer /);
     const token = String(sent).replace(/^Bearer /, '');
     for (const [method, path, body] of [
@@ -139,7 +139,7 @@ describe('events written by clients', () => {
     const posted = await api.call('POST', '/events', { body: { message: 'a note from a client' } });
     expect(posted.status).toBe(200);
     expect(posted.body.source).toBe('client');
-    await api.call('POST', '/task-services', { body: { name: 'src', url: stub.url } });
+    await api.call('POST', '/task-services', { body: { name: 'src', url: fake.url } });
     await releaseTasks();
     const list = await api.call('GET', '/events?limit=100');
     const created = list.body.results.find((e: any) => /created in state initializing/.test(e.message));
@@ -173,8 +173,8 @@ describe('bounded input', () => {
       ['POST', '/releases', { name: 'n', description: 'd'.repeat(10_001), studies: [STUDY] }, 'description'],
       ['POST', '/releases', { name: 'n', tags: ['t'.repeat(101)], studies: [STUDY] }, 'tags.0'],
       ['POST', '/releases', { name: 'n', tags: Array(51).fill('t'), studies: [STUDY] }, 'tags'],
-      ['POST', '/task-services', { name: 'n', url: `${stub.url}/${'p'.repeat(2100)}` }, 'url'],
-      ['POST', '/task-services', { name: 'n', url: stub.url, author: 'a'.repeat(201) }, 'author'],
+      ['POST', '/task-services', { name: 'n', url: `${fake.url}/${'p'.repeat(2100)}` }, 'url'],
+      ['POST', '/task-services', { name: 'n', url: fake.url, author: 'a'.repeat(201) }, 'author'],
       ['POST', '/events', { message: 'm'.repeat(10_001) }, 'message'],
     ];
     for (const [method, path, body, field] of cases) {

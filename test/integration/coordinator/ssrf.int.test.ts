@@ -1,17 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
-import { startTaskServiceStub, type TaskServiceStub } from '#test/helpers/task-service-stub.js';
+import { type FakeTaskService, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
 
 /** Registering task services under the deployed defaults: private addresses refused, plain http allowed here. */
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 
 beforeAll(async () => {
   api = await startCoordinatorApi({ TASK_SERVICE_ALLOW_PRIVATE: 'false', TASK_SERVICE_ALLOW_HTTP: 'true' });
-  stub = await startTaskServiceStub({ name: 'inside' });
+  fake = await startFakeTaskService({ name: 'inside' });
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 
@@ -19,14 +19,14 @@ const register = (url: string) => api.call('POST', '/task-services', { body: { n
 
 describe('task-service URLs (SSRF)', () => {
   it('refuses each URL with a 400 under url that names the rule, and never calls it', async () => {
-    const port = new URL(stub.url).port;
+    const port = new URL(fake.url).port;
     const cases: [string, RegExp][] = [
       ['ftp://svc.example.test', /http or https/],
       ['http://user:pw@svc.example.test', /credentials/],
       ['http://169.254.169.254/latest/meta-data', /metadata/],
       ['http://[fd00:ec2::254]/', /metadata/],
       ['http://169.254.7.7/', /link-local/],
-      [stub.url, /TASK_SERVICE_ALLOW_PRIVATE/],
+      [fake.url, /TASK_SERVICE_ALLOW_PRIVATE/],
       [`http://localhost:${port}`, /TASK_SERVICE_ALLOW_PRIVATE/],
       ['http://10.20.30.40', /TASK_SERVICE_ALLOW_PRIVATE/],
     ];
@@ -35,7 +35,7 @@ describe('task-service URLs (SSRF)', () => {
       expect(res.status, url).toBe(400);
       expect(res.body.error.fields.url.join(' '), url).toMatch(rule);
     }
-    expect(stub.requests).toHaveLength(0);
+    expect(fake.requests).toHaveLength(0);
     expect((await api.call('GET', '/task-services')).body.count).toBe(0);
   });
 });

@@ -2,19 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
 import {
   closedPortUrl,
-  startTaskServiceStub,
-  type TaskServiceStub,
-} from '#test/helpers/task-service-stub.js';
+  type FakeTaskService,
+  startFakeTaskService,
+} from '#test/helpers/fake-task-service/index.js';
 
 let api: CoordinatorApi;
-let stub: TaskServiceStub;
+let fake: FakeTaskService;
 
 beforeAll(async () => {
   api = await startCoordinatorApi({ TASK_SERVICE_PROBE_TIMEOUT_MS: '400' });
-  stub = await startTaskServiceStub({ name: 'snapshot' });
+  fake = await startFakeTaskService({ name: 'snapshot' });
 });
 afterAll(async () => {
-  await stub?.close();
+  await fake?.stop();
   await api?.close();
 });
 
@@ -25,14 +25,14 @@ const register = (body: Record<string, unknown>) =>
 
 describe('POST /task-services', () => {
   it('registers a service that answers GET /status, storing the url without trailing slashes', async () => {
-    stub.status = { kind: 'ok' };
-    const res = await register({ url: `${stub.url}//` });
+    fake.status = 'ok';
+    const res = await register({ url: `${fake.url}//` });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       name: 'snapshot',
       description: 'd',
       author: 'me',
-      url: stub.url,
+      url: fake.url,
       enabled: true,
       health_status: 'ok',
       last_ok_status: 0,
@@ -43,51 +43,51 @@ describe('POST /task-services', () => {
   });
 
   it("makes the caller (its token's subject) the author when the body names none", async () => {
-    stub.status = { kind: 'ok' };
-    const res = await api.call('POST', '/task-services', { body: { name: 'snapshot', url: stub.url } });
+    fake.status = 'ok';
+    const res = await api.call('POST', '/task-services', { body: { name: 'snapshot', url: fake.url } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ author: 'admin-user', description: '' });
   });
 
   it('probes GET {url}/status with the coordinator bearer token from client credentials', async () => {
-    stub.requests.length = 0;
-    await register({ url: stub.url });
-    const probe = stub.requests.find((r) => r.path === '/status');
+    fake.requests.length = 0;
+    await register({ url: fake.url });
+    const probe = fake.requests.find((r) => r.path === '/status');
     expect(probe?.method).toBe('GET');
     expect(probe?.headers.authorization).toBe(`Bearer ${api.idp.issued.at(-1)}`);
   });
 
   it('refuses a service whose /status answers a non-200 status, saying so under url', async () => {
-    stub.status = { kind: 'status', status: 503 };
-    const res = await register({ url: stub.url });
+    fake.status = { status: 503 };
+    const res = await register({ url: fake.url });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_error');
     expect(res.body.error.fields.url[0]).toContain('status 503');
-    stub.status = { kind: 'ok' };
+    fake.status = 'ok';
   });
 
   it('refuses a service whose /status body is not JSON', async () => {
-    stub.status = { kind: 'not_json' };
-    const res = await register({ url: stub.url });
+    fake.status = 'not_json';
+    const res = await register({ url: fake.url });
     expect(res.status).toBe(400);
     expect(res.body.error.fields.url[0]).toContain('not JSON');
-    stub.status = { kind: 'ok' };
+    fake.status = 'ok';
   });
 
   it('refuses a service whose /status JSON has no string name', async () => {
-    stub.status = { kind: 'json', body: { message: { name: 'nested' } } };
-    const res = await register({ url: stub.url });
+    fake.status = { json: { message: { name: 'nested' } } };
+    const res = await register({ url: fake.url });
     expect(res.status).toBe(400);
     expect(res.body.error.fields.url[0]).toContain('"name"');
-    stub.status = { kind: 'ok' };
+    fake.status = 'ok';
   });
 
   it('refuses a service that does not answer in time', async () => {
-    stub.status = { kind: 'hang' };
-    const res = await register({ url: stub.url });
+    fake.status = 'hang';
+    const res = await register({ url: fake.url });
     expect(res.status).toBe(400);
     expect(res.body.error.fields.url[0]).toContain('timed out');
-    stub.status = { kind: 'ok' };
+    fake.status = 'ok';
   });
 
   it('refuses a service nobody listens for', async () => {
@@ -105,29 +105,29 @@ describe('POST /task-services', () => {
   });
 
   it('rejects unknown body fields, naming them', async () => {
-    const res = await register({ url: stub.url, colour: 'blue' });
+    const res = await register({ url: fake.url, colour: 'blue' });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.error.fields)).toContain('colour');
   });
 
   it('rejects a missing name and a wrong type, naming the fields', async () => {
-    const res = await api.call('POST', '/task-services', { body: { url: stub.url, enabled: 'yes' } });
+    const res = await api.call('POST', '/task-services', { body: { url: fake.url, enabled: 'yes' } });
     expect(res.status).toBe(400);
     expect(Object.keys(res.body.error.fields).sort()).toEqual(['enabled', 'name']);
   });
 
   it('writes nothing when the probe fails', async () => {
     const before = (await api.call('GET', '/task-services?limit=100')).body.count;
-    stub.status = { kind: 'status', status: 500 };
-    await register({ url: stub.url });
-    stub.status = { kind: 'ok' };
+    fake.status = { status: 500 };
+    await register({ url: fake.url });
+    fake.status = 'ok';
     expect((await api.call('GET', '/task-services?limit=100')).body.count).toBe(before);
   });
 });
 
 describe('GET / PATCH / DELETE /task-services/<id>', () => {
   it('reads a service back and 404s an unknown one', async () => {
-    const { secret, ...created } = (await register({ url: stub.url })).body;
+    const { secret, ...created } = (await register({ url: fake.url })).body;
     expect(secret).toMatch(/^whsec_/);
     const got = await api.call('GET', `/task-services/${created.item_id}`);
     expect(got.status).toBe(200);
@@ -139,19 +139,19 @@ describe('GET / PATCH / DELETE /task-services/<id>', () => {
   });
 
   it('patches name, description, author and enabled without probing', async () => {
-    const created = (await register({ url: stub.url })).body;
-    stub.requests.length = 0;
+    const created = (await register({ url: fake.url })).body;
+    fake.requests.length = 0;
     const res = await api.call('PATCH', `/task-services/${created.item_id}`, {
       body: { name: 'renamed', description: 'dd', author: 'you', enabled: false },
     });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'renamed', description: 'dd', author: 'you', enabled: false });
-    expect(stub.requests).toHaveLength(0);
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('re-probes when a PATCH carries a url, and refuses one that does not answer', async () => {
-    const created = (await register({ url: stub.url })).body;
-    const other = await startTaskServiceStub();
+    const created = (await register({ url: fake.url })).body;
+    const other = await startFakeTaskService();
     try {
       const moved = await api.call('PATCH', `/task-services/${created.item_id}`, {
         body: { url: `${other.url}/` },
@@ -159,14 +159,14 @@ describe('GET / PATCH / DELETE /task-services/<id>', () => {
       expect(moved.status).toBe(200);
       expect(moved.body.url).toBe(other.url);
       expect(other.requests.some((r) => r.path === '/status')).toBe(true);
-      other.status = { kind: 'status', status: 404 };
+      other.status = { status: 404 };
       const refused = await api.call('PATCH', `/task-services/${created.item_id}`, {
         body: { url: other.url },
       });
       expect(refused.status).toBe(400);
       expect(refused.body.error.fields.url[0]).toContain('status 404');
     } finally {
-      await other.close();
+      await other.stop();
     }
   });
 
@@ -176,7 +176,7 @@ describe('GET / PATCH / DELETE /task-services/<id>', () => {
   });
 
   it('deletes a service with 200 and an empty body', async () => {
-    const created = (await register({ url: stub.url })).body;
+    const created = (await register({ url: fake.url })).body;
     const res = await api.call('DELETE', `/task-services/${created.item_id}`);
     expect(res.status).toBe(200);
     expect(res.text).toBe('');
@@ -187,8 +187,8 @@ describe('GET / PATCH / DELETE /task-services/<id>', () => {
 
 describe('GET /task-services', () => {
   it('filters by enabled with True/False/true/false and refuses other values', async () => {
-    const on = (await register({ url: stub.url, name: 'on' })).body;
-    const off = (await register({ url: stub.url, name: 'off', enabled: false })).body;
+    const on = (await register({ url: fake.url, name: 'on' })).body;
+    const off = (await register({ url: fake.url, name: 'off', enabled: false })).body;
     for (const [value, expected, absent] of [
       ['True', on, off],
       ['true', on, off],

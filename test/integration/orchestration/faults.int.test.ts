@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { FakeTaskServiceOptions, Misbehaviour } from '#test/helpers/fake-task-service.js';
+import type { FakeTaskServiceOptions, Fault as Misbehaviour } from '#test/helpers/fake-task-service/index.js';
 import { isTerminal, type ReleaseHarness, startReleaseHarness } from '#test/helpers/release-harness.js';
 
 /**

@@ -34,8 +34,8 @@ describe('health check', () => {
       (r) =>
         r.tasks.some((t: any) => t.state === 'running') && r.tasks.some((t: any) => t.state === 'staged'),
     );
-    slow.fake.statusCode = 503;
-    fast.fake.statusCode = 503; // its task is staged: no work in progress to fail
+    slow.fake.status = { status: 503 };
+    fast.fake.status = { status: 503 }; // its task is staged: no work in progress to fail
 
     await check();
     expect(await service(slow.id)).toMatchObject({ health_status: 'ok', last_ok_status: 1 });
@@ -60,7 +60,7 @@ describe('health check', () => {
     expect(events.some((e) => e.event_type === 'error' && e.task?.endsWith(fastTask.item_id))).toBe(false);
 
     // A 200 brings it back: ok, count reset.
-    slow.fake.statusCode = 200;
+    slow.fake.status = 'ok';
     await check();
     expect(await service(slow.id)).toMatchObject({ health_status: 'ok', last_ok_status: 0 });
   });
@@ -71,7 +71,7 @@ describe('health check', () => {
     );
     const rel = await h.createRelease();
     await h.waitFor(rel.item_id, (r) => r.tasks.some((t: any) => t.state === 'staged'));
-    fast.fake.statusCode = 500;
+    fast.fake.status = { status: 500 };
     for (let i = 0; i < 3; i++) await check();
     expect(await service(fast.id)).toMatchObject({ health_status: 'down', last_ok_status: 3 });
     const still = await h.release(rel.item_id);

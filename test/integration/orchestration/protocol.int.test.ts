@@ -78,10 +78,15 @@ describe('the coordinator side of the protocol', () => {
   });
 
   describe('a release that is publishing', () => {
-    /** One service publishes at once, the other never finishes: the release stays publishing, half published. */
+    /**
+     * One service publishes at once, the other never finishes: the release stays publishing, half published. The
+     * one that publishes discards its publication when sent cancel, and says so: it answers canceled.
+     */
     async function halfPublished(second: Parameters<ReleaseHarness['addServices']>[1] = {}) {
       const [fast, slow] = await h.addServices(2, (i) =>
-        i === 0 ? {} : { publishMs: Number.POSITIVE_INFINITY, ...(typeof second === 'object' ? second : {}) },
+        i === 0
+          ? { actions: { cancel: { state: 'canceled' } } }
+          : { publishMs: Number.POSITIVE_INFINITY, ...(typeof second === 'object' ? second : {}) },
       );
       const rel = await h.createRelease();
       await h.waitForState(rel.item_id, 'staged');
