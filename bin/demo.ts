@@ -23,6 +23,7 @@ import {
   startTaskService,
 } from '#examples/task-service/service.js';
 import { freePort } from '#local/dynamodb-local.js';
+import { withFreshPorts } from '#local/port-race.js';
 
 const stageSeconds = Number(process.env.DEMO_STAGE_SECONDS ?? 3);
 const publishSeconds = Number(process.env.DEMO_PUBLISH_SECONDS ?? 2);
@@ -39,8 +40,8 @@ let running: ChildProcess | undefined;
 /** Set by SIGINT / SIGTERM: what fails from then on is the stop itself, not an error of the demo. */
 let stopping = false;
 
-async function main() {
-  dataDir = mkdtempSync(join(tmpdir(), 'release-demo-'));
+/** Starts the local stack on free ports and waits until it is ready; the ports it runs on. */
+async function startStack() {
   const ports = {
     COORDINATOR_PORT: await freePort(),
     FILES_PORT: await freePort(),
@@ -51,7 +52,6 @@ async function main() {
     DYNAMODB_PORT: await freePort(),
   };
   const api = `http://127.0.0.1:${ports.COORDINATOR_PORT}`;
-  const issuer = `http://127.0.0.1:${ports.IDP_PORT}`;
 
   out(`${t()}  starting the local stack (data in ${dataDir}) ...`);
   // Node with tsx as its loader, as `npm start` runs it: no npx (it does not pass SIGTERM on) and no tsx command in
@@ -97,6 +97,16 @@ async function main() {
     if (Date.now() > deadline) throw new Error(`the local stack did not get ready:\n${stackLog}`);
     await sleep(250);
   }
+  return ports;
+}
+
+async function main() {
+  dataDir = mkdtempSync(join(tmpdir(), 'release-demo-'));
+  // Free ports are probed and let go before the stack binds them: another process may take one in between, and the
+  // stack then stops naming it. That start is tried again on new ports (local/port-race.ts).
+  const ports = await withFreshPorts(startStack);
+  const api = `http://127.0.0.1:${ports.COORDINATOR_PORT}`;
+  const issuer = `http://127.0.0.1:${ports.IDP_PORT}`;
   out(`${t()}  local stack ready: coordinator ${api}, identity provider ${issuer}`);
 
   // From here on everything goes through drc, as an operator would type it (its own config dir, so the demo never

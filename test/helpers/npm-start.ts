@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeStackPorts, type StackProcess, startStackProcess } from '#local/stack-process.js';
-import { withFreshPorts } from './port-race.js';
+import { withFreshPorts } from '#local/port-race.js';
 
 /**
  * `npm start` exactly as the README runs it (local/stack-process.ts), but on free ports and in a fresh temporary

@@ -9,7 +9,7 @@ import ts from 'typescript5';
  *
  *   functions/coordinator/releases.ts   ->  test/unit/coordinator/releases.test.ts
  *   lib/nag.ts                          ->  test/unit/lib/nag.test.ts
- *   test/helpers/port-race.ts           ->  test/unit/helpers/port-race.test.ts
+ *   test/helpers/asl-lint.ts            ->  test/unit/helpers/asl-lint.test.ts
  *   package.json                        ->  test/unit/package.install.test.ts
  *
  * What a test covers is read by the TypeScript compiler, not by pattern: the modules it imports (static and

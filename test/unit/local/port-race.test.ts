@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withFreshPorts } from '#test/helpers/port-race.js';
+import { withFreshPorts } from '#local/port-race.js';
 
 describe('withFreshPorts', () => {
   it('tries again when a probed port was taken before the stack bound it', async () => {
