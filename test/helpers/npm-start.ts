@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeStackPorts, type StackProcess, startStackProcess } from '#local/stack-process.js';
 import { withFreshPorts } from '#local/port-race.js';
+import { freeStackPorts, type StackProcess, startStackProcess } from '#local/stack-process.js';
 
 /**
  * `npm start` exactly as the README runs it (local/stack-process.ts), but on free ports and in a fresh temporary

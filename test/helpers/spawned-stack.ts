@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeStackPorts, type StackPorts, startStackProcess } from '#local/stack-process.js';
 import { withFreshPorts } from '#local/port-race.js';
+import { freeStackPorts, type StackPorts, startStackProcess } from '#local/stack-process.js';
 
 /**
  * `npm start` as a user runs it (`tsx bin/local.ts`, local/stack-process.ts) in a child process, on free ports with
