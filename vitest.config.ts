@@ -106,7 +106,7 @@ export default defineConfig({
           expect: { poll: { timeout: 10_000 } },
           // After the integration tests, with the walkthroughs and the end-to-end suite: each starts a whole stack
           // of its own, so they run apart from the integration tests' shared DynamoDB Local.
-          sequence: { groupOrder: 2 },
+
           env,
           setupFiles,
           testTimeout: 60_000,
@@ -119,7 +119,7 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.ci.test.ts'],
-          sequence: { groupOrder: 2 },
+
           env,
           setupFiles,
           testTimeout: 300_000,
@@ -133,7 +133,7 @@ export default defineConfig({
           include: ['test/walkthroughs/**/*.walk.test.ts'],
           // After the other projects: its own npm start (a JVM included) would otherwise compete with the
           // integration tests for the machine's cores.
-          sequence: { groupOrder: 2 },
+
           env,
           setupFiles,
           testTimeout: 300_000,

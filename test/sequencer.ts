@@ -31,7 +31,7 @@ export const SLOWEST_FIRST = [
  * Two workers even on 2 cores (vitest's default leaves one core free): most of the suite waits on DynamoDB Local,
  * S3, Step Functions and HTTP rather than computing, so two files at once keep both cores busy.
  */
-export const MAX_WORKERS = Math.max(2, availableParallelism() - 1);
+export const MAX_WORKERS = Number(process.env.TEST_WORKERS ?? Math.max(3, availableParallelism() + 1));
 
 const rank = (spec: TestSpecification) => {
   const i = SLOWEST_FIRST.findIndex((path) => spec.moduleId.endsWith(`/${path}`));

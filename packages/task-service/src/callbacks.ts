@@ -76,9 +76,9 @@ export interface ReporterOptions {
  */
 export type Report = (taskId: string, body: TaskCallback, requestId?: string) => Promise<CallbackOutcome>;
 
-/** A 409 that will not change on a retry: the task has ended, or its release is over. */
+/** A 409 that says the work should stop: the task has ended, or its release is being canceled or is over. */
 const FINAL_CONFLICT =
-  /release is over|from (published|canceled|failed)\b|while its release is (canceling|published|canceled|failed|missing)/i;
+  /release is over|from (published|canceled|failed)\b|(while its release is|belongs to a release that is) (canceling|published|canceled|failed|missing)/i;
 
 /**
  * Retry-After in seconds: a number of seconds or an HTTP date; undefined when absent or unreadable.
@@ -100,8 +100,8 @@ export function retryAfterSeconds(value: string | null, now: number): number | u
 
 /**
  * The callbacks: `PATCH {coordinator}/tasks/<id>` with a new state or progress, as soon as something changes (the
- * coordinator polls with get_status too, so a lost callback only costs time). A 409, 429 or 503, or a connection
- * error, is retried after the answer's Retry-After (else 1, 2, 4 … s), at most `attempts` times and never waiting
+ * coordinator polls with get_status too, so a lost callback only costs time). A 409 with Retry-After (concurrent
+ * writers), a 429 or 503, or a connection error, is retried after the answer's Retry-After (else 1, 2, 4 … s), at most `attempts` times and never waiting
  * more than `maxWaitSeconds` at once. The answer (CallbackOutcome) says whether the work should go on.
  *
  * @example
@@ -151,6 +151,9 @@ export function reporter(opts: ReporterOptions): Report {
         if (status === 409) {
           const error = CoordinatorError.safeParse(answer);
           if (error.success && FINAL_CONFLICT.test(error.data.error.message)) return 'ended';
+          // Only a 409 with Retry-After passes with time (concurrent writers); any other is the coordinator's
+          // final word on this report.
+          if (!res.headers.has('retry-after')) return 'lost';
         }
         if (status === 401 && opts.token?.invalidate && !refreshed) {
           // A token the coordinator no longer takes: fetch a new one, once.

@@ -82,6 +82,19 @@ describe('reporter', () => {
         state: 'staged',
       }),
     ).toBe('ended');
+    // The coordinator's words for a report about a release that has ended.
+    const published = conflict(
+      'Task TA_1 belongs to a release that is published: nothing about its tasks changes any more',
+    );
+    expect(await make(coordinator([published]))('TA_1', { state: 'published' })).toBe('ended');
+  });
+
+  it('sends a 409 again only when it carries Retry-After: any other 409 is final', async () => {
+    const c = coordinator([
+      conflict('Task TA_1 may not become published while its release is staged; allowed states now: staged'),
+    ]);
+    expect(await make(c)('TA_1', { state: 'published' })).toBe('lost');
+    expect(c.requests).toHaveLength(1);
   });
 
   it('reports its own failure as recorded, not as an end it was told about', async () => {
