@@ -104,9 +104,6 @@ export default defineConfig({
           // A page that answers a click after a round trip to the stack: expect.poll's default second is too short
           // on a 2-core machine with another suite beside it.
           expect: { poll: { timeout: 10_000 } },
-          // After the integration tests, with the walkthroughs and the end-to-end suite: each starts a whole stack
-          // of its own, so they run apart from the integration tests' shared DynamoDB Local.
-
           env,
           setupFiles,
           testTimeout: 60_000,
@@ -119,7 +116,6 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.ci.test.ts'],
-
           env,
           setupFiles,
           testTimeout: 300_000,
@@ -127,13 +123,11 @@ export default defineConfig({
         },
       },
       {
-        // README.md, docs/files.md and docs/drs.md, block by block, against a fresh `npm start` (test/walkthroughs).
+        // The documents' shell blocks (docs/walkthrough.md, files.md, drs.md, task-service-authors.md), block by
+        // block, against a fresh `npm start` (test/walkthroughs).
         test: {
           name: 'walkthroughs',
           include: ['test/walkthroughs/**/*.walk.test.ts'],
-          // After the other projects: its own npm start (a JVM included) would otherwise compete with the
-          // integration tests for the machine's cores.
-
           env,
           setupFiles,
           testTimeout: 300_000,

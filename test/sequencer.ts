@@ -10,8 +10,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * file. A file missing from it only starts later.
  */
 export const SLOWEST_FIRST = [
-  'test/integration/cli/drc.int.test.ts',
   'test/unit/bin/app.test.ts',
+  'test/walkthroughs/docs.walk.test.ts',
+  'test/integration/cli/drc.int.test.ts',
   'test/integration/cli/task-service-check.int.test.ts',
   'test/integration/local-stack/kill-drill.int.test.ts',
   'test/integration/orchestration/faults.int.test.ts',
@@ -20,16 +21,15 @@ export const SLOWEST_FIRST = [
   'test/integration/fuzz/files-api.int.test.ts',
   'test/integration/fuzz/coordinator-api.int.test.ts',
   'test/integration/local-stack/npm-start.int.test.ts',
-  'test/unit/lib/app.test.ts',
-  // The projects that start whole stacks of their own run last (their groupOrder); among them, the longest first.
-  'test/walkthroughs/docs.walk.test.ts',
-  'test/browser/dashboard.browser.test.ts',
   'test/e2e/by-url.ci.test.ts',
+  'test/browser/dashboard.browser.test.ts',
+  'test/unit/lib/app.test.ts',
 ];
 
 /**
- * Two workers even on 2 cores (vitest's default leaves one core free): most of the suite waits on DynamoDB Local,
- * S3, Step Functions and HTTP rather than computing, so two files at once keep both cores busy.
+ * One file more than there are cores (vitest's default leaves one core free): much of the suite waits on DynamoDB
+ * Local, S3, Step Functions and HTTP rather than computing, so three files at once keep 2 cores busy. TEST_WORKERS
+ * sets another number (1 runs the files one at a time, to read a failure's logs in order).
  */
 export const MAX_WORKERS = Number(process.env.TEST_WORKERS ?? Math.max(3, availableParallelism() + 1));
 
