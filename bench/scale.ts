@@ -20,9 +20,9 @@
 
 import { resolve } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { C, counterKey, type Tables } from '#functions/adapters/dynamodb/common.js';
+import { C, counterKey, K, TASK_COUNTS, type Tables } from '#functions/adapters/dynamodb/common.js';
 import { DynamoEventRepository, eventCounters, eventItem } from '#functions/adapters/dynamodb/events.js';
-import { putAll, setServiceTaskCounts, Tally } from '#functions/adapters/dynamodb/migrate.js';
+import { FoldTally, putAll, setServiceTaskCounts, Tally } from '#functions/adapters/dynamodb/migrate.js';
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 import * as releaseItems from '#functions/adapters/dynamodb/releases/items.js';
 import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
@@ -99,6 +99,7 @@ async function seed(
   const table = s.tables.coordinator;
   const servicesRepo = new DynamoTaskServiceRepository(s.doc, s.tables);
   const tally = new Tally();
+  const folds = new FoldTally();
   const items: Record<string, unknown>[] = [];
   const services: TaskService[] = [];
   for (let i = 0; i < s.services; i++)
@@ -192,33 +193,64 @@ async function seed(
     };
     items.push(eventItem(e));
     for (const c of eventCounters(e)) tally.add(c);
+    folds.add(e);
   }
   await putAll(s.doc, table, items, 8);
   await addCounts(s.doc, table, tally);
+  await addFolds(s.doc, table, folds);
   await setServiceTaskCounts(s.doc, table, s.serviceTasks);
   return items.length;
 }
 
-/** Adds the tallied counts to what the counters hold (shard 0), so the second step grows the first one's counts. */
-async function addCounts(doc: DynamoDBDocumentClient, table: string, tally: Tally): Promise<void> {
+/** ADDs, 8 at a time: `[key, attribute, delta]`. */
+async function addAll(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  adds: [Record<string, unknown>, string, number][],
+): Promise<void> {
   const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-  const entries = [...tally.counts.values()];
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {
-      while (next < entries.length) {
-        const { counter, n } = entries[next++];
+      while (next < adds.length) {
+        const [Key, attr, n] = adds[next++];
         await doc.send(
           new UpdateCommand({
             TableName: table,
-            Key: counterKey(counter.name, 0),
-            UpdateExpression: 'ADD n :n',
+            Key,
+            UpdateExpression: 'ADD #a :n',
+            ExpressionAttributeNames: { '#a': attr },
             ExpressionAttributeValues: { ':n': n },
           }),
         );
       }
     }),
   );
+}
+
+/** Adds the tallied counts to what the counters hold (shard 0), so the second step grows the first one's counts. */
+function addCounts(doc: DynamoDBDocumentClient, table: string, tally: Tally): Promise<void> {
+  return addAll(
+    doc,
+    table,
+    [...tally.counts.values()].map(({ counter, n }) => [counterKey(counter.name, 0), counter.attr ?? 'n', n]),
+  );
+}
+
+/** Adds the counts that ride on items (a task's events, a release's) to those items. */
+function addFolds(doc: DynamoDBDocumentClient, table: string, folds: FoldTally): Promise<void> {
+  return addAll(doc, table, [
+    ...[...folds.tasks.values()].flatMap(({ releaseId, taskId, events, only }) =>
+      Object.entries({ [TASK_COUNTS.events]: events, [TASK_COUNTS.onlyEvents]: only })
+        .filter(([, n]) => n > 0)
+        .map(([attr, n]): [Record<string, unknown>, string, number] => [K.task(releaseId, taskId), attr, n]),
+    ),
+    ...[...folds.releases].map(([releaseId, n]): [Record<string, unknown>, string, number] => [
+      K.releaseViewShard(releaseId, 0),
+      releaseItems.SHARD.events,
+      n,
+    ]),
+  ]);
 }
 
 async function adminToken(stack: StackEndpoints): Promise<string> {

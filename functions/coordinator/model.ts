@@ -29,12 +29,19 @@ export const TERMINAL_RELEASE_STATES: readonly ReleaseState[] = ['published', 'c
 export const isTerminalRelease = (s: ReleaseState) => TERMINAL_RELEASE_STATES.includes(s);
 
 /**
- * A release item, its task view, its tasks, the creation event, the registry guard and the six list counters it
- * moves (releases, releases per state, tasks, tasks per state, events, events of the release) share one
- * transaction, which DynamoDB caps at 100 items: so at most this many enabled task services can take part in one
- * release. The orchestration sizes its step timeout on it (functions/orchestration/config.ts).
+ * The most tasks (enabled task services) a release may have, whatever the settings: a page of releases carries
+ * every task of each of its (up to 10) releases, and 1,000 tasks of about 250 bytes each keep such a page near
+ * 2.5 MB, inside what a Lambda function may answer (6 MB). The orchestration settings may allow fewer: a round must
+ * call every task within one ReleaseStep invocation (taskLimit in functions/orchestration/config.ts).
  */
-export const MAX_TASKS_PER_RELEASE = 90;
+export const MAX_TASKS_PER_RELEASE = 1000;
+
+/**
+ * The orchestration attribute of a release whose tasks are still being written: a release of more tasks than one
+ * transaction holds is created in parts, and its first step completes a creation that stopped between two
+ * (ReleaseChanges.finishCreation).
+ */
+export const CREATING = 'creating';
 
 /** The orchestration attribute POST /releases/<id>/publish stamps on a release: when publishing was asked for (ms). */
 export const PUBLISH_REQUESTED_AT = 'publishRequestedAtMs';

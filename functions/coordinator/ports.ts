@@ -217,6 +217,12 @@ export interface ReleaseEdits {
 export interface ReleaseChanges {
   /** Writes a ReleaseChange atomically and returns the events it wrote. */
   applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]>;
+  /**
+   * Completes the creation of a release whose tasks did not all fit in one transaction and whose creation stopped
+   * between its parts (its tasks are all in its task view): writes the tasks still missing. False when there was
+   * nothing to complete. Safe to call at any time, and twice.
+   */
+  finishCreation(releaseId: string): Promise<boolean>;
 }
 
 /**

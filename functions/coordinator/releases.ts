@@ -29,6 +29,11 @@ export interface ReleaseDeps {
   studies: StudyRepository;
   orchestrator: ReleaseOrchestrator;
   publisher: EventPublisher;
+  /**
+   * The most tasks a release may have at the orchestration settings (taskLimit in functions/orchestration/config.ts;
+   * MAX_TASKS_PER_RELEASE when not given).
+   */
+  maxTasks?: number;
 }
 
 export interface StartRelease {
@@ -44,7 +49,8 @@ export { MAX_TASKS_PER_RELEASE };
 
 /**
  * POST /releases: validates the studies, creates the release (initializing) with one pending task per enabled task
- * service in one transaction, then hands it to the orchestrator.
+ * service (in one transaction, or in parts for a release of more tasks than one holds), then hands it to the
+ * orchestrator.
  */
 export async function startRelease(deps: ReleaseDeps, input: StartRelease): Promise<ReleaseAggregate> {
   const studies = [...new Set(input.studies)]; // request order, first occurrence
@@ -56,9 +62,10 @@ export async function startRelease(deps: ReleaseDeps, input: StartRelease): Prom
   let lost: unknown;
   for (let attempt = 0; attempt < 5 && !created; attempt++) {
     const { services, guard } = await deps.taskServices.enabledForNewRelease();
-    if (services.length > MAX_TASKS_PER_RELEASE)
+    const limit = deps.maxTasks ?? MAX_TASKS_PER_RELEASE;
+    if (services.length > limit)
       throw new ConflictError(
-        `${services.length} task services are enabled; a release supports at most ${MAX_TASKS_PER_RELEASE}`,
+        `${services.length} task services are enabled; a release takes at most ${limit} (the most one orchestration round calls within its time limit at these settings)`,
       );
     try {
       created = await deps.releases.create(

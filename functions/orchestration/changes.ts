@@ -116,21 +116,25 @@ function recordMove(m: Moved, nowMs = Date.now()): void {
 }
 
 /**
- * Items a change takes in its transaction (ReleaseChanges.applyChange): a task's update, and per event its put,
- * its task service's event count (each task names its own service) and its task's; the release item and the counts
- * the tasks and events of one change share (states moved from and to, all events, the release's events) and its task
- * view's shards (8: a release move writes its state on each) are kept in SHARED_ITEMS whatever the number of tasks.
+ * Items a change takes in its transaction (ReleaseChanges.applyChange): a task's update (which also counts the events
+ * about the task), and per event its put and its task service's event count (each task names its own service); the
+ * release item, the counter item the tasks and events of one change share (states moved from and to, all events),
+ * the release's state counts and its task view's shards (8: a release move writes its state on each, and they count
+ * the release's events) are kept in SHARED_ITEMS whatever the number of tasks.
  */
 const SHARED_ITEMS = 16;
-const taskItems = (p: TaskPart) => 1 + 3 * p.events.length;
+const taskItems = (p: TaskPart) => 1 + 2 * p.events.length;
 const releaseItems = (p: ReleasePart) =>
   3 * (p.events?.length ?? 0) + (p.claimVersion ? 2 : 0) + (p.studies?.length ?? 0); // claim + highest pointer
 
 /**
- * Writes task changes and the release's change. When everything fits in one transaction (up to ~22 tasks with an
- * event each), it is one; otherwise the tasks go first in chunks, each still conditioned on the release's expected state, and the
- * release's own change (its new state, version, guard) comes last, so the release never moves before its tasks
- * did. A chunk that lost a race leaves earlier chunks written; callers re-plan from a fresh load, which sees them.
+ * Writes task changes and the release's change, for a release of any size. When everything fits in one transaction
+ * (up to ~28 tasks with an event each), it is one; otherwise the tasks go first in chunks of at most 100 items, each
+ * task with its event and counts in one of them and each chunk still conditioned on the release's expected state,
+ * and the release's own change (its new state, version, guard) comes last, so the release never moves before its
+ * tasks did. A chunk that lost a race, or a step that stopped between two chunks (a crash, a timeout), leaves earlier
+ * chunks written: every task moved is a complete move, and the next step (or the same step again, re-driven by the
+ * reconciler) plans from a fresh load, which sees them, and moves only the tasks still to move.
  */
 export async function commit(
   deps: ChangeDeps,

@@ -30,14 +30,20 @@ export const MAX_PHASE_LIMIT_SECONDS = 365 * 86_400;
 /**
  * How long one ReleaseStep call may take at worst, and so its Lambda timeout (lib/capabilities.ts) and its ASL
  * state's timeout. A step sends one action to each task of the release, ACTION_CONCURRENCY at a time: so at most
- * ceil(MAX_TASKS_PER_RELEASE / ACTION_CONCURRENCY) waves, each of which lasts at most the action timeout (the
- * retries of release-steps.ts stay inside it) plus one fetch of the coordinator's token (which is outside it and
- * bounded by token-client.ts). Beside the actions, a step reads the release and the services and writes its
- * changes (a few re-plans included): STEP_OVERHEAD_SECONDS.
+ * ceil(tasks / ACTION_CONCURRENCY) waves, each of which lasts at most the action timeout (the retries of
+ * release-steps.ts stay inside it) plus one fetch of the coordinator's token (which is outside it and bounded by
+ * token-client.ts). Beside the actions, a step reads the release and the services and writes its changes (a few
+ * re-plans included): STEP_OVERHEAD_SECONDS. The largest release the settings allow (taskLimit) is the one whose
+ * round still fits in one invocation.
  */
 export const LAMBDA_MAX_TIMEOUT_SECONDS = 900;
 export const TOKEN_FETCH_SECONDS = 10;
 export const STEP_OVERHEAD_SECONDS = 60;
+/**
+ * The fewest tasks per release that settings must allow: settings whose round over this many tasks would not fit in
+ * one ReleaseStep invocation are refused (at synth and at cold start).
+ */
+export const MIN_TASK_LIMIT = 90;
 /**
  * TimeoutSeconds of every ReleaseStep state in statemachines/release.asl.json: above the longest Lambda timeout the
  * settings allow, so the Lambda's own timeout (derived from the settings) is always the one that ends a step, and
@@ -48,13 +54,28 @@ export const RELEASE_STEP_STATE_TIMEOUT_SECONDS = LAMBDA_MAX_TIMEOUT_SECONDS + 3
 export interface RoundSettings {
   actionTimeoutSeconds: number;
   concurrency: number;
-  /** Tasks of the largest release (default MAX_TASKS_PER_RELEASE). */
+  /** Tasks of the largest release (default: taskLimit of these settings). */
   tasks?: number;
+}
+
+/** How many waves of actions fit in one ReleaseStep invocation at these settings. */
+function wavesThatFit(s: RoundSettings): number {
+  return Math.floor(
+    (LAMBDA_MAX_TIMEOUT_SECONDS - STEP_OVERHEAD_SECONDS) / (s.actionTimeoutSeconds + TOKEN_FETCH_SECONDS),
+  );
+}
+
+/**
+ * The most tasks (enabled task services) one release may have at these settings: MAX_TASKS_PER_RELEASE, or fewer
+ * when a round over that many would not fit in one ReleaseStep invocation. POST /releases refuses more (409).
+ */
+export function taskLimit(s: Omit<RoundSettings, 'tasks'>): number {
+  return Math.min(MAX_TASKS_PER_RELEASE, wavesThatFit(s) * Math.max(1, s.concurrency));
 }
 
 /** How many waves of actions one step sends to the largest release. */
 export function actionWaves(s: RoundSettings): number {
-  return Math.max(1, Math.ceil((s.tasks ?? MAX_TASKS_PER_RELEASE) / Math.max(1, s.concurrency)));
+  return Math.max(1, Math.ceil((s.tasks ?? taskLimit(s)) / Math.max(1, s.concurrency)));
 }
 
 /** The longest the actions of one step can take: every wave at its action timeout, each with a token fetch. */
@@ -67,13 +88,14 @@ export function releaseStepTimeoutSeconds(s: RoundSettings): number {
   return Math.ceil(worstRoundSeconds(s) + STEP_OVERHEAD_SECONDS);
 }
 
-/** Why these settings cannot work (a round could outlast Lambda's maximum timeout), or null. */
+/** Why these settings cannot work (a round over MIN_TASK_LIMIT tasks could outlast Lambda's maximum), or null. */
 export function roundSettingsProblem(s: RoundSettings): string | null {
-  const needed = releaseStepTimeoutSeconds(s);
+  const tasks = s.tasks ?? MIN_TASK_LIMIT;
+  const needed = releaseStepTimeoutSeconds({ ...s, tasks });
   if (needed <= LAMBDA_MAX_TIMEOUT_SECONDS) return null;
   return (
-    `a release step could take ${needed} s (${actionWaves(s)} wave(s) of ${s.concurrency} action(s) for ` +
-    `${s.tasks ?? MAX_TASKS_PER_RELEASE} tasks, each up to ${s.actionTimeoutSeconds} s plus ${TOKEN_FETCH_SECONDS} s ` +
+    `a release step could take ${needed} s (${actionWaves({ ...s, tasks })} wave(s) of ${s.concurrency} action(s) ` +
+    `for ${tasks} tasks, each up to ${s.actionTimeoutSeconds} s plus ${TOKEN_FETCH_SECONDS} s ` +
     `for a token, plus ${STEP_OVERHEAD_SECONDS} s), more than Lambda's ${LAMBDA_MAX_TIMEOUT_SECONDS} s: lower ` +
     'ACTION_TIMEOUT_SECONDS or raise ACTION_CONCURRENCY'
   );

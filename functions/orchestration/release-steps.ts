@@ -1,6 +1,6 @@
 import type { TaskAction, TaskState } from '#packages/task-service/src/protocol.js';
 import type { NewEvent, ReleaseAggregate, ReleaseState } from '../coordinator/model.js';
-import { isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
+import { CREATING, isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { log } from '../shared/log.js';
@@ -172,7 +172,7 @@ export class ReleaseSteps {
     const extras = await this.latch.beginRound(releaseId);
     if (extras === null) return this.result(null);
     if (generationOf(extras) > generation) return this.superseded(releaseId, generation, extras);
-    return this.result(await this.deps.releases.load(releaseId));
+    return this.result(await this.loadCreated(releaseId));
   }
 
   private superseded(releaseId: string, generation: number, extras: Record<string, unknown>): Outcome {
@@ -255,8 +255,19 @@ export class ReleaseSteps {
     return this.result(await this.deps.releases.load(agg.release.id));
   }
 
-  private async initialize(releaseId: string, config: RunConfig): Promise<Outcome> {
+  /**
+   * The release as stored, its creation completed first if it stopped between two parts (a release of more tasks
+   * than one transaction holds; docs/orchestration.md): no action goes to a task before its item exists.
+   */
+  private async loadCreated(releaseId: string): Promise<ReleaseAggregate | null> {
     const agg = await this.deps.releases.load(releaseId);
+    if (!agg?.extras[CREATING]) return agg;
+    await this.deps.releases.finishCreation(releaseId);
+    return this.deps.releases.load(releaseId);
+  }
+
+  private async initialize(releaseId: string, config: RunConfig): Promise<Outcome> {
+    const agg = await this.loadCreated(releaseId);
     if (agg?.release.state !== 'initializing') return this.result(agg);
     if (agg.tasks.length === 0) {
       // No enabled task service: nothing to stage (docs/orchestration.md, How a release moves).
@@ -275,7 +286,7 @@ export class ReleaseSteps {
   }
 
   private async start(releaseId: string, config: RunConfig): Promise<Outcome> {
-    const agg = await this.deps.releases.load(releaseId);
+    const agg = await this.loadCreated(releaseId);
     if (agg?.release.state !== 'initializing') return this.result(agg);
     const replies = await this.send(
       agg,

@@ -1,6 +1,7 @@
 import { assertOffset, type Page } from '#functions/shared/list.js';
 import * as z from '#functions/shared/zod.js';
-import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput } from './documents.js';
+import type { Counter } from './counters.js';
+import { type Documents, QueryCommand, type QueryCommandInput } from './documents.js';
 
 /**
  * What the DynamoDB repositories share: physical table names, the key layout of the single-table design, counters and
@@ -9,6 +10,7 @@ import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput }
  * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id; gsi3 / gsi4 serve
  * the lists' filters). Every list sort key is `<created>#<id>` (listSk), newest first.
  *   task service   TS#<id>        / TS        gsi1 TS            gsi3 TS#EN#<true|false>            (enabled filter)
+ *                                            `evn`: the events its tasks' callbacks reported (SERVICE_EVENTS)
  *   credentials    TS#<id>        / CRED      no index keys: the service's signing secrets and created client (never
  *                                            read by a list; see functions/coordinator/service-credentials.ts)
  *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
@@ -19,12 +21,14 @@ import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput }
  *   view shard     RE#<release>   / RE#V#<g>  g = shardOf(task id, VIEW_SHARDS): the later states (`s:<task>`) and
  *                                            progress (`p:<task>`) of its group of tasks, how many of them are in
  *                                            each state (`n:<state>`, pending not counted) and the release's state
- *                                            (`phase`; absent until the release first moves, i.e. initializing).
+ *                                            (`phase`; absent until the release first moves, i.e. initializing),
+ *                                            and `ev`: its share of the release's event count (SHARD.events).
  *                                            Created by the first write that needs it. A page of releases reads a
  *                                            view and its shards by key; a callback writes one shard, so the
  *                                            callbacks of one release meet only within a group
  *   task           RE#<release>   / TA#<id>   gsi1 TA   gsi2 <id> / TA   gsi3 TA#ST#<state>   gsi4 TA#TS#<service>
- *                                            `vgs`: how many tasks its view shard holds (a callback's completion check)
+ *                                            `vgs`: how many tasks its view shard holds (a callback's completion check);
+ *                                            `evn` / `evo`: its event counts (TASK_COUNTS)
  *   release note   RE#<release>   / RN#<id>   gsi1 RN   gsi2 <id> / RN   gsi3 RN#SD#<study>  (only with a study)
  *   note id claim  ID#<id>        / ID        (keeps note ids unique although notes live under their release)
  *   study member   RS#<study>     / <created>#<release>   (a release under each of its studies: ?study= lists)
@@ -38,7 +42,9 @@ import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput }
  *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases;
  *                                            `tasks:<service>`: how many tasks each service was given, moved by the
  *                                            creating transaction, which already writes this item)
- *   counter        CNT#<name>#<nn> / CNT     n (see Counter below and C for the names)
+ *   counter        CNT#<name>#<nn> / CNT     n, or one attribute per count it holds (counters.ts; C for the names)
+ *   creation       RE#<release>   / RE        `creating`: the release item of a release whose tasks are still being
+ *                                            written (a release of more tasks than one transaction holds; creation.ts)
  *   schema         SCHEMA         / VERSION   the layout version the start-up migration brought the table to
  * studies table
  *   study          SD#<id>        / SD        gsi1 SD;  counter CNT#SD#00
@@ -94,6 +100,22 @@ export const EVENT_LIST_SHARDS = 4;
  * reads 10 views and their 80 shards in one BatchGetItem.
  */
 export const VIEW_SHARDS = 8;
+
+/** The counter item that holds the counts every task callback moves (C.tasks, C.tasksInState, C.events). */
+export const TASKS_AND_EVENTS = 'TAEV';
+
+/**
+ * Counts kept on the task item, moved by every transaction that writes or deletes an event naming the task (which
+ * writes the task item anyway, or does so for the count): the events naming the task and its release, and those
+ * naming the task alone.
+ */
+export const TASK_COUNTS = { events: 'evn', onlyEvents: 'evo' } as const;
+
+/**
+ * The count kept on a task service item: the events its tasks' callbacks reported (a callback writes the service item
+ * anyway, as the check of its binding). Every other event naming the service counts in C.eventsOfService.
+ */
+export const SERVICE_EVENTS = 'evn';
 
 export const K = {
   taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
@@ -153,9 +175,13 @@ export const KEY_ATTRIBUTES = [
 ] as const;
 
 /**
- * The coordinator's counters. Shards follow the write rate each must absorb (docs/architecture.md, Scale): the
- * all-events count takes every event, a release's events come in bursts of concurrent callbacks, the rest change at
- * the pace of releases.
+ * The coordinator's counters. Shards follow the write rate each must absorb (docs/architecture.md, Scale): the counts
+ * every task callback moves (all events, the tasks in each state) share one item of 16 shards, a service's events
+ * come from its callbacks for every release in flight, the rest change at the pace of releases. Some counts are not
+ * counter items but attributes of items their writers write anyway (docs/architecture.md, Counters): a task's events
+ * (TASK_COUNTS on the task item), a release's events (SHARD.events on its view shards), the events its callbacks
+ * report for a service (SERVICE_EVENTS on the service item) and the tasks a service was given (the registry's
+ * `tasks:<service>`).
  */
 export const C = {
   taskServices: { name: 'TS', shards: 1 },
@@ -163,20 +189,17 @@ export const C = {
   releases: { name: 'RE', shards: 1 },
   releasesInState: (state: string) => ({ name: `RE#ST#${state}`, shards: 4 }),
   releasesOfStudy: (studyId: string) => ({ name: `RE#SD#${studyId}`, shards: 1 }),
-  tasks: { name: 'TA', shards: 4 },
-  // Every task callback moves two of these and writes an event: the callbacks of every release in flight meet here.
-  tasksInState: (state: string) => ({ name: `TA#ST#${state}`, shards: 16 }),
+  // Every task callback moves two task-state counts and the all-events count: one item (TASKS_AND_EVENTS) holds
+  // them all, so a callback writes it once, and the callbacks of every release in flight meet on 16 shards of it.
+  tasks: { name: TASKS_AND_EVENTS, attr: 'ta', shards: 16 },
+  tasksInState: (state: string) => ({ name: TASKS_AND_EVENTS, attr: `st:${state}`, shards: 16 }),
+  events: { name: TASKS_AND_EVENTS, attr: 'ev', shards: 16 },
   notes: { name: 'RN', shards: 1 },
   notesOfStudy: (studyId: string) => ({ name: `RN#SD#${studyId}`, shards: 1 }),
-  events: { name: 'EV', shards: 16 },
-  // A callback takes the shard of its task's view group (CounterDeltas.add's shard), so the callbacks of one release
-  // meet on this counter exactly where they meet on their view shard, and nowhere else.
-  eventsOfRelease: (releaseId: string) => ({ name: `EV#RE#${releaseId}`, shards: VIEW_SHARDS }),
-  // A service's callbacks for every release in flight arrive together.
+  // A service's events from everything but its callbacks (those count on the service item): the rounds of every
+  // release in flight write them together.
   eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 8 }),
   eventsOfStudy: (studyId: string) => ({ name: `EV#SD#${studyId}`, shards: 1 }),
-  eventsOfTask: (releaseId: string, taskId: string) => ({ name: `EV#RT#${releaseId}#${taskId}`, shards: 1 }),
-  taskOnlyEvents: (taskId: string) => ({ name: `EV#TO#${taskId}`, shards: 1 }),
   eventsOfReleaseStudy: (releaseId: string, studyId: string) => ({
     name: `EV#RD#${releaseId}#${studyId}`,
     shards: 1,
@@ -190,8 +213,17 @@ export function stripKeys(item: Record<string, unknown>): Record<string, unknown
   return out;
 }
 
-import { backoff, type LabelledItem } from './transact.js';
-
+export {
+  batchGetItems,
+  COUNT_ATTRIBUTE,
+  type Counter,
+  CounterDeltas,
+  counterKey,
+  counterKeys,
+  readCount,
+  readCounts,
+  sumCount,
+} from './counters.js';
 export {
   backoff,
   type FailedCondition,
@@ -319,112 +351,6 @@ export function pageInMemory<T>(sorted: readonly { sk: string; value: T }[], pag
 
 /** Newest first by `<created>#<id>` sort keys. */
 export const bySkDesc = (a: { sk: string }, b: { sk: string }) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0);
-
-// ---- counters ----------------------------------------------------------------------------------------------------
-
-/**
- * An exact count kept in counter items (`CNT#<name>#<shard>` / `CNT`, attribute `n`), moved with ADD inside the very
- * transaction that adds or removes what it counts, so a count can never drift from its list. A hot count is split
- * over `shards` items (a write picks one at random; a read sums them in one BatchGetItem), so concurrent
- * transactions rarely meet on one item and no item takes more than its share of the writes.
- */
-export interface Counter {
-  name: string;
-  shards: number;
-}
-
-export const counterKey = (name: string, shard: number) => ({
-  pk: `CNT#${name}#${String(shard).padStart(2, '0')}`,
-  sk: 'CNT',
-});
-
-/**
- * Deltas of one change, merged per counter; `items()` gives one ADD per counter that moves, on a random shard unless
- * the first delta named one (`shard`, taken modulo the counter's shards).
- */
-export class CounterDeltas {
-  private readonly deltas = new Map<string, { counter: Counter; delta: number; shard?: number }>();
-  add(counter: Counter | null | undefined, delta: number, shard?: number): this {
-    if (!counter || delta === 0) return this;
-    const current = this.deltas.get(counter.name);
-    this.deltas.set(counter.name, {
-      counter,
-      delta: (current?.delta ?? 0) + delta,
-      shard: current ? current.shard : shard,
-    });
-    return this;
-  }
-  items(table: string): LabelledItem[] {
-    return [...this.deltas.values()]
-      .filter((d) => d.delta !== 0)
-      .map(({ counter, delta, shard }) => ({
-        kind: 'counter',
-        id: counter.name,
-        item: {
-          Update: {
-            TableName: table,
-            Key: counterKey(
-              counter.name,
-              shard === undefined ? Math.floor(Math.random() * counter.shards) : shard % counter.shards,
-            ),
-            UpdateExpression: 'ADD n :d',
-            ExpressionAttributeValues: { ':d': delta },
-          },
-        },
-      }));
-  }
-  get size(): number {
-    return [...this.deltas.values()].filter((d) => d.delta !== 0).length;
-  }
-}
-
-/**
- * Items by key, in strongly consistent BatchGetItems of at most 100 keys sent together, unprocessed keys (DynamoDB
- * hands back what it throttled) asked again after a short, growing pause. Missing items are left out.
- */
-export async function batchGetItems(
-  doc: Documents,
-  table: string,
-  keys: readonly Record<string, unknown>[],
-): Promise<Record<string, unknown>[]> {
-  const chunks: Record<string, unknown>[][] = [];
-  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
-  const got = await Promise.all(
-    chunks.map(async (chunk) => {
-      const out: Record<string, unknown>[] = [];
-      let pending: Record<string, unknown>[] | undefined = chunk;
-      for (let attempt = 0; pending?.length; attempt++) {
-        if (attempt > 0) await backoff(attempt);
-        const res = await doc.send(
-          new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ConsistentRead: true } } }),
-        );
-        out.push(...((res.Responses?.[table] ?? []) as Record<string, unknown>[]));
-        pending = res.UnprocessedKeys?.[table]?.Keys as Record<string, unknown>[] | undefined;
-      }
-      return out;
-    }),
-  );
-  return got.flat();
-}
-
-/** Reads counts: every shard of every counter in strongly consistent BatchGetItems (batchGetItems). */
-export async function readCounts(
-  doc: Documents,
-  table: string,
-  counters: readonly Counter[],
-): Promise<number[]> {
-  const keys = counters.flatMap((c) => Array.from({ length: c.shards }, (_, i) => counterKey(c.name, i)));
-  const totals = new Map<string, number>();
-  for (const item of await batchGetItems(doc, table, keys)) {
-    const name = String(item.pk).replace(/^CNT#/, '').replace(/#\d+$/, '');
-    totals.set(name, (totals.get(name) ?? 0) + (typeof item.n === 'number' ? item.n : 0));
-  }
-  return counters.map((c) => totals.get(c.name) ?? 0);
-}
-
-export async function readCount(doc: Documents, table: string, counter: Counter): Promise<number> {
-  return (await readCounts(doc, table, [counter]))[0];
-}
 
 /** A small stable hash of an id, for choosing the shard of a sharded list. */
 export function shardOf(id: string, shards: number): number {

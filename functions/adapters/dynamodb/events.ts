@@ -25,6 +25,13 @@ import {
   VIEW_SHARDS,
 } from './common.js';
 import { type Documents, GetCommand, QueryCommand } from './documents.js';
+import {
+  eventFolds,
+  foldItems,
+  releaseEventCount,
+  serviceEventCount,
+  taskEventCounts,
+} from './event-counts.js';
 
 /** Completes a NewEvent with a fresh id and its timestamp. */
 export function materializeEvent(e: NewEvent, clock: Clock): CoordinatorEvent {
@@ -76,25 +83,27 @@ export function eventKeyItem(e: CoordinatorEvent): Record<string, unknown> | nul
   return { pk: K.releaseStudyEventsPk(e.releaseId, e.studyId), sk: K.listSk(e.createdAt, e.id), ...e };
 }
 
-/** The counters an event is counted in, one per list that holds it. */
-export function eventCounters(e: CoordinatorEvent): Counter[] {
+/**
+ * The counter items an event is counted in. The other lists that hold it count it on items their writers write
+ * anyway (eventFolds): the release's events on a view shard, the task's on the task item, and, for a task callback,
+ * the service's on the service item (`serviceOnItem`: the callback's binding check writes that item).
+ */
+export function eventCounters(e: CoordinatorEvent, opts: { serviceOnItem?: boolean } = {}): Counter[] {
   const out: Counter[] = [C.events];
-  if (e.releaseId) out.push(C.eventsOfRelease(e.releaseId));
-  if (e.taskServiceId) out.push(C.eventsOfService(e.taskServiceId));
+  if (e.taskServiceId && !opts.serviceOnItem) out.push(C.eventsOfService(e.taskServiceId));
   if (e.studyId) out.push(C.eventsOfStudy(e.studyId));
-  if (e.taskId) out.push(e.releaseId ? C.eventsOfTask(e.releaseId, e.taskId) : C.taskOnlyEvents(e.taskId));
   if (e.releaseId && e.studyId) out.push(C.eventsOfReleaseStudy(e.releaseId, e.studyId));
   return out;
 }
 
-/**
- * What an event adds to (sign 1) or takes from (sign -1) the counts of the lists it is in. A task's event counts on
- * its release's shard of the task's view group (VIEW_SHARDS), where the task's callbacks already meet.
- */
-export function eventCounts(deltas: CounterDeltas, e: CoordinatorEvent, sign: 1 | -1): CounterDeltas {
-  const release = e.releaseId ? C.eventsOfRelease(e.releaseId).name : undefined;
-  for (const c of eventCounters(e))
-    deltas.add(c, sign, c.name === release && e.taskId ? shardOf(e.taskId, VIEW_SHARDS) : undefined);
+/** What an event adds to (sign 1) or takes from (sign -1) the counts of its counter items (eventCounters). */
+export function eventCounts(
+  deltas: CounterDeltas,
+  e: CoordinatorEvent,
+  sign: 1 | -1,
+  opts: { serviceOnItem?: boolean } = {},
+): CounterDeltas {
+  for (const c of eventCounters(e, opts)) deltas.add(c, sign);
   return deltas;
 }
 
@@ -121,9 +130,10 @@ export class DynamoEventRepository implements EventRepository {
   ) {}
 
   /**
-   * One TransactWriteItems: the event Put, its counters, plus a ConditionCheck per referenced record, so a reference
-   * to a missing record is refused without a separate read. A task is checked under its release, so the caller must
-   * pass the task's release id (`taskReleaseId`) - the use case resolves it when the request names only the task.
+   * One TransactWriteItems: the event Put, its counts, plus a check per referenced record, so a reference to a
+   * missing record is refused without a separate read. The task is checked by the Update that moves its event count
+   * (attribute_exists), under its release, so the caller must pass the task's release id (`taskReleaseId`) - the use
+   * case resolves it when the request names only the task. The release's count moves on one of its view shards.
    */
   async create(e: NewEvent, refs: { taskReleaseId?: string } = {}): Promise<CoordinatorEvent> {
     const t = this.tables;
@@ -136,17 +146,18 @@ export class DynamoEventRepository implements EventRepository {
       });
     };
     if (e.releaseId) check('release', e.releaseId, t.coordinator, K.release(e.releaseId));
-    if (e.taskId)
-      check('task', e.taskId, t.coordinator, K.task(refs.taskReleaseId ?? e.releaseId ?? '-', e.taskId));
     if (e.taskServiceId)
       check('task_service', e.taskServiceId, t.coordinator, K.taskService(e.taskServiceId));
     if (e.studyId) check('study', e.studyId, t.studies, K.study(e.studyId));
     for (let attempt = 0; attempt < 5; attempt++) {
       const event = materializeEvent(e, this.clock);
       const counts = eventCounts(new CounterDeltas(), event, 1).items(t.coordinator);
+      // A task named without its release (or with another release) is looked for under the release given.
+      const folds = eventFolds(event, refs.taskReleaseId ?? (e.taskId && !e.releaseId ? '-' : undefined));
       const out = await transact(this.doc, [
         ...eventPuts(t.coordinator, event, refs.taskReleaseId),
         ...counts,
+        ...foldItems(t.coordinator, folds, 1, shardOf(event.id, VIEW_SHARDS)),
         ...checks,
       ]);
       if (out.ok) return event;
@@ -165,22 +176,30 @@ export class DynamoEventRepository implements EventRepository {
     return out.Item ? decode(eventSchema, out.Item) : null;
   }
 
-  /** The delete and the counts it takes back, in one transaction conditioned on the event still being there. */
+  /**
+   * The delete and the counts it takes back, in one transaction conditioned on the event still being there. The
+   * task's count goes back on the task item; a task that is gone (tasks are never deleted: a guard, not a path) takes
+   * nothing back.
+   */
   async delete(id: string): Promise<boolean> {
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const event = await this.get(id);
-      if (!event) return false;
+    const table = this.tables.coordinator;
+    let withTask = true;
+    for (let attempt = 0; attempt < 4; attempt++) {
+      const raw = (
+        await this.doc.send(new GetCommand({ TableName: table, Key: K.event(id), ConsistentRead: true }))
+      ).Item;
+      if (!raw) return false;
+      const event = decode(eventSchema, raw);
       const key = eventKeyItem(event);
+      const taskRelease = typeof raw.taskReleaseId === 'string' ? raw.taskReleaseId : undefined;
+      const folds = eventFolds(event, taskRelease);
+      if (!withTask) delete folds.task;
       const out = await transact(this.doc, [
         {
           kind: 'event',
           id,
           item: {
-            Delete: {
-              TableName: this.tables.coordinator,
-              Key: K.event(id),
-              ConditionExpression: 'attribute_exists(pk)',
-            },
+            Delete: { TableName: table, Key: K.event(id), ConditionExpression: 'attribute_exists(pk)' },
           },
         },
         ...(key
@@ -188,13 +207,15 @@ export class DynamoEventRepository implements EventRepository {
               {
                 kind: 'event_key',
                 id,
-                item: { Delete: { TableName: this.tables.coordinator, Key: { pk: key.pk, sk: key.sk } } },
+                item: { Delete: { TableName: table, Key: { pk: key.pk, sk: key.sk } } },
               },
             ]
           : []),
-        ...eventCounts(new CounterDeltas(), event, -1).items(this.tables.coordinator),
+        ...eventCounts(new CounterDeltas(), event, -1).items(table),
+        ...foldItems(table, folds, -1, shardOf(event.id, VIEW_SHARDS)),
       ]);
       if (out.ok) return true;
+      if (out.conditionFailed.some((f) => f.kind === 'task')) withTask = false;
     }
     return false;
   }
@@ -212,31 +233,33 @@ export class DynamoEventRepository implements EventRepository {
     const table = this.tables.coordinator;
     const f = filters;
     let src: Partitions;
-    let counters: Counter[];
+    let count: () => Promise<number>;
     let narrowed: boolean;
     if (f.taskId) {
+      const taskId = f.taskId;
       if (f.releaseId) {
-        src = { table, index: 'gsi5', keys: [K.eventsOfTask(f.releaseId, f.taskId)] };
-        counters = [C.eventsOfTask(f.releaseId, f.taskId)];
+        const releaseId = f.releaseId;
+        src = { table, index: 'gsi5', keys: [K.eventsOfTask(releaseId, taskId)] };
+        count = async () => taskEventCounts(await this.taskItem(releaseId, taskId)).events;
       } else {
         // The task's release names its partition (a task id is unique); a task that does not exist has no events.
-        const releaseId = await this.releaseOfTask(f.taskId);
+        const releaseId = await this.releaseOfTask(taskId);
         if (!releaseId) return { count: 0, items: pageInMemory([], page) };
-        src = {
-          table,
-          index: 'gsi5',
-          keys: [K.eventsOfTask(releaseId, f.taskId), K.taskOnlyEvents(f.taskId)],
+        src = { table, index: 'gsi5', keys: [K.eventsOfTask(releaseId, taskId), K.taskOnlyEvents(taskId)] };
+        count = async () => {
+          const n = taskEventCounts(await this.taskItem(releaseId, taskId));
+          return n.events + n.only;
         };
-        counters = [C.eventsOfTask(releaseId, f.taskId), C.taskOnlyEvents(f.taskId)];
       }
       narrowed = Boolean(f.taskServiceId || f.studyId);
     } else if (f.releaseId && f.studyId) {
       src = { table, keys: [K.releaseStudyEventsPk(f.releaseId, f.studyId)] };
-      counters = [C.eventsOfReleaseStudy(f.releaseId, f.studyId)];
+      count = this.counted([C.eventsOfReleaseStudy(f.releaseId, f.studyId)]);
       narrowed = Boolean(f.taskServiceId);
     } else if (f.releaseId) {
-      src = { table, index: 'gsi2', keys: [K.eventsOfRelease(f.releaseId)] };
-      counters = [C.eventsOfRelease(f.releaseId)];
+      const releaseId = f.releaseId;
+      src = { table, index: 'gsi2', keys: [K.eventsOfRelease(releaseId)] };
+      count = () => releaseEventCount(this.doc, table, releaseId);
       narrowed = Boolean(f.taskServiceId);
     } else if (f.taskServiceId && f.studyId) {
       throw new ValidationError(
@@ -246,27 +269,22 @@ export class DynamoEventRepository implements EventRepository {
         },
       );
     } else if (f.taskServiceId) {
-      src = { table, index: 'gsi3', keys: [K.eventsOfService(f.taskServiceId)] };
-      counters = [C.eventsOfService(f.taskServiceId)];
+      const serviceId = f.taskServiceId;
+      src = { table, index: 'gsi3', keys: [K.eventsOfService(serviceId)] };
+      count = () => serviceEventCount(this.doc, table, serviceId);
       narrowed = false;
     } else if (f.studyId) {
       src = { table, index: 'gsi4', keys: [K.eventsOfStudy(f.studyId)] };
-      counters = [C.eventsOfStudy(f.studyId)];
+      count = this.counted([C.eventsOfStudy(f.studyId)]);
       narrowed = false;
     } else {
       src = { table, index: 'gsi1', keys: K.eventShards() };
-      counters = [C.events];
+      count = this.counted([C.events]);
       narrowed = false;
     }
     if (!narrowed) {
-      const [counts, items] = await Promise.all([
-        readCounts(this.doc, table, counters),
-        pageOf(this.doc, src, page),
-      ]);
-      return {
-        count: counts.reduce((a, b) => a + b, 0),
-        items: items.map((i) => decode(eventSchema, i)),
-      };
+      const [n, items] = await Promise.all([count(), pageOf(this.doc, src, page)]);
+      return { count: n, items: items.map((i) => decode(eventSchema, i)) };
     }
     const sk = src.index ? `${src.index}sk` : 'sk';
     const all = (
@@ -287,6 +305,23 @@ export class DynamoEventRepository implements EventRepository {
       .filter((x) => matches(x.value, f))
       .sort(bySkDesc);
     return { count: all.length, items: pageInMemory(all, page) };
+  }
+
+  private counted(counters: Counter[]): () => Promise<number> {
+    return async () =>
+      (await readCounts(this.doc, this.tables.coordinator, counters)).reduce((a, b) => a + b, 0);
+  }
+
+  /** The task item as it is now (its event counts): strongly consistent, by key. */
+  private async taskItem(releaseId: string, taskId: string): Promise<Record<string, unknown> | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tables.coordinator,
+        Key: K.task(releaseId, taskId),
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item;
   }
 
   private async releaseOfTask(taskId: string): Promise<string | null> {

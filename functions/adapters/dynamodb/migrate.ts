@@ -7,6 +7,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import {
+  type CoordinatorEvent,
   eventSchema,
   type Release,
   releaseNoteSchema,
@@ -16,7 +17,18 @@ import {
   taskServiceSchema,
 } from '#functions/coordinator/model.js';
 import { auditRecord, fileRecord, versionRecord } from '#functions/files/model.js';
-import { C, type Counter, counterKey, decode, K, type Tables } from './common.js';
+import {
+  C,
+  COUNT_ATTRIBUTE,
+  type Counter,
+  counterKey,
+  decode,
+  K,
+  SERVICE_EVENTS,
+  TASK_COUNTS,
+  type Tables,
+} from './common.js';
+import { eventFolds } from './event-counts.js';
 import { eventCounters, eventItem, eventKeyItem } from './events.js';
 import { auditItem } from './files-audit.js';
 import { DynamoFileRepository } from './files-repository.js';
@@ -39,9 +51,11 @@ import { DynamoTaskServiceRepository } from './task-services.js';
 // 3: the task view moved from the release item to an item of its own (RE#V). 4: reads by key (a file's latest
 // available version, its pending counts; a task's events, a release's events of one study), and the task view's
 // shards (RE#V#<g>: the release's state and each group's counts per state) with each task's shard size (`vgs`),
-// which the task callbacks' conditions read. Every step above is idempotent, so a table at an earlier version is
+// which the task callbacks' conditions read. 5: counts on the items their writers write anyway (a task's events on
+// the task item, a release's on its view shards, the counts every callback moves on one counter item: counters.ts),
+// and the counter items they replace deleted. Every step above is idempotent, so a table at an earlier version is
 // simply migrated again.
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 async function scanAll(doc: DynamoDBDocumentClient, table: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
@@ -84,17 +98,55 @@ export class Tally {
   readonly counts = new Map<string, { counter: Counter; n: number }>();
   add(counter: Counter | null | undefined, n = 1): void {
     if (!counter) return;
-    const c = this.counts.get(counter.name);
-    this.counts.set(counter.name, { counter, n: (c?.n ?? 0) + n });
+    const key = `${counter.name}\u0000${counter.attr ?? COUNT_ATTRIBUTE}`;
+    const c = this.counts.get(key);
+    this.counts.set(key, { counter, n: (c?.n ?? 0) + n });
   }
-  /** Counter items with the totals on shard 0 and every other shard at 0. */
+  /** The counter item names the tally holds. */
+  names(): Set<string> {
+    return new Set([...this.counts.values()].map(({ counter }) => counter.name));
+  }
+  /** Counter items with the totals on shard 0 and every other shard at 0, one item per name. */
   items(): Record<string, unknown>[] {
-    return [...this.counts.values()].flatMap(({ counter, n }) =>
-      Array.from({ length: counter.shards }, (_, i) => ({
-        ...counterKey(counter.name, i),
-        n: i === 0 ? n : 0,
+    const byName = new Map<string, { shards: number; attrs: Map<string, number> }>();
+    for (const { counter, n } of this.counts.values()) {
+      const entry = byName.get(counter.name) ?? { shards: 0, attrs: new Map<string, number>() };
+      entry.shards = Math.max(entry.shards, counter.shards);
+      entry.attrs.set(counter.attr ?? COUNT_ATTRIBUTE, n);
+      byName.set(counter.name, entry);
+    }
+    return [...byName].flatMap(([name, { shards, attrs }]) =>
+      Array.from({ length: shards }, (_, i) => ({
+        ...counterKey(name, i),
+        ...Object.fromEntries([...attrs].map(([attr, n]) => [attr, i === 0 ? n : 0])),
       })),
     );
+  }
+}
+
+/**
+ * The counts that ride on items (events.ts, eventFolds), gathered from events written directly: per task (by its
+ * release and id) the events naming it with its release and alone, and per release its events.
+ */
+export class FoldTally {
+  readonly tasks = new Map<string, { releaseId: string; taskId: string; events: number; only: number }>();
+  readonly releases = new Map<string, number>();
+  add(e: CoordinatorEvent, taskReleaseId?: string): void {
+    const folds = eventFolds(e, taskReleaseId);
+    if (folds.release)
+      this.releases.set(folds.release.releaseId, (this.releases.get(folds.release.releaseId) ?? 0) + 1);
+    if (folds.task) {
+      const key = `${folds.task.releaseId}#${folds.task.taskId}`;
+      const c = this.tasks.get(key) ?? { ...folds.task, events: 0, only: 0 };
+      if (folds.task.attr === TASK_COUNTS.events) c.events++;
+      else c.only++;
+      this.tasks.set(key, c);
+    }
+  }
+  /** The task item's count attributes. */
+  taskCounts(releaseId: string, taskId: string): Record<string, number> {
+    const c = this.tasks.get(`${releaseId}#${taskId}`);
+    return { [TASK_COUNTS.events]: c?.events ?? 0, [TASK_COUNTS.onlyEvents]: c?.only ?? 0 };
   }
 }
 
@@ -132,6 +184,20 @@ export async function setServiceTaskCounts(
   }
 }
 
+/** Deletes items by key, in BatchWriteItems of 25, retrying what DynamoDB hands back unprocessed. */
+async function deleteAll(doc: DynamoDBDocumentClient, table: string, keys: Record<string, unknown>[]) {
+  for (let i = 0; i < keys.length; i += 25) {
+    let pending: { DeleteRequest: { Key: Record<string, unknown> } }[] | undefined = keys
+      .slice(i, i + 25)
+      .map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; pending?.length; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+      const out = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
+      pending = out.UnprocessedItems?.[table] as typeof pending;
+    }
+  }
+}
+
 /** Migrates the coordinator and studies tables; returns how many items it rewrote (0 when already done). */
 export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
   let rewritten = 0;
@@ -144,8 +210,11 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
   if (await done(doc, tables.coordinator)) return rewritten;
   const table = tables.coordinator;
   const services = new DynamoTaskServiceRepository(doc, tables);
-  const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
+  const scanned = await scanAll(doc, table);
+  const counters = scanned.filter((i) => String(i.pk).startsWith('CNT#'));
+  const all = scanned.filter((i) => !String(i.pk).startsWith('CNT#'));
   const tally = new Tally();
+  const folds = new FoldTally();
   const out: Record<string, unknown>[] = [];
   const releases = new Map<string, { raw: Record<string, unknown>; release: Release }>();
   const tasksOf = new Map<string, Task[]>();
@@ -165,7 +234,9 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
     const sk = String(raw.sk);
     if (pk.startsWith('TS#') && sk === 'TS') {
       const s = decode(taskServiceSchema, raw);
-      out.push({ ...raw, ...services.item(s) });
+      // Every event of the service is counted in its counter items below, those of its callbacks included.
+      const { [SERVICE_EVENTS]: _counted, ...kept } = raw;
+      out.push({ ...kept, ...services.item(s) });
       tally.add(C.taskServices);
       tally.add(C.servicesEnabled(s.enabled));
     } else if (pk.startsWith('RE#') && sk === 'RE') {
@@ -208,11 +279,13 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
       const key = eventKeyItem(e);
       if (key) out.push(key);
       for (const c of eventCounters(e)) tally.add(c);
+      folds.add(e, taskRelease);
     }
   }
   for (const tasks of tasksOf.values()) {
     const sizes = releaseItems.groupSizes(tasks);
-    for (const t of tasks) out.push(releaseItems.taskItem(t, sizes.get(t.id)));
+    for (const t of tasks)
+      out.push({ ...releaseItems.taskItem(t, sizes.get(t.id)), ...folds.taskCounts(t.releaseId, t.id) });
   }
   for (const { raw, release } of releases.values()) {
     // A task view the release item kept in an earlier layout is dropped: the view is an item of its own now. The
@@ -222,11 +295,20 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
     out.push(
       { ...kept, ...releaseItems.releaseItem(release, notesOf.get(release.id) ?? []) },
       releaseItems.releaseViewItem(release.id, tasks),
-      ...releaseItems.viewShardItems(release, tasks),
+      ...releaseItems.viewShardItems(release, tasks, folds.releases.get(release.id) ?? 0),
     );
   }
   await putAll(doc, table, [...out, ...tally.items()]);
   rewritten += out.length;
+  // Counter items of counts that are now kept elsewhere (a task's events, a release's) or under another name.
+  const kept = tally.names();
+  await deleteAll(
+    doc,
+    table,
+    counters
+      .filter((c) => !kept.has(String(c.pk).replace(/^CNT#/, '').replace(/#\d+$/, '')))
+      .map((c) => ({ pk: c.pk, sk: c.sk })),
+  );
   await setServiceTaskCounts(doc, table, perService);
   await markDone(doc, table);
   return rewritten;

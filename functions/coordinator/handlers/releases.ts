@@ -6,6 +6,7 @@ import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
 import { eventPublisher } from '#functions/adapters/event-publisher.js';
 import { sfnMachineFromEnv } from '#functions/adapters/sfn-orchestrator.js';
+import { orchestrationSettings, taskLimit } from '#functions/orchestration/config.js';
 import { releaseOrchestrator } from '#functions/orchestration/release-orchestrator.js';
 import { httpApp } from '#functions/shared/http/app.js';
 import { parse } from '#functions/shared/http/parse.js';
@@ -29,6 +30,10 @@ const deps = {
   publisher: eventPublisher(),
   // Built at cold start: a misconfigured orchestrator fails the function before it serves a request.
   orchestrator: releaseOrchestrator(releases, sfnMachineFromEnv()),
+  maxTasks: taskLimit({
+    actionTimeoutSeconds: orchestrationSettings().ACTION_TIMEOUT_SECONDS,
+    concurrency: orchestrationSettings().ACTION_CONCURRENCY,
+  }),
 };
 
 export const handler = httpApp({

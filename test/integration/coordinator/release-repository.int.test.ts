@@ -9,7 +9,6 @@ import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-s
 import { releaseStateEvent, taskStateEvent } from '#functions/coordinator/event-messages.js';
 import { PHASE_ENDS } from '#functions/coordinator/model.js';
 import { ChangeConflictError } from '#functions/coordinator/ports.js';
-import { MAX_TASKS_PER_RELEASE } from '#functions/coordinator/releases.js';
 import { freshCredentials } from '#functions/coordinator/service-credentials.js';
 import { commit, releaseMove, taskPart } from '#functions/orchestration/changes.js';
 import { localClient } from '#local/dynamodb-local.js';
@@ -21,6 +20,7 @@ let releases: DynamoReleaseRepository;
 let services: DynamoTaskServiceRepository;
 let events: DynamoEventRepository;
 let studies: DynamoStudyRepository;
+let tables: { coordinator: string; studies: string };
 
 beforeAll(async () => {
   // With streams: the completion tests read the coordinator table's stream as PhaseWatch does.
@@ -28,7 +28,7 @@ beforeAll(async () => {
   doc = DynamoDBDocumentClient.from(localClient(inject('ddbEndpoint')), {
     marshallOptions: { removeUndefinedValues: true },
   });
-  const tables = { coordinator: env.COORDINATOR_TABLE, studies: env.STUDIES_TABLE };
+  tables = { coordinator: env.COORDINATOR_TABLE, studies: env.STUDIES_TABLE };
   releases = new DynamoReleaseRepository(doc, tables);
   services = new DynamoTaskServiceRepository(doc, tables);
   events = new DynamoEventRepository(doc, tables);
@@ -58,10 +58,10 @@ const newService = (name: string) =>
     freshCredentials(),
   );
 
-async function newRelease(serviceCount = 2) {
+async function newRelease(serviceCount = 2, repository = releases) {
   const svcs = await Promise.all(Array.from({ length: serviceCount }, (_, i) => newService(`s${i}`)));
   const guard = await services.readGuard();
-  return releases.create(
+  return repository.create(
     {
       name: 'r',
       description: '',
@@ -269,18 +269,42 @@ describe('ReleaseChanges.applyChange', () => {
 });
 
 describe('ReleaseCreation.create', () => {
-  it(`creates a release with ${MAX_TASKS_PER_RELEASE} tasks in one transaction`, async () => {
-    const agg = await newRelease(MAX_TASKS_PER_RELEASE);
-    expect(agg.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);
-    expect((await releases.load(agg.release.id))?.tasks).toHaveLength(MAX_TASKS_PER_RELEASE);
+  // More tasks than one transaction holds (100 items), so the creation and every round take several.
+  const LARGE = 150;
+  let large: Awaited<ReturnType<typeof newRelease>>;
+  /** The items of each TransactWriteItems the creation sent. */
+  const parts: number[] = [];
+  beforeAll(async () => {
+    const counting = {
+      send: (cmd: Parameters<typeof doc.send>[0]) => {
+        const items = (cmd.input as { TransactItems?: unknown[] }).TransactItems;
+        if (items) parts.push(items.length);
+        return doc.send(cmd);
+      },
+    } as typeof doc;
+    large = await newRelease(LARGE, new DynamoReleaseRepository(counting, tables));
+  }, 120_000);
+
+  it(`creates a release of ${LARGE} tasks in parts, and leaves it unmarked once every task is written`, async () => {
+    expect(large.tasks).toHaveLength(LARGE);
+    expect(parts.length).toBeGreaterThan(1);
+    for (const n of parts) expect(n).toBeLessThanOrEqual(100);
+    const loaded = await releases.load(large.release.id);
+    expect(loaded?.tasks).toHaveLength(LARGE);
+    expect(loaded?.extras).toEqual({});
+    for (const t of large.tasks) expect((await releases.getTask(t.id))?.state).toBe('pending');
+    const page = { limit: 1, offset: 0 };
+    expect((await releases.listTasks({ releaseId: large.release.id }, page)).count).toBe(LARGE);
+    expect((await events.list({ releaseId: large.release.id }, page)).count).toBe(0);
   });
 
-  it(`moves all ${MAX_TASKS_PER_RELEASE} tasks of a round, each with its event and counts, in transactions under 100 items`, async () => {
-    const agg = await newRelease(MAX_TASKS_PER_RELEASE);
+  it(`moves all ${LARGE} tasks of a round, each with its event and counts, in transactions under 100 items`, async () => {
+    const agg = large;
     const page = { limit: 1, offset: 0 };
     const runningBefore = (await releases.listTasks({ state: 'running' }, page)).count;
     const pendingBefore = (await releases.listTasks({ state: 'pending' }, page)).count;
     const eventsBefore = (await events.list({ releaseId: agg.release.id }, page)).count;
+    const allBefore = (await events.list({}, page)).count;
     const deps = { releases, publisher: { publish: async () => {} } };
     await commit(
       deps,
@@ -291,17 +315,16 @@ describe('ReleaseCreation.create', () => {
     const after = await releases.load(agg.release.id);
     expect(after?.release.state).toBe('running');
     expect(new Set(after?.tasks.map((t) => `${t.state}/${t.progress}`))).toEqual(new Set(['running/5']));
-    expect((await releases.listTasks({ state: 'running' }, page)).count).toBe(
-      runningBefore + MAX_TASKS_PER_RELEASE,
-    );
-    expect((await releases.listTasks({ state: 'pending' }, page)).count).toBe(
-      pendingBefore - MAX_TASKS_PER_RELEASE,
-    );
-    expect((await events.list({ releaseId: agg.release.id }, page)).count).toBe(
-      eventsBefore + MAX_TASKS_PER_RELEASE + 1,
-    );
+    expect((await releases.listTasks({ state: 'running' }, page)).count).toBe(runningBefore + LARGE);
+    expect((await releases.listTasks({ state: 'pending' }, page)).count).toBe(pendingBefore - LARGE);
+    expect((await events.list({ releaseId: agg.release.id }, page)).count).toBe(eventsBefore + LARGE + 1);
+    expect((await events.list({}, page)).count).toBe(allBefore + LARGE + 1);
     const byTask = await releases.listTasks({ releaseId: agg.release.id, state: 'running' }, page);
-    expect(byTask.count).toBe(MAX_TASKS_PER_RELEASE);
+    expect(byTask.count).toBe(LARGE);
+    const one = agg.tasks[7];
+    expect((await events.list({ taskId: one.id }, page)).count).toBe(1);
+    expect((await events.list({ taskId: one.id, releaseId: agg.release.id }, page)).count).toBe(1);
+    expect((await events.list({ taskServiceId: one.taskServiceId }, page)).count).toBe(1);
   });
 
   it('refuses a stale registry guard, so a deleted service never gets a task', async () => {

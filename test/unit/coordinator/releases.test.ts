@@ -2,11 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { MAX_TASKS_PER_RELEASE, startRelease } from '#functions/coordinator/releases.js';
 
 describe('startRelease', () => {
-  it(`refuses more than ${MAX_TASKS_PER_RELEASE} enabled services (one transaction holds 100 items)`, async () => {
-    const services = Array.from({ length: MAX_TASKS_PER_RELEASE + 1 }, (_, i) => ({
-      id: `TS_${i}`,
-      name: `s${i}`,
-    }));
+  const refused = async (enabled: number, maxTasks?: number) => {
+    const services = Array.from({ length: enabled }, (_, i) => ({ id: `TS_${i}`, name: `s${i}` }));
     const deps = {
       studies: { missing: async () => [] },
       releases: {
@@ -19,17 +16,32 @@ describe('startRelease', () => {
         enabledForNewRelease: async () => ({ services, guard: { servicesRev: 0, releaseSeq: 0 } }),
       },
       orchestrator: { start: async () => {} },
+      maxTasks,
     } as unknown as Parameters<typeof startRelease>[0];
-    await expect(
-      startRelease(deps, {
-        name: 'r',
-        description: '',
-        isMajor: false,
-        author: 'a',
-        tags: [],
-        studies: ['SD_1'],
-      }),
-    ).rejects.toMatchObject({ status: 409 });
+    return startRelease(deps, {
+      name: 'r',
+      description: '',
+      isMajor: false,
+      author: 'a',
+      tags: [],
+      studies: ['SD_1'],
+    });
+  };
+
+  it(`refuses more than ${MAX_TASKS_PER_RELEASE} enabled services, the most a release takes`, async () => {
+    await expect(refused(MAX_TASKS_PER_RELEASE + 1)).rejects.toMatchObject({ status: 409 });
+  });
+
+  it('refuses more enabled services than the orchestration settings allow, saying how many they allow', async () => {
+    await expect(refused(193, 192)).rejects.toMatchObject({
+      status: 409,
+      message: expect.stringContaining('at most 192'),
+    });
+  });
+
+  it('creates a release of as many tasks as the limit allows, however many transactions that takes', async () => {
+    // The repository is called (and here refuses): the limit let it through.
+    await expect(refused(MAX_TASKS_PER_RELEASE)).rejects.toThrow('must not be called');
   });
 });
 

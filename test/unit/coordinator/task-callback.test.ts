@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ChangeConflictError } from '#functions/coordinator/ports.js';
-import { MAX_TASKS_PER_RELEASE } from '#functions/coordinator/releases.js';
 import { parseProgress, reportTask, type TaskCallbackDeps } from '#functions/coordinator/task-callback.js';
-import { MAX_LIMIT } from '#functions/shared/list.js';
 
 describe('progress', () => {
   it.each([
@@ -201,9 +199,5 @@ describe('task callbacks', () => {
       state: 'staged',
     });
     expect(written).toHaveLength(1);
-  });
-
-  it('reads the whole release in one page: a release never has more tasks than a page holds', () => {
-    expect(MAX_TASKS_PER_RELEASE).toBeLessThanOrEqual(MAX_LIMIT);
   });
 });

@@ -4,6 +4,7 @@ import { MAX_TASKS_PER_RELEASE } from '#functions/coordinator/model.js';
 import {
   actionWaves,
   LAMBDA_MAX_TIMEOUT_SECONDS,
+  MIN_TASK_LIMIT,
   orchestrationSettings,
   RELEASE_STEP_STATE_TIMEOUT_SECONDS,
   releaseStepTimeoutSeconds,
@@ -11,6 +12,7 @@ import {
   runConfigFrom,
   STEP_OVERHEAD_SECONDS,
   TOKEN_FETCH_SECONDS,
+  taskLimit,
   worstRoundSeconds,
 } from '#functions/orchestration/config.js';
 
@@ -40,21 +42,30 @@ describe('orchestration settings', () => {
 });
 
 describe('the release step timeout covers the worst round the settings allow', () => {
+  it('allows releases of up to 1,000 tasks, or as many as one round can call within a Lambda invocation', () => {
+    expect(MAX_TASKS_PER_RELEASE).toBe(1000);
+    // The defaults: 33 waves of 64 fit in 840 s; the cap is the smaller.
+    expect(taskLimit({ actionTimeoutSeconds: 15, concurrency: 64 })).toBe(1000);
+    // The largest action timeout: 3 waves of 250 s fit.
+    expect(taskLimit({ actionTimeoutSeconds: 240, concurrency: 64 })).toBe(192);
+    expect(taskLimit({ actionTimeoutSeconds: 240, concurrency: 30 })).toBe(MIN_TASK_LIMIT);
+    expect(taskLimit({ actionTimeoutSeconds: 15, concurrency: 1 })).toBe(33);
+  });
+
   it('counts waves of ACTION_CONCURRENCY actions over the largest release, each at the action timeout plus a token', () => {
-    expect(MAX_TASKS_PER_RELEASE).toBe(90);
-    expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 64 })).toBe(2);
-    expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 90 })).toBe(1);
-    expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 500 })).toBe(1);
-    expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 1 })).toBe(90);
+    expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 64 })).toBe(16);
+    expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 500 })).toBe(2);
+    expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 1 })).toBe(33);
+    expect(actionWaves({ actionTimeoutSeconds: 240, concurrency: 64 })).toBe(3);
     expect(actionWaves({ actionTimeoutSeconds: 15, concurrency: 7, tasks: 3 })).toBe(1);
-    // The defaults: 2 waves x (15 + 10) + 60.
-    expect(worstRoundSeconds({ actionTimeoutSeconds: 15, concurrency: 64 })).toBe(50);
+    // The defaults: 16 waves x (15 + 10) + 60.
+    expect(worstRoundSeconds({ actionTimeoutSeconds: 15, concurrency: 64 })).toBe(400);
     expect(releaseStepTimeoutSeconds({ actionTimeoutSeconds: 15, concurrency: 64 })).toBe(
-      2 * (15 + TOKEN_FETCH_SECONDS) + STEP_OVERHEAD_SECONDS,
+      16 * (15 + TOKEN_FETCH_SECONDS) + STEP_OVERHEAD_SECONDS,
     );
-    // The largest action timeout with one wave: 240 + 10 + 60.
-    expect(releaseStepTimeoutSeconds({ actionTimeoutSeconds: 240, concurrency: 90 })).toBe(310);
-    expect(releaseStepTimeoutSeconds({ actionTimeoutSeconds: 0.3, concurrency: 64 })).toBe(81);
+    // The largest action timeout: 3 waves of 240 + 10, + 60.
+    expect(releaseStepTimeoutSeconds({ actionTimeoutSeconds: 240, concurrency: 90 })).toBe(810);
+    expect(releaseStepTimeoutSeconds({ actionTimeoutSeconds: 0.3, concurrency: 64 })).toBe(225);
   });
 
   it('at every setting the env accepts, the step fits in a Lambda and under the ASL state timeout', () => {
@@ -62,13 +73,16 @@ describe('the release step timeout covers the worst round the settings allow', (
     for (let concurrency = 1; concurrency <= 500; concurrency++)
       for (const timeout of [1, 5, 15, 30, 60, 120, 240]) {
         const env = { ACTION_TIMEOUT_SECONDS: String(timeout), ACTION_CONCURRENCY: String(concurrency) };
-        const needed = releaseStepTimeoutSeconds({ actionTimeoutSeconds: timeout, concurrency });
-        if (needed <= LAMBDA_MAX_TIMEOUT_SECONDS) {
+        const limit = taskLimit({ actionTimeoutSeconds: timeout, concurrency });
+        if (limit >= MIN_TASK_LIMIT) {
           accepted++;
           expect(orchestrationSettings(env).ACTION_CONCURRENCY).toBe(concurrency);
-          // The worst round: every wave of the largest release at its action timeout, with a token fetch each.
-          const waves = Math.ceil(MAX_TASKS_PER_RELEASE / concurrency);
+          // The worst round: every wave of the largest release allowed at its action timeout, with a token fetch
+          // each, within one invocation.
+          const needed = releaseStepTimeoutSeconds({ actionTimeoutSeconds: timeout, concurrency });
+          const waves = Math.ceil(limit / concurrency);
           expect(needed).toBeGreaterThanOrEqual(waves * timeout + STEP_OVERHEAD_SECONDS);
+          expect(needed).toBeLessThanOrEqual(LAMBDA_MAX_TIMEOUT_SECONDS);
           expect(needed).toBeLessThan(RELEASE_STEP_STATE_TIMEOUT_SECONDS);
         } else {
           expect(() => orchestrationSettings(env)).toThrow(

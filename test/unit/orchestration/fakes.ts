@@ -98,6 +98,11 @@ export class MemoryReleases
     return this.releases.get(id)?.tasks.map((t) => t.state) ?? [];
   }
 
+  /** Releases are created here in one piece: there is never a creation to complete. */
+  async finishCreation(_releaseId: string): Promise<boolean> {
+    return false;
+  }
+
   async applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]> {
     this.beforeChange?.(change);
     const r = this.releases.get(change.releaseId);

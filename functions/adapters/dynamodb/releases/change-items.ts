@@ -3,6 +3,7 @@ import type { ReleaseChange, TaskChange } from '#functions/coordinator/ports.js'
 import type { TaskState } from '#packages/task-service/src/protocol.js';
 import { C, CounterDeltas, K, type LabelledItem, VIEW_SHARDS } from '../common.js';
 import type { TransactWriteCommandInput } from '../documents.js';
+import { eventFolds } from '../event-counts.js';
 import { eventCounts, eventPuts } from '../events.js';
 import { SHARD, viewGroup } from './items.js';
 import type { ReleaseTable } from './table.js';
@@ -35,18 +36,49 @@ export function changeItems(
   const items: LabelledItem[] = [];
   const counts = new CounterDeltas();
   const views: ViewEntry[] = [];
-  for (const task of change.tasks ?? []) {
-    const { item, view } = taskItem(t, change.releaseId, task, counts);
-    if (view) views.push(view);
-    items.push({ kind: 'task', id: task.taskId, item });
-  }
-  const rel = releaseUpdate(t, change, counts);
-  if (rel) items.unshift({ kind: 'release', id: change.releaseId, item: rel });
-  items.push(...shardUpdates(t, change.releaseId, views, change.toState));
+  // The counts of the events that ride on the task items and the view shards this change writes (eventFolds).
+  const taskEvents = new Map<string, EventCount & { releaseId: string }>();
+  const groupEvents = new Map<number, number>();
+  let releaseEvents = 0;
   for (const e of events) {
     items.push(...eventPuts(t.table, e));
     eventCounts(counts, e, 1);
+    const folds = eventFolds(e);
+    if (folds.task) {
+      const c = taskEvents.get(folds.task.taskId);
+      taskEvents.set(folds.task.taskId, { ...folds.task, n: (c?.n ?? 0) + 1 });
+    }
+    if (folds.release?.group !== undefined)
+      groupEvents.set(folds.release.group, (groupEvents.get(folds.release.group) ?? 0) + 1);
+    else if (folds.release) releaseEvents++;
   }
+  const changed = new Set<string>();
+  for (const task of change.tasks ?? []) {
+    const own = taskEvents.get(task.taskId);
+    const { item, view } = taskItem(
+      t,
+      change.releaseId,
+      task,
+      counts,
+      own?.releaseId === change.releaseId ? own : undefined,
+    );
+    if (view) views.push(view);
+    changed.add(task.taskId);
+    items.push({ kind: 'task', id: task.taskId, item });
+  }
+  // An event about a task this change does not move still counts on the task item.
+  for (const [taskId, count] of taskEvents)
+    if (!changed.has(taskId) || count.releaseId !== change.releaseId)
+      items.push({
+        kind: 'task',
+        id: taskId,
+        item: taskItem(t, count.releaseId, { taskId }, counts, count).item,
+      });
+  const rel = releaseUpdate(t, change, counts);
+  if (rel) items.unshift({ kind: 'release', id: change.releaseId, item: rel });
+  items.push(
+    ...shardUpdates(t, change.releaseId, views, change.toState, undefined, groupEvents, releaseEvents),
+  );
   if (change.claimVersion !== undefined)
     items.push(...versionClaimItems(t, change.claimVersion, change.releaseId));
   for (const s of change.studies ?? []) {
@@ -70,20 +102,28 @@ export function changeItems(
   return items;
 }
 
+/** Events about one task that a transaction counts on its item (TASK_COUNTS). */
+export interface EventCount {
+  attr: string;
+  n: number;
+}
+
 /**
- * One task's part: an Update when it moves (state, with its state index key and counts, and/or progress), a
- * ConditionCheck when the change only depends on its state. Also the task view entry to move with it.
+ * One task's part: an Update when it moves (state, with its state index key and counts, and/or progress) or counts
+ * events, a ConditionCheck when the change only depends on its state. Also the task view entry to move with it.
  */
 export function taskItem(
   t: ReleaseTable,
   releaseId: string,
   task: TaskChange,
   counts: CounterDeltas,
+  events?: EventCount,
 ): { item: TxItem; view: ViewEntry | null } {
-  const names: Record<string, string> = { '#state': 'state' };
+  const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
   if (task.toState !== undefined) {
+    names['#state'] = 'state';
     sets.push('#state = :to', 'gsi3pk = :st');
     values[':to'] = task.toState;
     values[':st'] = K.tasksInState(task.toState);
@@ -94,6 +134,12 @@ export function taskItem(
     sets.push('progress = :progress');
     values[':progress'] = task.progress;
   }
+  const adds: string[] = [];
+  if (events && events.n !== 0) {
+    names['#ev'] = events.attr;
+    values[':ev'] = events.n;
+    adds.push('#ev :ev');
+  }
   // The task must exist, and in this release (its key is under the release): UpdateItem would otherwise create a
   // stray task item for an id the caller got wrong.
   const cond = ['attribute_exists(pk)'];
@@ -103,6 +149,7 @@ export function taskItem(
     // health check failing it) that moved it first makes this change fail and plan again, instead of overwriting a
     // newer state. When the task moves this names exactly one state (withKnownStates), the one its state count is
     // taken from, so the counts stay exact.
+    names['#state'] = 'state';
     cond.push(`#state IN (${expected.map((_, i) => `:e${i}`).join(', ')})`);
     expected.forEach((s, i) => {
       values[`:e${i}`] = s;
@@ -112,18 +159,23 @@ export function taskItem(
     TableName: t.table,
     Key: K.task(releaseId, task.taskId),
     ConditionExpression: cond.join(' AND '),
-    ExpressionAttributeNames: expected || task.toState !== undefined ? names : undefined,
+    ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
     ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
   };
-  if (!sets.length) return { item: { ConditionCheck: common }, view: null };
+  if (!sets.length && !adds.length) return { item: { ConditionCheck: common }, view: null };
+  const expr = [sets.length ? `SET ${sets.join(', ')}` : '', adds.length ? `ADD ${adds.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' ');
   return {
-    item: { Update: { ...common, UpdateExpression: `SET ${sets.join(', ')}` } },
-    view: {
-      taskId: task.taskId,
-      from: task.toState === undefined ? undefined : (single(task.expectState) as TaskState),
-      state: task.toState,
-      progress: task.progress,
-    },
+    item: { Update: { ...common, UpdateExpression: expr } },
+    view: sets.length
+      ? {
+          taskId: task.taskId,
+          from: task.toState === undefined ? undefined : (single(task.expectState) as TaskState),
+          state: task.toState,
+          progress: task.progress,
+        }
+      : null,
   };
 }
 
@@ -207,10 +259,12 @@ export interface ShardGuard {
 /**
  * The view shard items of a change (common.ts: key layout), one Update per shard it touches, in the same
  * transaction as the task items (so the view never lags them): each moved task's later state and progress, the
- * group's per-state counts, and, when the release moves, the release's state on every shard (the `phase` a
- * callback's condition reads). A shard that does not exist yet is created by its first write. No condition unless a
- * callback guards its shard: the task items and the release item carry the orchestration's conditions, and
- * concurrent callbacks of one group each SET only their own task's attributes.
+ * group's per-state counts, the release's event count (`groupEvents`: by group, for events about a task of the
+ * group; `releaseEvents`: events about the release alone, counted on the first shard written, or on shard 0 when
+ * the change writes none), and, when the release moves, the release's state on every shard (the `phase` a callback's
+ * condition reads). A shard that does not exist yet is created by its first write. No condition unless a callback
+ * guards its shard: the task items and the release item carry the orchestration's conditions, and concurrent
+ * callbacks of one group each SET only their own task's attributes.
  */
 export function shardUpdates(
   t: ReleaseTable,
@@ -218,10 +272,19 @@ export function shardUpdates(
   views: ViewEntry[],
   phase?: ReleaseState,
   guard?: ShardGuard,
+  groupEvents: ReadonlyMap<number, number> = new Map(),
+  releaseEvents = 0,
 ): LabelledItem[] {
   const groups = new Map<number, ViewEntry[]>();
   for (const v of views) groups.set(viewGroup(v.taskId), [...(groups.get(viewGroup(v.taskId)) ?? []), v]);
   if (phase !== undefined) for (let g = 0; g < VIEW_SHARDS; g++) if (!groups.has(g)) groups.set(g, []);
+  for (const [g, n] of groupEvents) if (n !== 0 && !groups.has(g)) groups.set(g, []);
+  if (releaseEvents !== 0 && groups.size === 0) groups.set(0, []);
+  const eventsOn = new Map(groupEvents);
+  if (releaseEvents !== 0) {
+    const first = [...groups.keys()][0];
+    eventsOn.set(first, (eventsOn.get(first) ?? 0) + releaseEvents);
+  }
   return [...groups].map(([g, entries]) => {
     const names: Record<string, string> = {};
     const values: Record<string, unknown> = {};
@@ -232,6 +295,7 @@ export function shardUpdates(
       values[`:a${i}`] = value;
       sets.push(expr ? expr(`#a${i}`, `:a${i}`) : `#a${i} = :a${i}`);
     };
+    const add = (n: string, v: string) => `${n} = if_not_exists(${n}, :zero) + ${v}`;
     const counts = new Map<TaskState, number>();
     for (const v of entries) {
       if (v.state !== undefined) {
@@ -242,8 +306,9 @@ export function shardUpdates(
       }
       if (v.progress !== undefined) set(SHARD.progress(v.taskId), v.progress);
     }
-    for (const [state, delta] of counts)
-      if (delta !== 0) set(SHARD.count(state), delta, (n, v) => `${n} = if_not_exists(${n}, :zero) + ${v}`);
+    for (const [state, delta] of counts) if (delta !== 0) set(SHARD.count(state), delta, add);
+    const events = eventsOn.get(g) ?? 0;
+    if (events !== 0) set(SHARD.events, events, add);
     if (phase !== undefined) set(SHARD.phase, phase);
     if (guard?.groupSize !== undefined) set(SHARD.size, guard.groupSize);
     if (sets.some((x) => x.includes(':zero'))) values[':zero'] = 0;

@@ -34,7 +34,7 @@ import type { Tables } from '../common.js';
 import type { Documents } from '../documents.js';
 import { indexActiveReleases, listActive } from './active.js';
 import { applyChange } from './changes.js';
-import { create } from './creation.js';
+import { create, finishCreation } from './creation.js';
 import { update } from './edits.js';
 import { exchangeExtras, exchangeExtrasInOrder, raiseExtra, removeExtraIf } from './extras.js';
 import * as notes from './notes.js';
@@ -123,6 +123,9 @@ export class DynamoReleaseRepository
   // ReleaseChanges
   applyChange(change: ReleaseChange): Promise<CoordinatorEvent[]> {
     return applyChange(this.t, change);
+  }
+  finishCreation(releaseId: string): Promise<boolean> {
+    return finishCreation(this.t, releaseId);
   }
 
   // TaskReads

@@ -80,8 +80,10 @@ export const viewKeys = (releaseId: string) => [
 ];
 
 /**
- * Attribute names of a view shard: a task's later state and progress, a state's count, the release's state, and the
- * number of tasks in its group (written by the task reports, read from the stream by PhaseWatch).
+ * Attribute names of a view shard: a task's later state and progress, a state's count, the release's state, the
+ * number of tasks in its group (written by the task reports, read from the stream by PhaseWatch), and the shard's
+ * share of the release's event count (the events of its group's tasks, and those of the release itself that a
+ * transaction writing this shard counted here; the release's count is the sum over its shards).
  */
 export const SHARD = {
   state: (taskId: string) => `s:${taskId}`,
@@ -89,6 +91,7 @@ export const SHARD = {
   count: (state: TaskState) => `n:${state}`,
   phase: 'phase',
   size: 'size',
+  events: 'ev',
 } as const;
 
 /** How many tasks of `tasks` share each one's view group: the count a callback's completion check compares with. */
@@ -100,10 +103,10 @@ export function groupSizes(tasks: readonly { id: string }[]): Map<string, number
 
 /**
  * The view shards of a release whose tasks are as given (the start-up migration; new releases get theirs from the
- * changes that need them): the release's state and each group's counts per state. The tasks' states are in the view
- * item itself, so the shards hold no overrides.
+ * changes that need them): the release's state, each group's counts per state, and the release's event count
+ * (`events`, on shard 0). The tasks' states are in the view item itself, so the shards hold no overrides.
  */
-export function viewShardItems(release: Release, tasks: Task[]): Record<string, unknown>[] {
+export function viewShardItems(release: Release, tasks: Task[], events = 0): Record<string, unknown>[] {
   return Array.from({ length: VIEW_SHARDS }, (_, g) => {
     const counts: Record<string, number> = {};
     const group = tasks.filter((t) => viewGroup(t.id) === g);
@@ -113,6 +116,7 @@ export function viewShardItems(release: Release, tasks: Task[]): Record<string, 
       ...K.releaseViewShard(release.id, g),
       ...(release.state === 'initializing' ? {} : { [SHARD.phase]: release.state }),
       ...(group.length ? { [SHARD.size]: group.length } : {}),
+      ...(g === 0 && events ? { [SHARD.events]: events } : {}),
       ...counts,
     };
   });

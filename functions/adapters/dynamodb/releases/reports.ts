@@ -6,7 +6,16 @@ import {
   type TaskReportWrite,
 } from '#functions/coordinator/ports.js';
 import type { TaskState } from '#packages/task-service/src/protocol.js';
-import { CounterDeltas, decode, K, type LabelledItem, queryAll, transact } from '../common.js';
+import {
+  CounterDeltas,
+  decode,
+  K,
+  type LabelledItem,
+  queryAll,
+  SERVICE_EVENTS,
+  TASK_COUNTS,
+  transact,
+} from '../common.js';
 import { eventCounts, eventPuts, materializeEvent } from '../events.js';
 import { type ShardGuard, shardUpdates, taskItem } from './change-items.js';
 import { SHARD, viewGroup, viewTasks } from './items.js';
@@ -15,12 +24,14 @@ import { batchGet, findById, type ReleaseTable } from './table.js';
 /**
  * TaskReports: PATCH /tasks/<id> in two DynamoDB round trips, because the 50 callbacks of a release arrive together
  * (docs/architecture.md, Task callbacks under load). One read finds the task (the id index holds the whole item);
- * one transaction writes the task, its view shard, its event and its counts, and its conditions do what reads did:
+ * one transaction of at most five items writes the task, its view shard, its event, one counter item and the
+ * service item, each count riding on an item it writes anyway (docs/architecture.md, Counters), and its conditions
+ * do what reads did:
  *
  *   task        its state is the one the report was judged against (ALL_OLD: a task that moved comes back whole,
  *               so it is judged again without another read);
  *   view shard  the release is in a state that allows the report (the shard's copy of the release's state);
- *   service     a bound service's tasks are reported by its client (a ConditionCheck of the service item).
+ *   service     a bound service's tasks are reported by its client (the condition of the service item's update).
  *
  * Whether the report completed its release's phase is not the callback's business: the shard records its group's
  * size, and PhaseWatch reads the completed groups off the table's stream (shard-stream.ts), then the view, and wakes
@@ -61,13 +72,20 @@ export async function confirmTarget(t: ReleaseTable, target: ReportTarget): Prom
 
 export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<ReportOutcome> {
   const ref = r.target.ref as Ref;
+  // A service that no longer exists binds nothing, and its events count in its counter items.
+  let serviceGone = false;
   for (let attempt = 0; attempt < 5; attempt++) {
     const events = r.events.map((e) => materializeEvent(e, t.clock));
     const guard: ShardGuard = { phases: r.phases, groupSize: ref.groupSize };
-    const out = await transact(t.doc, reportItems(t, r, events, guard));
+    const out = await transact(t.doc, reportItems(t, r, events, guard, serviceGone));
     if (out.ok) return { written: true, events };
     const failed = (kind: string) => out.conditionFailed.find((f) => f.kind === kind);
-    if (failed('service')) return { written: false, why: 'forbidden' };
+    const service = failed('service');
+    if (service && !service.item) {
+      serviceGone = true;
+      continue;
+    }
+    if (service) return { written: false, why: 'forbidden' };
     const moved = failed('task');
     if (moved)
       return moved.item
@@ -90,19 +108,30 @@ export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<
   throw new Error('could not allocate event ids');
 }
 
+/**
+ * At most five items: the task (with its event count), its view shard (with the release's), the event, the counter
+ * item of the counts every callback moves (all events, the tasks in the state left and reached: C.tasksAndEvents)
+ * and the service item, whose condition is the binding check and which counts the service's events.
+ */
 function reportItems(
   t: ReleaseTable,
   r: TaskReportWrite,
   events: ReturnType<typeof materializeEvent>[],
   guard: ShardGuard,
+  serviceGone: boolean,
 ): LabelledItem[] {
   const { task } = r.target;
   const counts = new CounterDeltas();
+  for (const e of events) eventCounts(counts, e, 1, { serviceOnItem: !serviceGone });
+  const taskEvents = events.length
+    ? { attr: TASK_COUNTS.events, n: events.filter((e) => e.taskId === task.id).length }
+    : undefined;
   const { item, view } = taskItem(
     t,
     task.releaseId,
     { taskId: task.id, expectState: task.state, toState: r.toState, progress: r.progress },
     counts,
+    taskEvents,
   );
   const items: LabelledItem[] = [
     {
@@ -118,35 +147,59 @@ function reportItems(
       view ? [view] : [{ taskId: task.id, progress: r.progress }],
       undefined,
       guard,
+      new Map([[viewGroup(task.id), events.length]]),
     ),
   ];
-  for (const e of events) {
-    items.push(...eventPuts(t.table, e));
-    eventCounts(counts, e, 1);
-  }
+  for (const e of events) items.push(...eventPuts(t.table, e));
   items.push(...counts.items(t.table));
-  if (!r.actor.isAdmin) items.push(bindingCheck(t, task.taskServiceId, r.actor.identity));
+  if (!serviceGone && !(r.actor.isAdmin && events.length === 0))
+    items.push(serviceItem(t, task.taskServiceId, r.actor, events.length));
   return items;
 }
 
 /**
- * A task service bound to a client accepts reports about its tasks only from that client (an admin skips this).
- * A service that no longer exists binds nothing.
+ * The task service item: a service bound to a client accepts reports about its tasks only from that client (an
+ * admin skips the check), and it counts the events its callbacks report (SERVICE_EVENTS). It must exist, or the
+ * Update would create it: a report about a task whose service was deleted is written without it (writeReport).
  */
-function bindingCheck(t: ReleaseTable, serviceId: string, identity: string | null): LabelledItem {
-  const unbound =
-    'attribute_not_exists(pk) OR attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
+function serviceItem(
+  t: ReleaseTable,
+  serviceId: string,
+  actor: TaskReportWrite['actor'],
+  events: number,
+): LabelledItem {
+  const identity = actor.identity;
+  const unbound = 'attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
+  const binding = actor.isAdmin ? null : identity === null ? unbound : `${unbound} OR clientId = :me`;
+  const condition = binding ? `attribute_exists(pk) AND (${binding})` : 'attribute_exists(pk)';
+  const values: Record<string, unknown> = {
+    ...(binding ? { ':null': 'NULL' } : {}),
+    ...(binding && identity !== null ? { ':me': identity } : {}),
+  };
+  const common = {
+    TableName: t.table,
+    Key: K.taskService(serviceId),
+    ConditionExpression: condition,
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+  };
   return {
     kind: 'service',
     id: serviceId,
-    item: {
-      ConditionCheck: {
-        TableName: t.table,
-        Key: K.taskService(serviceId),
-        ConditionExpression: identity === null ? unbound : `${unbound} OR clientId = :me`,
-        ExpressionAttributeValues: { ':null': 'NULL', ...(identity === null ? {} : { ':me': identity }) },
-      },
-    },
+    item: events
+      ? {
+          Update: {
+            ...common,
+            UpdateExpression: 'ADD #ev :ev',
+            ExpressionAttributeNames: { '#ev': SERVICE_EVENTS },
+            ExpressionAttributeValues: { ...values, ':ev': events },
+          },
+        }
+      : {
+          ConditionCheck: {
+            ...common,
+            ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+          },
+        },
   };
 }
 

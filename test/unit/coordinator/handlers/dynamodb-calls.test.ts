@@ -170,7 +170,7 @@ describe('GET /releases/<id>', () => {
 });
 
 describe('POST /events', () => {
-  it('is one TransactWriteItems: the put, its counters and a ConditionCheck per reference', async () => {
+  it('is one TransactWriteItems: the put, its counts and a check per reference', async () => {
     ddb.on(TransactWriteCommand).resolves({});
     ddb.on(GetCommand).resolves({}); // the task service's binding: none (unbound)
     const res = await call('events', 'POST', '/events', {
@@ -186,12 +186,20 @@ describe('POST /events', () => {
       releaseId: 'RE_AAAAAAAA',
       gsi2pk: 'EVR#RE_AAAAAAAA',
     });
-    // The counts of the lists the event joins: all events, the release's, the task service's.
+    // The counts of the lists the event joins: all events and the task service's in their counter items, the
+    // release's on one of its view shards.
     expect(items.filter((i) => i.Update).map((i) => String(i.Update?.Key?.pk).replace(/#\d+$/, ''))).toEqual([
-      'CNT#EV',
-      'CNT#EV#RE#RE_AAAAAAAA',
+      'CNT#TAEV',
       'CNT#EV#TS#TS_AAAAAAAA',
+      'RE#RE_AAAAAAAA',
     ]);
+    const shard = items.find((i) => i.Update?.Key?.pk === 'RE#RE_AAAAAAAA')?.Update;
+    expect(String(shard?.Key?.sk)).toMatch(/^RE#V#[0-7]$/);
+    expect(shard).toMatchObject({
+      UpdateExpression: 'ADD #n :d',
+      ExpressionAttributeNames: { '#n': 'ev' },
+      ExpressionAttributeValues: { ':d': 1 },
+    });
     expect(items.filter((i) => i.ConditionCheck).map((i) => i.ConditionCheck?.Key)).toEqual([
       { pk: 'RE#RE_AAAAAAAA', sk: 'RE' },
       { pk: 'TS#TS_AAAAAAAA', sk: 'TS' },
@@ -253,9 +261,9 @@ describe('lists', () => {
 
   it('reads a filter from its own index partition, newest first, and the count from its counter', async () => {
     ddb.on(QueryCommand).resolves({ Items: [{ ...taskItem, gsi3pk: 'TA#ST#running', gsi3sk: 'x' }] });
-    ddb
-      .on(BatchGetCommand)
-      .resolves({ Responses: { 'unit-Coordinator': [{ pk: 'CNT#TA#ST#running#03', n: 7 }] } });
+    ddb.on(BatchGetCommand).resolves({
+      Responses: { 'unit-Coordinator': [{ pk: 'CNT#TAEV#03', 'st:running': 7, 'st:staged': 2, ev: 30 }] },
+    });
     const res = await call('tasks', 'GET', '/tasks', { query: 'state=running' });
     expect(res.status).toBe(200);
     expect(res.body.count).toBe(7);
@@ -335,7 +343,22 @@ describe('POST /releases', () => {
     expect(registry?.Update?.ExpressionAttributeValues?.[':rev']).toBe(3);
     // The enabled service's task count rides on the registry update.
     expect(Object.values(registry?.Update?.ExpressionAttributeNames ?? {})).toEqual(['tasks:TS_AAAAAAAA']);
-    expect(items.filter((i) => String(i.Update?.Key?.pk).startsWith('CNT#')).length).toBe(7);
+    // Counter items: releases, releases initializing, the study's releases, and the one that holds the tasks, the
+    // pending tasks and all events.
+    const counters = items.filter((i) => String(i.Update?.Key?.pk).startsWith('CNT#'));
+    expect(counters.map((i) => String(i.Update?.Key?.pk).replace(/#\d+$/, '')).sort()).toEqual([
+      'CNT#RE',
+      'CNT#RE#SD#SD_00000001',
+      'CNT#RE#ST#initializing',
+      'CNT#TAEV',
+    ]);
+    const shared = counters.find((i) => String(i.Update?.Key?.pk).startsWith('CNT#TAEV'))?.Update;
+    expect(Object.values(shared?.ExpressionAttributeNames ?? {}).sort()).toEqual(['ev', 'st:pending', 'ta']);
+    // The release's event count on a view shard; the release is written in one piece, unmarked.
+    expect(items.find((i) => String(i.Update?.Key?.sk).startsWith('RE#V#'))?.Update?.UpdateExpression).toBe(
+      'ADD #n :d',
+    );
+    expect(items.find((i) => i.Put?.Item?.sk === 'RE')?.Put?.Item?.creating).toBeUndefined();
   });
 
   it('lists the services again when one was deleted meanwhile', async () => {
@@ -395,7 +418,7 @@ describe('PATCH /tasks/<id>', () => {
     ddb.on(TransactWriteCommand).resolves({});
   };
 
-  it('is one read and one transaction: the task, its view shard, its event, its counts and the binding as conditions', async () => {
+  it('is one read and one transaction of five items: the task, its view shard, its event, one counter item and the service with its binding', async () => {
     wireTask('running');
     const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
       roles: ['service'],
@@ -435,11 +458,30 @@ describe('PATCH /tasks/<id>', () => {
     expect(sizeName && shard?.Update?.UpdateExpression).toContain(`${sizeName} = :${sizeName?.slice(1)}`);
     expect(shard?.Update?.ExpressionAttributeValues?.[`:${sizeName?.slice(1)}`]).toBe(3);
     expect(items.some((i) => i.Update?.Key?.sk === 'RE#V')).toBe(false);
-    // A service token: the task's service must be unbound or bound to it.
-    expect(items.find((i) => i.ConditionCheck)?.ConditionCheck).toMatchObject({
+    // A service token: the task's service must be unbound or bound to it; it counts the event.
+    expect(items).toHaveLength(5);
+    const service = items.find((i) => i.Update?.Key?.pk === `TS#${taskItem.taskServiceId}`)?.Update;
+    expect(service).toMatchObject({
       Key: { pk: `TS#${taskItem.taskServiceId}`, sk: 'TS' },
-      ExpressionAttributeValues: { ':me': expect.any(String) },
+      UpdateExpression: 'ADD #ev :ev',
+      ExpressionAttributeNames: { '#ev': 'evn' },
+      ExpressionAttributeValues: { ':me': expect.any(String), ':ev': 1 },
     });
+    expect(service?.ConditionExpression).toContain('attribute_exists(pk) AND (');
+    // The task's event count on the task, the release's on the shard, the rest on one counter item.
+    expect(task?.Update?.UpdateExpression).toContain('ADD #ev :ev');
+    expect(task?.Update?.ExpressionAttributeNames).toMatchObject({ '#ev': 'evn' });
+    expect(Object.values(names)).toContain('ev');
+    const counters = items.filter((i) => String(i.Update?.Key?.pk).startsWith('CNT#'));
+    expect(counters).toHaveLength(1);
+    expect(String(counters[0].Update?.Key?.pk)).toMatch(/^CNT#TAEV#\d\d$/);
+    const moved = Object.fromEntries(
+      Object.entries(counters[0].Update?.ExpressionAttributeNames ?? {}).map(([n, attr]) => [
+        attr,
+        counters[0].Update?.ExpressionAttributeValues?.[`:${n.slice(1)}`],
+      ]),
+    );
+    expect(moved).toEqual({ ev: 1, 'st:running': -1, 'st:staged': 1 });
   });
 
   it('answers 409 to a transition that is not allowed, writing nothing', async () => {
