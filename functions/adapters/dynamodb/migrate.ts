@@ -52,9 +52,10 @@ import { DynamoTaskServiceRepository } from './task-services.js';
 // available version, its pending counts; a task's events, a release's events of one study), and the task view's
 // shards (RE#V#<g>: the release's state and each group's counts per state) with each task's shard size (`vgs`),
 // which the task callbacks' conditions read. 5: counts on the items their writers write anyway (a task's events on
-// the task item, a release's on its view shards, the counts every callback moves on one counter item: counters.ts),
-// and the counter items they replace deleted. Every step above is idempotent, so a table at an earlier version is
-// simply migrated again.
+// the task item, a release's on its view shards, the counts every callback moves on one counter item: counters.ts).
+// The counter items of the earlier layout (CNT#EV#.., CNT#TA#.., CNT#EV#RE#.., CNT#EV#RT#.., CNT#EV#TO#..) stay as
+// they are for the functions of the release before, which go on serving until a deploy replaces them; nothing here
+// reads them. Every step above is idempotent, so a table at an earlier version is simply migrated again.
 export const SCHEMA_VERSION = 5;
 
 async function scanAll(doc: DynamoDBDocumentClient, table: string): Promise<Record<string, unknown>[]> {
@@ -101,10 +102,6 @@ export class Tally {
     const key = `${counter.name}\u0000${counter.attr ?? COUNT_ATTRIBUTE}`;
     const c = this.counts.get(key);
     this.counts.set(key, { counter, n: (c?.n ?? 0) + n });
-  }
-  /** The counter item names the tally holds. */
-  names(): Set<string> {
-    return new Set([...this.counts.values()].map(({ counter }) => counter.name));
   }
   /** Counter items with the totals on shard 0 and every other shard at 0, one item per name. */
   items(): Record<string, unknown>[] {
@@ -184,20 +181,6 @@ export async function setServiceTaskCounts(
   }
 }
 
-/** Deletes items by key, in BatchWriteItems of 25, retrying what DynamoDB hands back unprocessed. */
-async function deleteAll(doc: DynamoDBDocumentClient, table: string, keys: Record<string, unknown>[]) {
-  for (let i = 0; i < keys.length; i += 25) {
-    let pending: { DeleteRequest: { Key: Record<string, unknown> } }[] | undefined = keys
-      .slice(i, i + 25)
-      .map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; pending?.length; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
-      const out = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-      pending = out.UnprocessedItems?.[table] as typeof pending;
-    }
-  }
-}
-
 /** Migrates the coordinator and studies tables; returns how many items it rewrote (0 when already done). */
 export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
   let rewritten = 0;
@@ -210,9 +193,7 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
   if (await done(doc, tables.coordinator)) return rewritten;
   const table = tables.coordinator;
   const services = new DynamoTaskServiceRepository(doc, tables);
-  const scanned = await scanAll(doc, table);
-  const counters = scanned.filter((i) => String(i.pk).startsWith('CNT#'));
-  const all = scanned.filter((i) => !String(i.pk).startsWith('CNT#'));
+  const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
   const tally = new Tally();
   const folds = new FoldTally();
   const out: Record<string, unknown>[] = [];
@@ -300,15 +281,6 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
   }
   await putAll(doc, table, [...out, ...tally.items()]);
   rewritten += out.length;
-  // Counter items of counts that are now kept elsewhere (a task's events, a release's) or under another name.
-  const kept = tally.names();
-  await deleteAll(
-    doc,
-    table,
-    counters
-      .filter((c) => !kept.has(String(c.pk).replace(/^CNT#/, '').replace(/#\d+$/, '')))
-      .map((c) => ({ pk: c.pk, sk: c.sk })),
-  );
   await setServiceTaskCounts(doc, table, perService);
   await markDone(doc, table);
   return rewritten;
