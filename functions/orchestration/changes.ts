@@ -123,9 +123,14 @@ function recordMove(m: Moved, nowMs = Date.now()): void {
  * the release's events) are kept in SHARED_ITEMS whatever the number of tasks.
  */
 const SHARED_ITEMS = 16;
-const taskItems = (p: TaskPart) => 1 + 2 * p.events.length;
+/** An event's own items: its put and its service's count, and with a study its key item and two more counts. */
+const eventItems = (e: NewEvent) => 2 + (e.studyId ? 3 : 0);
+const MOST_ITEMS_PER_EVENT = 5;
+const taskItems = (p: TaskPart) => 1 + p.events.reduce((n, e) => n + eventItems(e), 0);
 const releaseItems = (p: ReleasePart) =>
-  3 * (p.events?.length ?? 0) + (p.claimVersion ? 2 : 0) + (p.studies?.length ?? 0); // claim + highest pointer
+  (p.events ?? []).reduce((n, e) => n + eventItems(e), 0) +
+  (p.claimVersion ? 2 : 0) + // claim + highest pointer
+  (p.studies?.length ?? 0);
 
 /**
  * Writes task changes and the release's change, for a release of any size. When everything fits in one transaction
@@ -142,30 +147,51 @@ export async function commit(
   tasks: TaskPart[],
   part: ReleasePart,
 ): Promise<void> {
-  const { moved, ...release } = part;
+  const { moved, ...whole } = part;
+  // An event of the release's part about a task that moves goes with that task's move; the release's own events
+  // stay with the release's change, as many as fit (its state change first), and the rest follow it.
+  const byTask = new Map(tasks.map((t) => [t.change.taskId, t]));
+  const own: NewEvent[] = [];
+  const withTasks = new Map<string, NewEvent[]>();
+  for (const e of whole.events ?? []) {
+    const task = e.taskId ? byTask.get(e.taskId) : undefined;
+    if (task) withTasks.set(task.change.taskId, [...(withTasks.get(task.change.taskId) ?? []), e]);
+    else own.push(e);
+  }
+  const parts = tasks.map((t) => {
+    const more = withTasks.get(t.change.taskId);
+    return more ? { ...t, events: [...t.events, ...more] } : t;
+  });
+  const release: Omit<ReleasePart, 'moved'> = { ...whole, events: own };
   const expect = release.expectState;
   const chunks: TaskPart[][] = [];
   let current: TaskPart[] = [];
   let size = SHARED_ITEMS;
-  for (const part of tasks) {
-    const n = taskItems(part);
+  for (const p of parts) {
+    const n = taskItems(p);
     if (size + n > MAX_ITEMS) {
       chunks.push(current);
       current = [];
       size = SHARED_ITEMS;
     }
-    current.push(part);
+    current.push(p);
     size += n;
   }
-  // Studies beyond what fits travel in follow-up changes (they are idempotent: last_pub_* of this publish).
+  // Studies and events beyond what fits travel in follow-up changes (studies are idempotent: last_pub_* of this
+  // publish; events are records of what happened, written once each).
   let studies = release.studies ?? [];
   let spill: typeof studies = [];
-  const fixed = SHARED_ITEMS + releaseItems({ ...release, studies: [] });
+  let room = MAX_ITEMS - SHARED_ITEMS - releaseItems({ ...release, studies: [], events: [] });
+  let fit = 0;
+  while (fit < own.length && (fit === 0 || room >= eventItems(own[fit]))) room -= eventItems(own[fit++]);
+  const events = own.slice(0, fit);
+  const laterEvents = own.slice(fit);
+  const fixed = SHARED_ITEMS + releaseItems({ ...release, studies: [], events });
   if (fixed + studies.length > MAX_ITEMS) {
     spill = studies.slice(MAX_ITEMS - fixed);
     studies = studies.slice(0, MAX_ITEMS - fixed);
   }
-  const finalPart = { ...release, studies };
+  const finalPart = { ...release, studies, events };
   if (size + releaseItems(finalPart) > MAX_ITEMS) {
     chunks.push(current);
     current = [];
@@ -187,11 +213,15 @@ export async function commit(
     ...finalPart,
     releaseId,
     tasks: current.map((p) => p.change),
-    events: [...current.flatMap((p) => p.events), ...(finalPart.events ?? [])],
+    events: [...current.flatMap((p) => p.events), ...finalPart.events],
   });
   if (moved) recordMove(moved);
   for (let i = 0; i < spill.length; i += MAX_ITEMS) {
     await write({ releaseId, studies: spill.slice(i, i + MAX_ITEMS) });
+  }
+  const perChange = Math.floor((MAX_ITEMS - SHARED_ITEMS) / MOST_ITEMS_PER_EVENT);
+  for (let i = 0; i < laterEvents.length; i += perChange) {
+    await write({ releaseId, events: laterEvents.slice(i, i + perChange) });
   }
 }
 
