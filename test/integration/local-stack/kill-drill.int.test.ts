@@ -16,9 +16,10 @@ import {
 
 /**
  * The kill -9 drill (docs/orchestration.md): the whole local stack, its Node process and the DynamoDB Local JVM, is
- * killed while one release is polling, one is in the middle of its publish call and one in the middle of its
- * cancel call. `npm start` again on the same DATA_DIR, with nobody doing anything else, brings every release to
- * its end: staged, published, canceled.
+ * killed while one release is polling, one is in the middle of its publish call, one in the middle of its cancel
+ * call, and one of more tasks than one transaction holds (created, and moved by each round, in several) in the
+ * middle of its publish round. `npm start` again on the same DATA_DIR, with nobody doing anything else, brings every
+ * release to its end: staged, published, canceled, published, each task of the large one moved once.
  *
  * The task service is in this process, over real HTTP, so it outlives the stack. It answers `publish` and `cancel`
  * only when the test lets it, which is how those calls are caught in flight.
@@ -37,6 +38,8 @@ interface Task {
   state: string;
 }
 const tasks = new Map<string, Task>();
+/** Registrations of the drill service beyond the first: the large release has one task more than this. */
+const LARGE = 110;
 /** Releases whose work is done: get_status answers staged (running) or published (publishing). */
 const finished = new Set<string>();
 /** Releases whose publish / cancel calls are held open. */
@@ -204,6 +207,26 @@ describe('kill -9 drill', () => {
     expect(await stateOf(publishing)).toBe('publishing');
     expect(await stateOf(canceling)).toBe('canceling');
 
+    // Many tasks: the drill service registered LARGE more times, so the last release gets LARGE + 1 tasks.
+    for (let i = 0; i < LARGE; i++)
+      expect(
+        (
+          await api('POST', '/task-services', {
+            name: `drill service ${i}`,
+            description: 'the same service again',
+            author: 'tests',
+            url: serviceUrl,
+          })
+        ).status,
+      ).toBe(200);
+    const large = await create('mid-publish, many tasks');
+    finished.add(large);
+    holdPublish.add(large);
+    await waitForState(large, 'staged', 240_000);
+    expect((await api('POST', `/releases/${large}/publish`)).status).toBe(200);
+    await waitForCall('publish', large);
+    expect(await stateOf(large)).toBe('publishing');
+
     // kill -9 the whole stack: its Node process and the DynamoDB Local JVM, nothing stopped cleanly.
     const node = stackPid(dataDir);
     const jvms = dynamoJvms(dataDir);
@@ -227,6 +250,26 @@ describe('kill -9 drill', () => {
     await waitForState(polling, 'staged');
     await waitForState(publishing, 'published');
     await waitForState(canceling, 'canceled');
+    const done = await waitForState(large, 'published', 240_000);
+    expect(done).toBe(true);
+    const largeRelease = (await api('GET', `/releases/${large}`)).body;
+    expect(largeRelease.tasks).toHaveLength(LARGE + 1);
+    expect(new Set(largeRelease.tasks.map((t: { state: string }) => t.state))).toEqual(
+      new Set(['published']),
+    );
+    // Each task moved to published once: no round part was lost or written twice across the kill.
+    const moves = new Map<string, number>();
+    let page = (await api('GET', `/events?release=${large}&limit=100`)).body;
+    for (;;) {
+      for (const e of page.results)
+        if (e.task && String(e.message).endsWith(' to published'))
+          moves.set(e.task, (moves.get(e.task) ?? 0) + 1);
+      if (!page.next) break;
+      const next = new URL(page.next);
+      page = (await api('GET', `${next.pathname}${next.search}`)).body;
+    }
+    expect(moves.size).toBe(LARGE + 1);
+    expect(new Set(moves.values())).toEqual(new Set([1]));
     // The publish and cancel calls that died with the stack were sent again by the new executions.
     expect(
       received.filter((r) => r.action === 'publish' && r.releaseId === publishing).length,
@@ -234,5 +277,5 @@ describe('kill -9 drill', () => {
     expect(received.filter((r) => r.action === 'cancel' && r.releaseId === canceling).length).toBeGreaterThan(
       1,
     );
-  }, 400_000);
+  }, 600_000);
 });

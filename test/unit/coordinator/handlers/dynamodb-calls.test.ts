@@ -484,6 +484,49 @@ describe('PATCH /tasks/<id>', () => {
     expect(moved).toEqual({ ev: 1, 'st:running': -1, 'st:staged': 1 });
   });
 
+  const cancelledOnService = (item?: Record<string, unknown>) =>
+    new TransactionCanceledException({
+      message: 'Transaction cancelled',
+      $metadata: { httpStatusCode: 400 },
+      CancellationReasons: [
+        { Code: 'None' },
+        { Code: 'None' },
+        { Code: 'None' },
+        { Code: 'None' },
+        { Code: 'ConditionalCheckFailed', ...(item ? { Item: item } : {}) },
+      ],
+    });
+
+  it("counts a report on its service's counter items when the service is gone: it binds nothing", async () => {
+    wireTask('running');
+    ddb.on(TransactWriteCommand).rejectsOnce(cancelledOnService()).resolves({});
+    const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
+      roles: ['service'],
+      body: { state: 'staged' },
+    });
+    expect(res.status).toBe(200);
+    const [first, second] = ddb
+      .commandCalls(TransactWriteCommand)
+      .map((c) => c.args[0].input.TransactItems ?? []);
+    expect(first.at(-1)?.Update?.Key?.pk).toBe(`TS#${taskItem.taskServiceId}`);
+    expect(second).toHaveLength(5);
+    expect(second.some((i) => String(i.Update?.Key?.pk).startsWith('TS#'))).toBe(false);
+    expect(second.map((i) => String(i.Update?.Key?.pk ?? '').replace(/#\d+$/, ''))).toContain(
+      `CNT#EV#TS#${taskItem.taskServiceId}`,
+    );
+  });
+
+  it('answers 403 when the service is bound to another client, writing nothing', async () => {
+    wireTask('running');
+    ddb.on(TransactWriteCommand).rejects(cancelledOnService({ clientId: { S: 'someone-else' } }));
+    const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
+      roles: ['service'],
+      body: { state: 'staged' },
+    });
+    expect(res.status).toBe(403);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
   it('answers 409 to a transition that is not allowed, writing nothing', async () => {
     wireTask('published');
     const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
