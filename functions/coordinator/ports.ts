@@ -240,8 +240,8 @@ export interface TaskReportWrite {
   events: NewEvent[];
   /** The release states in which the report may be written; checked in the write, without reading the release. */
   phases: readonly ReleaseState[];
-  /** Who reports: anyone but an admin must be the client the task's service is bound to, if it is bound. */
-  actor: { isAdmin: boolean; identity: string | null };
+  /** Who reports: the write is conditioned on the rule of functions/coordinator/identity.ts (an admin skips it). */
+  actor: { isAdmin: boolean; identity: string | null; boundClientOnly?: boolean };
 }
 
 export type ReportOutcome =
