@@ -187,7 +187,10 @@ describe("a task service's own client writes for its own service only", () => {
 
   it('refuses a no-op PATCH of a bound service from a service token of another identity too', async () => {
     const other = api.idp.mint({ sub: 'someone', roles: ['service'], extra: { client_id: 'own-c' } });
-    const res = await api.call('PATCH', `/tasks/${tasks.get(boundB)}`, { token: other, body: { progress: 0 } });
+    const res = await api.call('PATCH', `/tasks/${tasks.get(boundB)}`, {
+      token: other,
+      body: { progress: 0 },
+    });
     expect(res.status).toBe(403);
     expect(res.body.item_id).toBeUndefined();
   });
@@ -238,9 +241,16 @@ describe('events written by clients', () => {
   });
 
   it('refuses a client event whose message has the form of a state change, naming message', async () => {
+    const published = 'release RE_00000000, version 0.0.1 changed from publishing to published';
     for (const message of [
       'release RE_00000000, version 0.1.0 changed from staged to published',
       'task TA_00000000 changed from running to staged',
+      // Invisible characters, other spaces and look-alike letters read the same (forged-messages.ts).
+      `\u200B${published}`,
+      `\uFEFF${published}`,
+      published.replace('changed', 'chan\u2060ged'),
+      published.replaceAll(' ', '\u00A0'),
+      published.replace('release', 'r\u0435lease'),
     ]) {
       const res = await api.call('POST', '/events', { body: { message } });
       expect(res.status).toBe(400);

@@ -100,7 +100,9 @@ describe('fault matrix', () => {
   it('fails the task, naming its service, when initialize answers a 900,000-character task_id', async () => {
     const hostile = 'x'.repeat(900_000);
     const [bad, good] = await h.addServices(2, (i) =>
-      i === 0 ? { stageMs: 0, actions: { initialize: { json: { state: 'pending', task_id: hostile } } } } : {},
+      i === 0
+        ? { stageMs: 0, actions: { initialize: { json: { state: 'pending', task_id: hostile } } } }
+        : {},
     );
     const rel = await h.createRelease();
     const done = await h.waitFor(rel.item_id, isTerminal);
