@@ -45,13 +45,13 @@ export async function messageSkeleton(message: string): Promise<string> {
   return (await load()).skeleton(message);
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 /** An id, a version or a state: anything without a space. */
 const ANY = '\\S+';
 
 /** The coordinator's state-change messages (event-messages.ts), each word as its skeleton. */
 function stateChangeForms(skeleton: Skeleton): RegExp[] {
-  const word = (text: string) => escape(skeleton(text));
+  const word = (text: string) => escapeRegExp(skeleton(text));
   return [
     // release <id>, version <v> changed from <a> to <b>
     `${word('release')} ${ANY} ?${word(',')} ?${word('version')} ${ANY} ${word('changed from')} ${ANY} ${word('to')} ${ANY}`,
