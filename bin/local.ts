@@ -94,7 +94,13 @@ async function main(): Promise<void> {
 
   // s3rver, persisting under DATA_DIR/s3.
   await assertPortFree(config.S3_PORT, 'S3_PORT');
-  const s3 = await startS3({ host: config.HOST, dir: join(config.DATA_DIR, 's3'), port: config.S3_PORT });
+  // Its CORS allows the dashboard's origins only, as the deployed bucket does by default.
+  const s3 = await startS3({
+    host: config.HOST,
+    dir: join(config.DATA_DIR, 's3'),
+    port: config.S3_PORT,
+    corsOrigins: dashboard.corsOrigins,
+  });
   const s3Endpoint = s3.env.AWS_ENDPOINT_URL_S3;
   stack.adopt(
     's3',

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack, type StackProps } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type ReleaseCoordinatorApp } from '#lib/app.js';
@@ -220,17 +220,29 @@ describe('sign-in and CORS for the dashboard', () => {
     }
   });
 
-  it('the files bucket lets the dashboard PUT and GET: `*` by default, else the listed origins plus the dashboard', () => {
+  it('the files bucket lets the dashboard PUT and GET: its origin by default, plus listed origins, `*` only when set, with a warning', () => {
     const rules = (s: Synth) =>
       s.template(s.built.stateful).toJSON().Resources[logicalId(s.built.stateful.filesBucket)].Properties
-        .CorsConfiguration.CorsRules[0];
-    expect(rules(base).AllowedOrigins).toEqual(['*']);
+        .CorsConfiguration?.CorsRules[0];
+    const dashboardOrigin = /ReleaseCoordinator-Dashboard:.*DomainName/;
+    expect(rules(base).AllowedOrigins).toHaveLength(1);
+    expect(JSON.stringify(rules(base).AllowedOrigins[0])).toMatch(dashboardOrigin);
     expect(rules(base).AllowedMethods).toEqual(expect.arrayContaining(['GET', 'PUT']));
     expect(rules(base).ExposedHeaders).toContain('ETag');
+    const warnings = (s: Synth) =>
+      Annotations.fromStack(s.built.stateful)
+        .findWarning('*', Match.stringLikeRegexp('filesCorsOrigins'))
+        .map((w) => String(w.entry.data));
+    expect(warnings(base)).toEqual([]);
     const listed = synth({ filesCorsOrigins: 'https://portal.example.org' });
     const origins = rules(listed).AllowedOrigins;
     expect(origins[0]).toBe('https://portal.example.org');
-    expect(JSON.stringify(origins[1])).toMatch(/ReleaseCoordinator-Dashboard:.*DomainName/);
+    expect(JSON.stringify(origins[1])).toMatch(dashboardOrigin);
+    const any = synth({ filesCorsOrigins: '*' });
+    expect(rules(any).AllowedOrigins).toEqual(['*']);
+    expect(warnings(any).join('\n')).toMatch(/filesCorsOrigins is `\*`/);
+    // Without the dashboard and without a setting, no browser origin at all.
+    expect(rules(synth({ dashboard: 'false' }))).toBeUndefined();
   });
 });
 
