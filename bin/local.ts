@@ -23,7 +23,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log } from '#functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '#lib/api-manifest.js';
-import { FILES_WORKERS } from '#lib/orchestration-manifest.js';
+import { COORDINATOR_INVOKED_WORKERS, FILES_WORKERS } from '#lib/orchestration-manifest.js';
 import { loadHandler } from '#local/component.js';
 import { parseLocalConfig } from '#local/config.js';
 import { tableEnv } from '#local/dynamodb-local.js';
@@ -109,9 +109,14 @@ async function main(): Promise<void> {
   );
   stack.use({ name: 'event sink', env: await meteredEventSink(), stop: async () => {} });
 
-  // The Lambda Invoke API for the asynchronously invoked workers (upload verification), run in this process. Only
-  // handlers call it, so it takes any free loopback port.
-  stack.use(await startLocalLambda({ functions: FILES_WORKERS }));
+  // The Lambda Invoke API for the invoked workers (upload verification; the service-client gate, which makes the
+  // task services' clients at the identity provider with its admin client: without one, `create_client` is not
+  // offered), run in this process. Only handlers call it, so it takes any free loopback port.
+  stack.use(
+    await startLocalLambda({
+      functions: [...FILES_WORKERS, ...(clients.admin ? COORDINATOR_INVOKED_WORKERS : [])],
+    }),
+  );
 
   // The Step Functions endpoint (local/step-functions/). It runs worker handlers in-process, so it comes after
   // every component whose env they need.
