@@ -43,16 +43,19 @@ describe('memoryStore', () => {
 });
 
 describe('memoryStore ids', () => {
-  it.each(['__proto__', 'constructor', 'toString'])('keeps a task with the id %s as any other', async (id) => {
-    const store = memoryStore();
-    expect(await store.get(id)).toBeUndefined();
-    expect(await store.update(id, { state: 'running' })).toBeUndefined();
-    expect(await store.claimMessage(id, Date.now() + 60_000)).toBe(true);
-    const task = aTask({ task_id: id });
-    expect(await store.create(task)).toBe(task);
-    expect(await store.get(id)).toBe(task);
-    expect(await store.claimMessage(id, Date.now() + 60_000)).toBe(false);
-  });
+  it.each(['__proto__', 'constructor', 'toString'])(
+    'keeps a task with the id %s as any other',
+    async (id) => {
+      const store = memoryStore();
+      expect(await store.get(id)).toBeUndefined();
+      expect(await store.update(id, { state: 'running' })).toBeUndefined();
+      expect(await store.claimMessage(id, Date.now() + 60_000)).toBe(true);
+      const task = aTask({ task_id: id });
+      expect(await store.create(task)).toBe(task);
+      expect(await store.get(id)).toBe(task);
+      expect(await store.claimMessage(id, Date.now() + 60_000)).toBe(false);
+    },
+  );
 });
 
 describe('applyChange', () => {
