@@ -51,6 +51,10 @@ export default defineConfig({
           exclude: CDK_APP_TESTS,
           env,
           setupFiles,
+          // Generous limits: a few tests run a tool (dependency-cruiser, typedoc) or a property search, and `npm test`
+          // must hold on a busy 2-core machine.
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {

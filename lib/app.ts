@@ -1,7 +1,7 @@
-import type { App, StackProps } from 'aws-cdk-lib';
+import { type App, Aws, Fn, type StackProps } from 'aws-cdk-lib';
 import { AuthStack } from './auth.js';
 import { CoordinatorStack } from './coordinator-stack.js';
-import { DashboardSiteStack, DashboardStack } from './dashboard.js';
+import { DashboardSiteStack, DashboardStack, dashboardConnectOrigins } from './dashboard.js';
 import { FilesStack } from './files-stack.js';
 import { addNagChecks } from './nag.js';
 import { ALARM_IDS, ObservabilityStack } from './observability.js';
@@ -133,6 +133,15 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
       env,
       description: 'Release coordinator: the operator dashboard app and its runtime config',
       hosting: dashboard.exports,
+      connectOrigins: dashboardConnectOrigins({
+        coordinatorUrl: settings.coordinatorBaseUrl ?? coordinator.api.url,
+        filesUrl: settings.filesBaseUrl ?? files.api.url,
+        identityProvider: cognito
+          ? [`https://cognito-idp.${Aws.REGION}.${Aws.URL_SUFFIX}`, cognito.domainUrl]
+          : [coordinator.auth.issuer, ...(settings.tokenUrl ? [settings.tokenUrl] : [])],
+        // The stateful stack's named export of the bucket's name, as the stateless stacks import it.
+        filesBucketName: Fn.importValue(stateful.filesBucketExportName),
+      }),
       config: {
         coordinatorUrl: settings.coordinatorBaseUrl ?? coordinator.api.url,
         filesUrl: settings.filesBaseUrl ?? files.api.url,

@@ -85,6 +85,8 @@ export class CognitoAuth extends Construct {
   readonly userClient: UserPoolClient;
   readonly coordinatorClientSecret: Secret;
   readonly tokenUrl: string;
+  /** The managed-login domain's base URL (an origin): the dashboard's sign-in pages and its token endpoint. */
+  readonly domainUrl: string;
   /** The dashboard's public client (authorization code + PKCE through managed login), when there is a dashboard. */
   readonly dashboardClient?: UserPoolClient;
   /** Where the dashboard ends the managed-login session on sign-out. */
@@ -154,7 +156,8 @@ export class CognitoAuth extends Construct {
       // The dashboard's sign-in pages; machine clients only use the domain's /oauth2/token.
       managedLoginVersion: ManagedLoginVersion.NEWER_MANAGED_LOGIN,
     });
-    this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
+    this.domainUrl = domain.baseUrl();
+    this.tokenUrl = `${this.domainUrl}/oauth2/token`;
 
     const machineClient = (clientId: string, scopes: ResourceServerScope[], server = resourceServer) => {
       const client = this.userPool.addClient(clientId, {

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
@@ -8,11 +9,21 @@ import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
 import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
 import { EventsSink } from './events-sink.js';
 import { FailureQueue } from './failure-queue.js';
-import { commonEnvironment, coordinatorTokenEnvironment, serviceClientEnvironment } from './function-env.js';
+import {
+  commonEnvironment,
+  coordinatorTokenEnvironment,
+  registryEnvironment,
+  serviceClientEnvironment,
+} from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
-import { WORKER_FUNCTIONS, type WorkerFunction } from './orchestration-manifest.js';
+import {
+  COORDINATOR_INVOKED_WORKERS,
+  WORKER_FUNCTIONS,
+  type WorkerFunction,
+} from './orchestration-manifest.js';
 import { ReleaseStateMachine } from './release-state-machine.js';
 import { type ScheduleKind, scheduleMaxEventAge, WorkerSchedules } from './schedules.js';
+import { denyGateRecords, grantGateRecords } from './service-client-gate.js';
 import { ServiceFunction } from './service-function.js';
 import type { Settings } from './settings.js';
 import { StreamTriggers } from './stream-triggers.js';
@@ -93,12 +104,19 @@ export class CoordinatorStack extends Stack {
     const build = (entry: ApiFunction | WorkerFunction, kind: 'http' | 'worker') => {
       const writesEvents = entry.tables.coordinator === 'rw';
       const schedule = 'schedule' in entry ? entry.schedule : undefined;
+      const caps = capabilitiesOf(entry.name);
+      // The invoked workers it calls, built before it (workers first); only with Cognito is there a gate to call.
+      const invoked = COORDINATOR_INVOKED_WORKERS.filter(
+        (w) => caps.invokes?.includes(w.name) && (w.name !== 'ServiceClientGate' || this.auth.serviceClients),
+      );
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
         description: `Coordinator ${kind === 'http' ? 'API' : 'worker'}: ${entry.name} (${entry.entry})`,
         environment: {
           // Before baseEnv, so context functionEnv can override TASK_SERVICE_CLIENT_REQUIRED.
-          ...(capabilitiesOf(entry.name).serviceClients ? serviceClientEnvironment(this.auth) : {}),
+          ...(caps.registersServices ? registryEnvironment() : {}),
+          ...(caps.serviceClients ? serviceClientEnvironment(this.auth) : {}),
+          ...Object.fromEntries(invoked.map((w) => [w.nameEnv, this.functions[w.name].fn.functionName])),
           ...baseEnv,
           ...(writesEvents ? this.events.env : {}),
         },
@@ -116,8 +134,19 @@ export class CoordinatorStack extends Stack {
         },
       });
       if (writesEvents) this.events.grantPublish(fn.fn);
-      if (capabilitiesOf(entry.name).coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);
-      if (capabilitiesOf(entry.name).serviceClients) this.auth.serviceClients?.grant(fn.fn);
+      if (caps.coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);
+      if (caps.serviceClients) {
+        this.auth.serviceClients?.grant(fn.fn);
+        grantGateRecords(props.tables.coordinator, fn.fn);
+      } else if (writesEvents) denyGateRecords(props.tables.coordinator, fn.fn);
+      // The function itself, not its versions (grantInvoke would add <arn>:*): nothing here publishes versions.
+      for (const worker of invoked)
+        fn.fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['lambda:InvokeFunction'],
+            resources: [this.functions[worker.name].fn.functionArn],
+          }),
+        );
       this.functions[entry.name] = fn;
       return fn;
     };

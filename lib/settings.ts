@@ -85,8 +85,11 @@ const contextShape = z.object({
       .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and dashes')
       .optional(),
   ),
-  /** Origins allowed to GET/PUT study files straight from a browser (bucket CORS). */
-  filesCorsOrigins: list.default(['*']),
+  /**
+   * Origins allowed to GET/PUT study files straight from a browser (bucket CORS), besides the dashboard's own, which
+   * is always allowed. `*` (any origin) only when given explicitly: the synth warns (docs/deploy.md).
+   */
+  filesCorsOrigins: list.default([]),
   /** Fixed public base URLs for absolute links (custom domains); default: taken from each request. */
   coordinatorBaseUrl: optionalText.pipe(z.string().url().optional()),
   filesBaseUrl: optionalText.pipe(z.string().url().optional()),

@@ -16,6 +16,7 @@ import { type Clock, systemClock } from '../shared/clock.js';
 import { boolEnv, parseEnv } from '../shared/config.js';
 import { hasCode } from '../shared/errors.js';
 import { logKeys } from '../shared/log.js';
+import { untrusted } from '../shared/untrusted-text.js';
 import * as z from '../shared/zod.js';
 import type { TokenProvider } from './token-client.js';
 import { signatureHeaders } from './webhook-signing.js';
@@ -44,7 +45,9 @@ function describeNetworkError(err: unknown): CallFailure {
     return { kind: 'timeout', message: 'timed out' };
   // fetch puts the system error in `cause`; node:http raises it directly.
   const code = e?.cause?.code ?? e?.code;
-  const detail = code ?? e?.cause?.message ?? e?.message ?? 'network error';
+  // An error's message may repeat bytes the service sent (a malformed header, say): cut short (untrusted-text.ts).
+  const message = e?.cause?.message ?? e?.message;
+  const detail = code ?? (message === undefined ? 'network error' : untrusted(message));
   const what =
     code === 'ECONNREFUSED'
       ? 'connection refused'

@@ -133,6 +133,40 @@ describe('the dashboard, end to end', () => {
     await expectAccessible(page, 'releases (empty)');
   });
 
+  it('1b. keeps no token in localStorage, stays signed in across a reload, and connects to the stack alone', async () => {
+    const storage = () =>
+      page.evaluate(() => ({
+        local: Object.entries(localStorage),
+        session: Object.entries(sessionStorage),
+      }));
+    const before = await storage();
+    const response = await page.reload();
+    await page.getByRole('region', { name: 'Signed-in user' }).waitFor();
+    expect(await page.getByTestId('roles').textContent()).toBe('admin');
+    const after = await storage();
+    for (const { local, session } of [before, after]) {
+      // Nothing of the sign-in in localStorage, whatever its key.
+      expect(local.filter(([, v]) => /access_token|id_token|refresh_token|code_verifier/.test(v))).toEqual(
+        [],
+      );
+      // The tab's user is in sessionStorage, without its refresh token (kept in memory only).
+      const user = session.find(([k]) => k.startsWith('user:'));
+      expect(user, JSON.stringify(session.map(([k]) => k))).toBeDefined();
+      expect(JSON.parse(user![1]).access_token).toMatch(/^ey/);
+      expect(JSON.parse(user![1]).refresh_token).toBeUndefined();
+    }
+    // The page may connect to its own origin, the two APIs, the identity provider and S3, and nowhere else.
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    const connect = /connect-src ([^;]*)/.exec(csp)?.[1].trim().split(/\s+/);
+    const origin = (u: string) => new URL(u).origin;
+    const known = ["'self'", origin(stack.url.coordinator), origin(stack.url.files), origin(stack.url.idp)];
+    expect(connect).toEqual(expect.arrayContaining(known));
+    // The one more is S3 (s3rver), where uploads go straight.
+    const rest = (connect ?? []).filter((c) => !known.includes(c));
+    expect(rest).toHaveLength(1);
+    expect(rest[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
   it('2. registers a task service, then disables and enables it, all from the keyboard', async () => {
     await tabTo(page, nav('Task services'));
     await page.keyboard.press('Enter');

@@ -42,6 +42,8 @@ import { type Documents, QueryCommand, type QueryCommandInput } from './document
  *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases;
  *                                            `tasks:<service>`: how many tasks each service was given, moved by the
  *                                            creating transaction, which already writes this item)
+ *   gate's client  SCLIENT#<client id> / SCLIENT   a client the service-client gate made (service-client-records.ts);
+ *                                            only the gate's role may write these keys (lib/capabilities.ts)
  *   counter        CNT#<name>#<nn> / CNT     n, or one attribute per count it holds (counters.ts; C for the names)
  *   creation       RE#<release>   / RE        `creating`: the release item of a release whose tasks are still being
  *                                            written (a release of more tasks than one transaction holds; creation.ts)
@@ -117,6 +119,9 @@ export const TASK_COUNTS = { events: 'evn', onlyEvents: 'evo' } as const;
  */
 export const SERVICE_EVENTS = 'evn';
 
+/** The partition keys of the gate's client records start so (lib/ grants the gate's role these keys only). */
+export const SERVICE_CLIENT_RECORD_PREFIX = 'SCLIENT#';
+
 export const K = {
   taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
   servicesEnabled: (enabled: boolean) => `TS#EN#${enabled}`,
@@ -151,6 +156,11 @@ export const K = {
   version: (v: string) => ({ pk: `VERSION#${v}`, sk: 'VERSION' }),
   highestVersion: () => ({ pk: 'VERSION', sk: 'HIGHEST' }),
   registry: () => ({ pk: 'REGISTRY', sk: 'SERVICES' }),
+  /** A client the service-client gate made; SERVICE_CLIENT_RECORD_PREFIX is what IAM keys the gate's grant on. */
+  serviceClientRecord: (clientId: string) => ({
+    pk: `${SERVICE_CLIENT_RECORD_PREFIX}${clientId}`,
+    sk: 'SCLIENT',
+  }),
   /** gsi2 partition of the releases that are not terminal (see above). */
   ACTIVE_RELEASES: 'ACTIVE#RE',
   activeRelease: (createdAt: string, id: string) => ({ gsi2pk: 'ACTIVE#RE', gsi2sk: `${createdAt}#${id}` }),

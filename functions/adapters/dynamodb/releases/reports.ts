@@ -31,7 +31,8 @@ import { batchGet, findById, type ReleaseTable } from './table.js';
  *   task        its state is the one the report was judged against (ALL_OLD: a task that moved comes back whole,
  *               so it is judged again without another read);
  *   view shard  the release is in a state that allows the report (the shard's copy of the release's state);
- *   service     a bound service's tasks are reported by its client (the condition of the service item's update).
+ *   service     the caller may report about the task's service (bindingCheck: the condition of the service item's
+ *               update, which counts the service's events).
  *
  * Whether the report completed its release's phase is not the callback's business: the shard records its group's
  * size, and PhaseWatch reads the completed groups off the table's stream (shard-stream.ts), then the view, and wakes
@@ -72,7 +73,8 @@ export async function confirmTarget(t: ReleaseTable, target: ReportTarget): Prom
 
 export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<ReportOutcome> {
   const ref = r.target.ref as Ref;
-  // A service that no longer exists binds nothing, and its events count in its counter items.
+  // A service that no longer exists binds nothing (but refuses its own client: bindingCheck), and its events count in
+  // its counter items.
   let serviceGone = false;
   for (let attempt = 0; attempt < 5; attempt++) {
     const events = r.events.map((e) => materializeEvent(e, t.clock));
@@ -81,7 +83,7 @@ export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<
     if (out.ok) return { written: true, events };
     const failed = (kind: string) => out.conditionFailed.find((f) => f.kind === kind);
     const service = failed('service');
-    if (service && !service.item) {
+    if (service && !service.item && !r.actor.boundClientOnly) {
       serviceGone = true;
       continue;
     }
@@ -158,9 +160,10 @@ function reportItems(
 }
 
 /**
- * The task service item: a service bound to a client accepts reports about its tasks only from that client (an
- * admin skips the check), and it counts the events its callbacks report (SERVICE_EVENTS). It must exist, or the
- * Update would create it: a report about a task whose service was deleted is written without it (writeReport).
+ * The task service item's part of a report: the binding check (bindingCheck, skipped for an admin) and, when the report
+ * writes events, their count (SERVICE_EVENTS), so the check becomes an update. The update must find the service, or
+ * it would create it: a report about a task whose service was deleted is written without this item (writeReport),
+ * unless the caller is a service's own client, whom a missing service refuses.
  */
 function serviceItem(
   t: ReleaseTable,
@@ -168,38 +171,67 @@ function serviceItem(
   actor: TaskReportWrite['actor'],
   events: number,
 ): LabelledItem {
-  const identity = actor.identity;
-  const unbound = 'attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
-  const binding = actor.isAdmin ? null : identity === null ? unbound : `${unbound} OR clientId = :me`;
-  const condition = binding ? `attribute_exists(pk) AND (${binding})` : 'attribute_exists(pk)';
-  const values: Record<string, unknown> = {
-    ...(binding ? { ':null': 'NULL' } : {}),
-    ...(binding && identity !== null ? { ':me': identity } : {}),
-  };
+  const check = actor.isAdmin ? null : bindingCheck(t, serviceId, actor).item.ConditionCheck;
   const common = {
     TableName: t.table,
     Key: K.taskService(serviceId),
-    ConditionExpression: condition,
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   };
+  if (!events)
+    return { kind: 'service', id: serviceId, item: { ConditionCheck: { ...check, ...common } as never } };
   return {
     kind: 'service',
     id: serviceId,
-    item: events
-      ? {
-          Update: {
-            ...common,
-            UpdateExpression: 'ADD #ev :ev',
-            ExpressionAttributeNames: { '#ev': SERVICE_EVENTS },
-            ExpressionAttributeValues: { ...values, ':ev': events },
-          },
-        }
-      : {
-          ConditionCheck: {
-            ...common,
-            ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-          },
-        },
+    item: {
+      Update: {
+        ...common,
+        UpdateExpression: 'ADD #ev :ev',
+        ConditionExpression: check
+          ? `attribute_exists(pk) AND (${check.ConditionExpression})`
+          : 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#ev': SERVICE_EVENTS },
+        ExpressionAttributeValues: { ...check?.ExpressionAttributeValues, ':ev': events },
+      },
+    },
+  };
+}
+
+/**
+ * Who may report about a service's tasks, as one condition on the service item (functions/coordinator/identity.ts
+ * holds the same rule for the paths that read it instead; an admin skips both):
+ *
+ *   a task service's own client   only for the service bound to its client id: a service without a client, or one
+ *                                 that no longer exists, is written by no one's own client;
+ *   any other token               the bound client's identity for a bound service; anyone for a service without a
+ *                                 client, or one that no longer exists (it binds nothing).
+ */
+export function bindingCheck(
+  t: ReleaseTable,
+  serviceId: string,
+  actor: Pick<TaskReportWrite['actor'], 'identity' | 'boundClientOnly'>,
+): LabelledItem {
+  const { identity } = actor;
+  const unbound =
+    'attribute_not_exists(pk) OR attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
+  const condition = actor.boundClientOnly
+    ? 'attribute_exists(pk) AND clientId = :me'
+    : identity === null
+      ? unbound
+      : `${unbound} OR clientId = :me`;
+  return {
+    kind: 'service',
+    id: serviceId,
+    item: {
+      ConditionCheck: {
+        TableName: t.table,
+        Key: K.taskService(serviceId),
+        ConditionExpression: condition,
+        // An own client always has an identity (its client_id); without one, '' matches no client.
+        ExpressionAttributeValues: actor.boundClientOnly
+          ? { ':me': identity ?? '' }
+          : { ':null': 'NULL', ...(identity === null ? {} : { ':me': identity }) },
+      },
+    },
   };
 }
 

@@ -1,4 +1,4 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   DynamoDBDocumentClient,
@@ -416,6 +416,8 @@ describe('PATCH /tasks/<id>', () => {
       };
     });
     ddb.on(TransactWriteCommand).resolves({});
+    // The task's service, read only for a report answered without a write (its binding): one that is gone.
+    ddb.on(GetCommand).resolves({});
   };
 
   it('is one read and one transaction of five items: the task, its view shard, its event, one counter item and the service with its binding', async () => {
@@ -484,7 +486,7 @@ describe('PATCH /tasks/<id>', () => {
     expect(moved).toEqual({ ev: 1, 'st:running': -1, 'st:staged': 1 });
   });
 
-  const cancelledOnService = (item?: Record<string, unknown>) =>
+  const cancelledOnService = (item?: Record<string, AttributeValue>) =>
     new TransactionCanceledException({
       message: 'Transaction cancelled',
       $metadata: { httpStatusCode: 400 },
@@ -544,8 +546,17 @@ describe('PATCH /tasks/<id>', () => {
       body: { state: 'staged', progress: taskItem.progress },
     });
     expect(same.status).toBe(200);
-    // Confirmed with one BatchGetItem of the task and its view shard; nothing written.
-    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual(['QueryCommand', 'BatchGetCommand']);
+    // The service's binding read before anything is answered, then confirmed with one BatchGetItem of the task and
+    // its view shard; nothing written.
+    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual([
+      'QueryCommand',
+      'GetCommand',
+      'BatchGetCommand',
+    ]);
+    expect(ddb.commandCalls(GetCommand)[0].args[0].input.Key).toEqual({
+      pk: `TS#${taskItem.taskServiceId}`,
+      sk: 'TS',
+    });
     const keys = ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems;
     expect(Object.values(keys ?? {})[0]).toMatchObject({
       ConsistentRead: true,
