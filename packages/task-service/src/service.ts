@@ -324,6 +324,8 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
     if (action === 'cancel')
       return (await engine.cancelHere(task)) ?? (await store.get(task.task_id)) ?? task;
     // start (pending -> running) or publish (staged -> publishing): whoever moves the task hands its work on.
+    // Copied: the memory store changes its task objects in place.
+    const before = { state: task.state, progress: task.progress };
     const moved = await store.update(
       task.task_id,
       { state: rule, progress: 0, attempt: 0, checkpoint: null, handed_off: false },
@@ -334,7 +336,7 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
       await engine.dispatch(moved);
     } catch (err) {
       // The work could not be handed on (the queue is unavailable): as if the action never came, and a 503.
-      await store.update(task.task_id, { state: task.state, progress: task.progress }, [rule]);
+      await store.update(task.task_id, before, [rule]);
       throw err;
     }
     return mode === 'inline' ? ((await store.get(task.task_id)) ?? moved) : moved;
