@@ -83,21 +83,54 @@ const PAUSED = new TaskEndedError('paused: the run is out of time, and the work 
 
 export function createEngine(o: EngineOptions) {
   const { store, log } = o;
+  /** The work running here, by task and phase: a start still sending its last report does not hold up publish. */
   const live = new Map<string, { controller: AbortController; done: Promise<JobOutcome> }>();
+  const key = (taskId: string, phase: Phase) => `${taskId} ${phase}`;
+  const liveOf = (taskId: string) => [live.get(key(taskId, 'start')), live.get(key(taskId, 'publish'))];
   const cleaning = new Map<string, Promise<void>>();
 
   const clamp = (percent: number) => Math.max(0, Math.min(100, Math.round(percent)));
+
+  /** The reports of each task on their way, which a cancel lets arrive before it answers. */
+  const sending = new Map<string, Set<Promise<CallbackOutcome>>>();
+  const send = (task: StoredTask, body: Parameters<Report>[1], signal?: AbortSignal) => {
+    const p = o.report(task.task_id, body, task.request_id, signal);
+    const set = sending.get(task.task_id) ?? new Set();
+    sending.set(task.task_id, set.add(p));
+    return p.finally(() => {
+      set.delete(p);
+      if (!set.size) sending.delete(task.task_id);
+    });
+  };
+  /**
+   * A report sent just before a cancel must not reach the coordinator after the cancel's answer: the answer waits
+   * for those on their way, at most 2 s (their retries stop once the task is canceled).
+   */
+  const drained = async (taskId: string) => {
+    const on = sending.get(taskId);
+    if (!on?.size) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.allSettled([...on]),
+      new Promise((r) => {
+        timer = setTimeout(r, 2000);
+      }),
+    ]);
+    clearTimeout(timer);
+  };
 
   /** The coordinator says the task or its release has ended, or it was canceled: canceled here, and cleaned up. */
   const cancelHere = async (
     task: StoredTask,
     from: TaskState = task.state,
   ): Promise<StoredTask | undefined> => {
-    live.get(task.task_id)?.controller.abort(new TaskEndedError(`task ${task.task_id} was canceled`));
+    for (const w of liveOf(task.task_id))
+      w?.controller.abort(new TaskEndedError(`task ${task.task_id} was canceled`));
     const change: TaskChange = { state: 'canceled', cancel_from: from };
     if (o.work.cancel || o.cleanupElsewhere) change.cleanup = 'pending';
     const canceled = await store.update(task.task_id, change, [from]);
     if (canceled) scheduleCleanup(canceled);
+    await drained(task.task_id);
     return canceled;
   };
 
@@ -143,8 +176,8 @@ export function createEngine(o: EngineOptions) {
         if (controller.signal.aborted) throw new TaskEndedError(`task ${task.task_id} has ended`);
         const value = clamp(percent);
         const updated = during ? await store.update(task.task_id, { progress: value }, [during]) : undefined;
-        if (!updated) return ended();
-        if ((await o.report(task.task_id, { progress: value }, task.request_id)) === 'ended') {
+        if (!updated || controller.signal.aborted) return ended();
+        if ((await send(task, { progress: value }, controller.signal)) === 'ended') {
           if (during) await cancelHere(updated, during);
           return ended();
         }
@@ -160,7 +193,7 @@ export function createEngine(o: EngineOptions) {
   ): Promise<CallbackOutcome> => {
     const changed = await store.update(task.task_id, { ...outcome, checkpoint: null }, [during]);
     if (!changed) return 'ended';
-    const answer = await o.report(task.task_id, outcome, task.request_id);
+    const answer = await send(changed, outcome);
     if (answer === 'ended' && outcome.state !== 'failed') await cancelHere(changed, outcome.state);
     return answer;
   };
@@ -169,7 +202,7 @@ export function createEngine(o: EngineOptions) {
   const runWork = (task: StoredTask, stopAt?: number): Promise<JobOutcome> => {
     const phase = phaseOf(task.state);
     if (!phase) return Promise.resolve('done');
-    const running = live.get(task.task_id);
+    const running = live.get(key(task.task_id, phase));
     if (running) return running.done;
     const during = task.state;
     const controller = new AbortController();
@@ -211,8 +244,8 @@ export function createEngine(o: EngineOptions) {
       if (controller.signal.aborted) return controller.signal.reason === PAUSED ? 'paused' : 'done';
       await finish(begun, during, outcome);
       return 'done';
-    })().finally(() => live.delete(task.task_id));
-    live.set(task.task_id, { controller, done });
+    })().finally(() => live.delete(key(task.task_id, phase)));
+    live.set(key(task.task_id, phase), { controller, done });
     return done;
   };
 
@@ -278,7 +311,7 @@ export function createEngine(o: EngineOptions) {
     let resumed = 0;
     for (const task of await store.list(['running', 'publishing', 'canceled', 'published'])) {
       const phase = phaseOf(task.state);
-      if (phase && !task.handed_off && !live.has(task.task_id)) {
+      if (phase && !task.handed_off && !live.has(key(task.task_id, phase))) {
         resumed++;
         log(`${task.task_id} ${phase}: resumed after a restart (attempt ${(task.attempt ?? 0) + 1})`);
         if (o.mode === 'worker' && o.queue) await o.queue.send({ task_id: task.task_id, phase });
@@ -337,7 +370,7 @@ export function createEngine(o: EngineOptions) {
     if (update.progress === undefined) return 'recorded';
     const updated = await store.update(taskId, { progress: clamp(update.progress) }, [during]);
     if (!updated) return 'ended';
-    const answer = await o.report(taskId, { progress: updated.progress }, task.request_id);
+    const answer = await send(updated, { progress: updated.progress });
     if (answer === 'ended') await cancelHere(updated, during);
     return answer;
   };
