@@ -114,7 +114,13 @@ describe('the worker mode', () => {
   it('sends start and publish as jobs, answers at once, and the jobs run the work to its end', async () => {
     const sent: WorkJob[] = [];
     const queue = localQueue({ retrySeconds: 0.01 });
-    const spy = { ...queue, send: async (job: WorkJob) => void (sent.push(job), await queue.send(job)) };
+    const spy = {
+      ...queue,
+      send: async (job: WorkJob) => {
+        sent.push(job);
+        await queue.send(job);
+      },
+    };
     const s = service(
       { start: async (t) => t.progress(50), publish: async () => {} },
       { run: 'worker', queue: spy },

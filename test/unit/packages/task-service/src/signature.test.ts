@@ -50,7 +50,9 @@ describe('signatureChecker', () => {
     // The rotation was just written: the cache held the old secret, and a refresh finds the new one.
     expect(await status(check(body, sign(secret)))).toBe(200);
     expect(refreshed).toBe(1);
-    expect(await status(check(body, sign(`whsec_${Buffer.from('c'.repeat(32)).toString('base64')}`)))).toBe(401);
+    expect(await status(check(body, sign(`whsec_${Buffer.from('c'.repeat(32)).toString('base64')}`)))).toBe(
+      401,
+    );
     expect(refreshed).toBe(2);
   });
 
