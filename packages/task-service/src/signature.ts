@@ -17,6 +17,7 @@ import { fileSecretSource } from './secrets.js';
  */
 export interface Secrets {
   (): string[] | Promise<string[]>;
+  /** Reads the secrets again (a cache's), before a signature that did not verify is refused. */
   refresh?: () => void | Promise<void>;
 }
 

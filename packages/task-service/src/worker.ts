@@ -42,6 +42,7 @@ export interface WorkerResult {
  * ```
  */
 export interface WorkerContext {
+  /** Milliseconds until Lambda ends this run. */
   getRemainingTimeInMillis(): number;
 }
 

@@ -46,11 +46,12 @@ describe('the kit’s reference (npm run docs:kit)', () => {
     ]);
   }, 120_000);
 
-  it('builds from the kit’s entry point with no warning, every export documented with an example', () => {
+  it('builds from the kit’s entry points (the kit, and its CDK construct) with no warning, every export documented with an example', () => {
     expect(kit.output).not.toMatch(/\[(warning|error)\]/);
     expect(kit.code).toBe(0);
     expect(existsSync(join(out, 'kit/index.html'))).toBe(true);
-    expect(existsSync(join(out, 'kit/functions/createTaskService.html'))).toBe(true);
+    expect(existsSync(join(out, 'kit/functions/index.createTaskService.html'))).toBe(true);
+    expect(existsSync(join(out, 'kit/classes/cdk.TaskServiceConstruct.html'))).toBe(true);
   });
 
   it('fails on an undocumented export, one without an example, and a type that is not exported', () => {

@@ -13,6 +13,8 @@ import { memoryStore } from '#packages/task-service/src/store.js';
  * wherever the work runs), the worker mode's jobs, re-runs after a restart with attempt, resumed and checkpoint,
  * a run stopped before its time is up, clean-ups that never hold up the cancel's answer, cancels of published
  * tasks, and the sweep of the tasks the coordinator gave up on.
+ *
+ * @covers packages/task-service/src/engine.ts
  */
 interface Patch {
   url: string;
