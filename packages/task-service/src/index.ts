@@ -50,6 +50,7 @@ export {
   readSecretDocument,
   type SecretDocument,
   type SecretSource,
+  type Secrets,
   type SecretsManagerSourceOptions,
   type ServiceSecrets,
   secretsManagerSource,
@@ -62,7 +63,7 @@ export {
   type TaskServiceOptions,
   type TaskWork,
 } from './service.js';
-export { type Secrets, type SignatureCheckOptions, secretFile, signatureChecker } from './signature.js';
+export { type SignatureCheckOptions, secretFile, signatureChecker } from './signature.js';
 export {
   applyChange,
   type MemoryTaskStore,

@@ -1,6 +1,23 @@
 import { readFileSync, statSync } from 'node:fs';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import type { Secrets } from './signature.js';
+
+/**
+ * The service's current signing secrets (`whsec_…`): one, or two during a rotation's grace period. Called for every
+ * action (it may answer a promise, e.g. from a cache of Secrets Manager), so a secret that changes takes effect at
+ * once. `refresh`, where there is one, reads them again before a signature that did not verify is refused.
+ *
+ * @example
+ * ```ts
+ * import type { Secrets } from '@release-coordinator/task-service';
+ *
+ * const secrets: Secrets = () => [process.env.WEBHOOK_SECRET ?? ''].filter(Boolean);
+ * ```
+ */
+export interface Secrets {
+  (): string[] | Promise<string[]>;
+  /** Reads the secrets again (a cache's), before a signature that did not verify is refused. */
+  refresh?: () => void | Promise<void>;
+}
 
 /**
  * A service's secrets as one JSON document, the same in a Secrets Manager secret and in a local file: what

@@ -14,7 +14,8 @@ import {
 import { createEngine, type RunMode, type TaskUpdate } from './engine.js';
 import { KitError } from './errors.js';
 import { type JobOutcome, localQueue, type WorkJob, type WorkQueue } from './queue.js';
-import { type Secrets, signatureChecker } from './signature.js';
+import type { Secrets } from './secrets.js';
+import { signatureChecker } from './signature.js';
 import { memoryStore, type StoredTask, type TaskStore } from './store.js';
 import { coordinatorTaskState } from './sweep.js';
 import type { TokenSource } from './token.js';

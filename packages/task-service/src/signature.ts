@@ -1,25 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { SIGNATURE_HEADERS, SIGNATURE_TOLERANCE_SECONDS } from './contract.js';
 import { KitError } from './errors.js';
-import { fileSecretSource } from './secrets.js';
-
-/**
- * The service's current signing secrets (`whsec_…`): one, or two during a rotation's grace period. Called for every
- * action (it may answer a promise, e.g. from a cache of Secrets Manager), so a secret that changes takes effect at
- * once. `refresh`, where there is one, reads them again before a signature that did not verify is refused.
- *
- * @example
- * ```ts
- * import type { Secrets } from '@release-coordinator/task-service';
- *
- * const secrets: Secrets = () => [process.env.WEBHOOK_SECRET ?? ''].filter(Boolean);
- * ```
- */
-export interface Secrets {
-  (): string[] | Promise<string[]>;
-  /** Reads the secrets again (a cache's), before a signature that did not verify is refused. */
-  refresh?: () => void | Promise<void>;
-}
+import { fileSecretSource, type Secrets } from './secrets.js';
 
 /**
  * The secrets and the replay records of `signatureChecker`.
