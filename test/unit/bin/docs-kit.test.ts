@@ -20,7 +20,7 @@ function docsKit(...args: string[]): Promise<{ code: number; output: string }> {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'bin/docs-kit.ts', ...args],
-      { cwd: ROOT, timeout: 120_000, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
+      { cwd: ROOT, timeout: 240_000, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
       (err, stdout, stderr) =>
         done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
     );
@@ -44,7 +44,7 @@ describe('the kit’s reference (npm run docs:kit)', () => {
         join(out, 'broken'),
       ),
     ]);
-  }, 120_000);
+  }, 240_000);
 
   it('builds from the kit’s entry points (the kit, and its CDK construct) with no warning, every export documented with an example', () => {
     expect(kit.output).not.toMatch(/\[(warning|error)\]/);
