@@ -222,19 +222,9 @@ export async function runTaskService(
   const log = merged.log ?? (() => {});
   const service = createTaskService(work, merged);
   const running = await serve(service, listen);
-  log(`listening on ${running.url} (${merged.run ?? 'in-process'})`);
-  for (const note of notes) log(note);
-  // Before anything resumes: the tasks the coordinator gave up on while this service was down are cleaned up.
-  const sweep = () =>
-    service.sweep().then(
-      (r) => r.asked && log(`asked the coordinator about ${r.asked} task(s): ${r.canceled} it gave up on`),
-      (err) => log(`sweep: ${String(err)}`),
-    );
-  await sweep();
-  await service.resume().catch((err) => log(`resume: ${String(err)}`));
-  const timer = sweepSeconds > 0 ? setInterval(sweep, sweepSeconds * 1000) : undefined;
-  timer?.unref();
+  let timer: ReturnType<typeof setInterval> | undefined;
   let stopping = false;
+  // Before anything else is awaited: a signal from now on stops the service cleanly.
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
@@ -247,6 +237,20 @@ export async function runTaskService(
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  log(`listening on ${running.url} (${merged.run ?? 'in-process'})`);
+  for (const note of notes) log(note);
+  // Before anything resumes: the tasks the coordinator gave up on while this service was down are cleaned up.
+  const sweep = () =>
+    service.sweep().then(
+      (r) => r.asked && log(`asked the coordinator about ${r.asked} task(s): ${r.canceled} it gave up on`),
+      (err) => log(`sweep: ${String(err)}`),
+    );
+  await sweep();
+  if (!stopping) await service.resume().catch((err) => log(`resume: ${String(err)}`));
+  if (sweepSeconds > 0 && !stopping) {
+    timer = setInterval(sweep, sweepSeconds * 1000);
+    timer.unref();
+  }
   const stop = running.stop;
   return {
     ...running,
