@@ -48,7 +48,8 @@ export interface ApiFunction {
    */
   bearerOnly: boolean;
   /**
-   * The task-service callbacks among its routes (PATCH /tasks/{id}, POST /events): they also take the token of a
+   * The task-service callbacks among its routes (PATCH /tasks/{id}, POST /events) and their reads of tasks
+   * (GET /tasks, GET /tasks/{id}): they also take the token of a
    * task service's own app client, whose client id no audience list can name, so on a bearer-only entry each gets a
    * route of its own method without the JWT authorizer (lib/http-api.ts), and the function checks the token.
    */

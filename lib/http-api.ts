@@ -141,7 +141,8 @@ export class ManifestHttpApi extends Construct {
       'Routes that only take a bearer JWT have a JWT authorizer. The others are open at the gateway by design: ' +
         '/health is public, downloads, signed URLs and DRS also take developer or signed-URL tokens ' +
         '(?token=, Authorization: Token) that only the Lambda can check, and the task-service callbacks ' +
-        '(PATCH /tasks/{id}, POST /events) take tokens of per-service app clients that no authorizer audience ' +
+        '(PATCH /tasks/{id}, POST /events) and their reads of tasks (GET /tasks, GET /tasks/{id}) take tokens of ' +
+        'per-service app clients that no authorizer audience ' +
         'list can name. Every route is authorized in its Lambda.',
     );
     this.url = this.api.apiEndpoint;

@@ -89,7 +89,9 @@ export interface paths {
         };
         /**
          * List tasks, newest first
-         * @description Any valid bearer token.
+         * @description A task service's own client, and a `service` token bound to a task service, list that service's tasks only (`task_service=<its id>`, else 403).
+         *
+         *     Any valid bearer token.
          */
         get: operations["listTasks"];
         put?: never;
@@ -109,7 +111,9 @@ export interface paths {
         };
         /**
          * Read a task
-         * @description Any valid bearer token.
+         * @description A task service's own client, and a `service` token bound to a task service, read that service's tasks only (403 for another service’s task).
+         *
+         *     Any valid bearer token.
          */
         get: operations["getTask"];
         put?: never;
@@ -949,6 +953,8 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            /** @description A task service's token lists the tasks of another service, or names none */
+            403: components["responses"]["Error403"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
         };
@@ -985,6 +991,8 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            /** @description A task service's token reads another service's task */
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];

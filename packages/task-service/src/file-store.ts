@@ -81,5 +81,10 @@ export function fileStore(path: string, now: () => number = Date.now): TaskStore
       save();
       return true;
     },
+    async list(states) {
+      return Object.values(content.tasks)
+        .filter((t) => states.includes(t.state))
+        .map((t) => ({ ...t }));
+    },
   };
 }

@@ -19,6 +19,7 @@ import {
   startTaskService,
 } from '#examples/task-service/service.js';
 import { freePort } from '#local/dynamodb-local.js';
+import { fileSecretSource } from '#packages/task-service/src/secrets.js';
 import { type SpawnedStack, spawnStack } from '#test/helpers/spawned-stack.js';
 
 /**
@@ -445,6 +446,48 @@ describe('drc services, releases and events', () => {
     const both = await drc(['services', 'add', 'x', service.url, '--create-client', '--client-id', 'y']);
     expect(both.code).toBe(2);
     expect(await json(['services', 'rm', added.kf_id])).toEqual({ deleted: added.kf_id });
+  });
+
+  it('services add --create-client --secret-to file: writes the secrets where the kit reads them; rotate-secret keeps the old one for its grace', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'drc-secret-to-')), 'stager.secret.json');
+    const added = await json([
+      'services',
+      'add',
+      'secret to file',
+      service.url,
+      '--create-client',
+      '--disabled',
+      '--secret-to',
+      `file:${path}`,
+    ]);
+    // The answer names where the secrets went, and shows none of them.
+    expect(added).toMatchObject({ secret_to: `file:${path}`, client_id: expect.stringMatching(/^ts-/) });
+    expect(JSON.stringify(added)).not.toMatch(/whsec_/);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const source = fileSecretSource(path);
+    const first = await source.read();
+    expect(first).toMatchObject({ clientId: added.client_id, taskServiceId: added.kf_id });
+    expect(first.signing).toEqual([expect.stringMatching(/^whsec_/)]);
+    // The client written is the one the local identity provider made.
+    const token = await fetch(`${stack.url.idp}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: first.clientId ?? '',
+        client_secret: first.clientSecret ?? '',
+      }),
+    });
+    expect(token.status).toBe(200);
+    const rotated = await json(['services', 'rotate-secret', added.kf_id, '--secret-to', `file:${path}`]);
+    expect(rotated.secret_to).toBe(`file:${path}`);
+    const after = await source.read();
+    expect(after.signing).toEqual([expect.stringMatching(/^whsec_/), first.signing[0]]);
+    expect(after.signing[0]).not.toBe(first.signing[0]);
+    expect(after).toMatchObject({ clientId: first.clientId, clientSecret: first.clientSecret });
+    const bad = await drc(['services', 'rotate-secret', added.kf_id, '--secret-to', 'no spaces please']);
+    expect(bad.code).toBe(2);
+    await json(['services', 'rm', added.kf_id]);
   });
 
   it('services rm deletes it', async () => {

@@ -271,18 +271,18 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       ]);
     });
 
-    it('leaves only PATCH /tasks/{id} and POST /events open for a task service’s own client; the paths’ other methods keep the authorizer', () => {
+    it('leaves only the task-service callbacks and reads of tasks open for a task service’s own client; the paths’ other methods keep the authorizer', () => {
       const authorizer = jwtAuthorizer(base.coordinator);
       const routes = authOf(base.coordinator);
       const open = { type: 'NONE', authorizer: undefined };
-      expect(routes.get('PATCH /tasks/{id}')).toEqual(open);
-      expect(routes.get('POST /events')).toEqual(open);
-      // GET /tasks/{id}, GET /events, DELETE /events/{id}...: API Gateway prefers a method's own route to ANY, and
-      // only these two methods have one.
+      const own = ['GET /tasks', 'GET /tasks/{id}', 'PATCH /tasks/{id}', 'POST /events'];
+      for (const key of own) expect(routes.get(key), key).toEqual(open);
+      // GET /events, DELETE /events/{id}...: API Gateway prefers a method's own route to ANY, and only these
+      // methods have one.
       for (const key of ['ANY /tasks/{id}', 'ANY /tasks', 'ANY /events', 'ANY /events/{id}'])
         expect(routes.get(key), key).toEqual({ type: 'JWT', authorizer: authorizer.id });
       const methodRoutes = [...routes.keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k));
-      expect(methodRoutes.sort()).toEqual(['PATCH /tasks/{id}', 'POST /events']);
+      expect(methodRoutes.sort()).toEqual(own);
       expect([...authOf(base.files).keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k))).toEqual([]);
       // Their functions verify such a token by the scope the coordinator gives the clients it makes.
       for (const name of ['Tasks', 'Events', 'TaskServices']) {
