@@ -10,6 +10,7 @@ import { EventsSink } from './events-sink.js';
 import { FailureQueue } from './failure-queue.js';
 import { commonEnvironment, coordinatorTokenEnvironment, serviceClientEnvironment } from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
+import { TaskServiceNetwork } from './network.js';
 import { WORKER_FUNCTIONS, type WorkerFunction } from './orchestration-manifest.js';
 import { ReleaseStateMachine } from './release-state-machine.js';
 import { type ScheduleKind, scheduleMaxEventAge, WorkerSchedules } from './schedules.js';
@@ -47,6 +48,8 @@ export class CoordinatorStack extends Stack {
   readonly streamFailures: FailureQueue;
   /** The stream workers' event source mappings, by worker name. */
   readonly streamTriggers: StreamTriggers;
+  /** The operator's VPC, with the `vpc` setting: where the functions that call task services run. */
+  readonly network?: TaskServiceNetwork;
 
   constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
     super(scope, id, props);
@@ -79,6 +82,12 @@ export class CoordinatorStack extends Stack {
       ...(settings.coordinatorBaseUrl ? { PUBLIC_BASE_URL: settings.coordinatorBaseUrl } : {}),
     };
 
+    this.network =
+      settings.vpc && new TaskServiceNetwork(this, 'TaskServiceNetwork', { setting: settings.vpc });
+    const networkEnv: Record<string, string> = settings.taskServiceNetworks.length
+      ? { TASK_SERVICE_NETWORKS: settings.taskServiceNetworks.join(',') }
+      : {};
+
     const scheduleMinutes: Record<ScheduleKind, number> = {
       healthCheck: settings.healthIntervalMinutes,
       studySync: settings.studySyncMinutes,
@@ -93,6 +102,7 @@ export class CoordinatorStack extends Stack {
     const build = (entry: ApiFunction | WorkerFunction, kind: 'http' | 'worker') => {
       const writesEvents = entry.tables.coordinator === 'rw';
       const schedule = 'schedule' in entry ? entry.schedule : undefined;
+      const inNetwork = capabilitiesOf(entry.name).taskServiceNetwork;
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
         description: `Coordinator ${kind === 'http' ? 'API' : 'worker'}: ${entry.name} (${entry.entry})`,
@@ -101,7 +111,9 @@ export class CoordinatorStack extends Stack {
           ...(capabilitiesOf(entry.name).serviceClients ? serviceClientEnvironment(this.auth) : {}),
           ...baseEnv,
           ...(writesEvents ? this.events.env : {}),
+          ...(inNetwork ? networkEnv : {}),
         },
+        network: inNetwork ? this.network?.functionNetwork : undefined,
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,

@@ -11,6 +11,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BUNDLE_HANDLER, bundleFunction, withBundleCache } from './bundling.js';
 import { acknowledge } from './nag.js';
+import type { FunctionNetwork } from './network.js';
 import type { TableKey } from './table-definitions.js';
 import { grantTableAccess } from './tables.js';
 
@@ -38,6 +39,8 @@ export interface ServiceFunctionProps {
    * function is invoked synchronously only (API Gateway, a Step Functions task).
    */
   asyncInvoke?: { retryAttempts: number; maxEventAge: Duration; onFailure: IQueue };
+  /** The private subnets the function runs in (the `vpc` setting, lib/network.ts); none: Lambda's own network. */
+  network?: FunctionNetwork;
 }
 
 /**
@@ -107,6 +110,13 @@ export class ServiceFunction extends Construct {
       logGroup,
       // Active tracing from Lambda itself rather than the Powertools tracer (docs/operations.md, Traces).
       tracing: props.tracing === false ? Tracing.DISABLED : Tracing.ACTIVE,
+      ...(props.network
+        ? {
+            vpc: props.network.vpc,
+            vpcSubnets: props.network.subnets,
+            securityGroups: props.network.securityGroups,
+          }
+        : {}),
       // No NODE_OPTIONS=--enable-source-maps: reading the source map cost every cold start about 20 ms; the error
       // logs map their stacks when they are written (functions/shared/stack-trace.ts).
       environment: {
@@ -132,6 +142,13 @@ export class ServiceFunction extends Construct {
           "the mapping's own on-failure destination); a dead-letter queue only ever receives asynchronous events.",
       );
     }
+    if (props.network)
+      acknowledge(
+        this.role,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        "Added by CDK for a function in a VPC: Lambda's own rights to make, describe and delete the network " +
+          'interfaces of its subnets, which support no narrower resource.',
+      );
     for (const rule of ['AwsSolutions-L1', 'Serverless-LambdaLatestVersion'])
       acknowledge(
         this.fn,

@@ -21,6 +21,15 @@ import { TABLES, type TableKey } from '#lib/table-definitions.js';
  */
 export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
+/**
+ * The decisions an operator must give for a synth with an account (lib/deploy-checks.ts): every synth here gets them,
+ * as a deployment's would, unless a test overrides them.
+ */
+export const OPERATOR_DECISIONS = {
+  alarmEmail: 'oncall@example.org',
+  studiesSource: 'https://dataservice.example.org',
+};
+
 export const ENVS = [
   ['env-agnostic', undefined],
   ['account 123456789012 in eu-west-1', { account: '123456789012', region: 'eu-west-1' }],
@@ -52,7 +61,7 @@ export function synth(env: StackProps['env'], context: Record<string, unknown> =
   const key = JSON.stringify([env ?? null, context]);
   const known = synthesized.get(key);
   if (known) return known;
-  const app = newApp({ ...NO_BUNDLING, ...context });
+  const app = newApp({ ...NO_BUNDLING, ...OPERATOR_DECISIONS, ...context });
   const built = buildApp(app, { env });
   const assembly = app.synth();
   const t = (stack: Stack) => Template.fromJSON(assembly.getStackByName(stack.stackName).template);

@@ -5,6 +5,7 @@ import { App, type CfnElement, Stack, type StackProps } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR_DECISIONS } from './app-fixture.js';
 import { buildApp, type ReleaseCoordinatorApp } from '#lib/app.js';
 import { API_CORS } from '#lib/cors.js';
 import { DASHBOARD_CSP } from '#lib/dashboard.js';
@@ -27,7 +28,11 @@ function synth(context: Record<string, unknown> = {}, bundle = false, env?: Stac
   const outdir = mkdtempSync(join(outRoot, 'out-'));
   const app = new App({
     outdir,
-    context: { 'aws:cdk:bundling-stacks': bundle ? ['ReleaseCoordinator-DashboardSite'] : [], ...context },
+    context: {
+      'aws:cdk:bundling-stacks': bundle ? ['ReleaseCoordinator-DashboardSite'] : [],
+      ...OPERATOR_DECISIONS,
+      ...context,
+    },
   });
   const built = buildApp(app, { env });
   const assembly = app.synth();

@@ -28,8 +28,13 @@ const outRoot = mkdtempSync(join(tmpdir(), 'cdk-nag-'));
 afterAll(() => rmSync(outRoot, { recursive: true, force: true }));
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 const ACCOUNT = '123456789012';
+/** What a deployment to an account must decide (lib/deploy-checks.ts). */
+const DECISIONS = { alarmEmail: 'oncall@example.org', studiesSource: 'https://dataservice.example.org' };
 const newApp = (context: Record<string, unknown> = {}) =>
-  new App({ outdir: mkdtempSync(join(outRoot, 'out-')), context: { ...NO_BUNDLING, ...context } });
+  new App({
+    outdir: mkdtempSync(join(outRoot, 'out-')),
+    context: { ...NO_BUNDLING, ...DECISIONS, ...context },
+  });
 
 /** Every setting that changes which constructs exist, each with and without a concrete env. */
 const CONFIGURATIONS: [string, Record<string, unknown>, StackProps['env']][] = [
