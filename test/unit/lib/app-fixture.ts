@@ -30,6 +30,14 @@ export const OPERATOR_DECISIONS = {
   studiesSource: 'https://dataservice.example.org',
 };
 
+/** An existing VPC as an operator gives it (the `vpc` setting, lib/network.ts). */
+export const EXAMPLE_VPC = {
+  vpcId: 'vpc-0a1b2c3d4e5f60718',
+  privateSubnetIds: ['subnet-0aaaaaaaaaaaaaaa1', 'subnet-0bbbbbbbbbbbbbbb2'],
+  availabilityZones: ['eu-west-1a', 'eu-west-1b'],
+  privateSubnetRouteTableIds: ['rtb-0ccccccccccccccc3', 'rtb-0ddddddddddddddd4'],
+};
+
 export const ENVS = [
   ['env-agnostic', undefined],
   ['account 123456789012 in eu-west-1', { account: '123456789012', region: 'eu-west-1' }],

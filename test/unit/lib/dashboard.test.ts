@@ -5,10 +5,10 @@ import { App, type CfnElement, Stack, type StackProps } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR_DECISIONS } from './app-fixture.js';
 import { buildApp, type ReleaseCoordinatorApp } from '#lib/app.js';
 import { API_CORS } from '#lib/cors.js';
 import { DASHBOARD_CSP } from '#lib/dashboard.js';
+import { OPERATOR_DECISIONS } from './app-fixture.js';
 
 /**
  * CDK assertions on the operator dashboard: hosting (private bucket, CloudFront with origin access control), the

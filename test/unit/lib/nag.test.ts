@@ -19,6 +19,7 @@ import {
   unmatchedAcknowledgements,
 } from '#lib/nag.js';
 import { REPO_ROOT } from '#lib/service-function.js';
+import { EXAMPLE_VPC } from './app-fixture.js';
 
 /**
  * cdk-nag as every synth runs it (lib/nag.ts): the AwsSolutions and Serverless packs, and acknowledgements that each
@@ -57,6 +58,11 @@ const CONFIGURATIONS: [string, Record<string, unknown>, StackProps['env']][] = [
     { account: ACCOUNT, region: 'eu-west-1' },
   ],
   ['region only (an account the CLI could not resolve), eu-west-1', {}, { region: 'eu-west-1' }],
+  [
+    'task services on a private network (vpc, taskServiceNetworks), eu-west-1',
+    { vpc: JSON.stringify(EXAMPLE_VPC), taskServiceNetworks: '10.20.0.0/16' },
+    { account: ACCOUNT, region: 'eu-west-1' },
+  ],
 ];
 
 describe('cdk-nag on every synth', () => {

@@ -206,8 +206,8 @@ describe('operations: dashboard, alarms and alarm topic', () => {
     s.ops.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
     const key = s.ops.toJSON().Resources[keyId].Properties;
     expect(key.EnableKeyRotation).toBe(true);
-    const forCloudWatch = (key.KeyPolicy.Statement as any[]).filter(
-      (st) => JSON.stringify(st.Principal).includes('cloudwatch.amazonaws.com'),
+    const forCloudWatch = (key.KeyPolicy.Statement as any[]).filter((st) =>
+      JSON.stringify(st.Principal).includes('cloudwatch.amazonaws.com'),
     );
     expect(forCloudWatch).toHaveLength(1);
     const [grant] = forCloudWatch;
