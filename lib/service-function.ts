@@ -30,7 +30,8 @@ export interface ServiceFunctionProps {
   logRetention: RetentionDays;
   /** The manifest's `tables` map and the tables it refers to: r -> read, rw -> read/write, nothing else. */
   tableAccess: TableAccess;
-  tables: Record<TableKey, ITable>;
+  /** The tables `tableAccess` names (none needed when it names none). */
+  tables?: Record<TableKey, ITable>;
   /** X-Ray active tracing (the `tracing` setting; default on). */
   tracing?: boolean;
   /**
@@ -172,7 +173,9 @@ export class ServiceFunction extends Construct {
       );
 
     for (const [key, access] of Object.entries(props.tableAccess) as [TableKey, 'r' | 'rw'][]) {
-      grantTableAccess(props.tables[key], key, access, this.fn);
+      const table = props.tables?.[key];
+      if (!table) throw new Error(`${id}: table ${key} is named by tableAccess but not given`);
+      grantTableAccess(table, key, access, this.fn);
     }
   }
 }

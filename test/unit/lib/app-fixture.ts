@@ -38,6 +38,16 @@ export const EXAMPLE_VPC = {
   privateSubnetRouteTableIds: ['rtb-0ccccccccccccccc3', 'rtb-0ddddddddddddddd4'],
 };
 
+/** Custom domains for both APIs and the dashboard, each with its ACM certificate (the dashboard's in us-east-1). */
+export const CUSTOM_DOMAINS = {
+  coordinatorDomainName: 'coordinator.example.org',
+  coordinatorCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/11111111-2222-3333-4444-555555555555',
+  filesDomainName: 'files.example.org',
+  filesCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/66666666-7777-8888-9999-000000000000',
+  dashboardDomainName: 'releases.example.org',
+  dashboardCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
+};
+
 export const ENVS = [
   ['env-agnostic', undefined],
   ['account 123456789012 in eu-west-1', { account: '123456789012', region: 'eu-west-1' }],

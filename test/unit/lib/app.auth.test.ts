@@ -98,6 +98,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         cognito.taskServiceClient,
         cognito.adminClient,
         cognito.userClient,
+        cognito.drcClient,
         cognito.dashboardClient!,
       ];
       const fn = base.built.files.functions.Files;

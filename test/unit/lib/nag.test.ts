@@ -19,7 +19,7 @@ import {
   unmatchedAcknowledgements,
 } from '#lib/nag.js';
 import { REPO_ROOT } from '#lib/service-function.js';
-import { EXAMPLE_VPC } from './app-fixture.js';
+import { CUSTOM_DOMAINS, EXAMPLE_VPC } from './app-fixture.js';
 
 /**
  * cdk-nag as every synth runs it (lib/nag.ts): the AwsSolutions and Serverless packs, and acknowledgements that each
@@ -62,6 +62,19 @@ const CONFIGURATIONS: [string, Record<string, unknown>, StackProps['env']][] = [
     'task services on a private network (vpc, taskServiceNetworks), eu-west-1',
     { vpc: JSON.stringify(EXAMPLE_VPC), taskServiceNetworks: '10.20.0.0/16' },
     { account: ACCOUNT, region: 'eu-west-1' },
+  ],
+  [
+    'a federated identity provider, an existing alarm topic, custom domains, us-east-1',
+    {
+      identityProvider: JSON.stringify({
+        issuer: 'https://login.example.org',
+        clientId: 'release-coordinator',
+        clientSecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:idp-AbCdEf`,
+      }),
+      alarmTopicArn: `arn:aws:sns:us-east-1:${ACCOUNT}:pager`,
+      ...CUSTOM_DOMAINS,
+    },
+    { account: ACCOUNT, region: 'us-east-1' },
   ],
 ];
 
