@@ -3,6 +3,7 @@ import { AuthStack } from './auth.js';
 import { CoordinatorStack } from './coordinator-stack.js';
 import { DashboardSiteStack, DashboardStack } from './dashboard.js';
 import { requireDecisions, warnDecisions } from './deploy-checks.js';
+import { apiUrl } from './domains.js';
 import { applyFeatureFlags } from './feature-flags.js';
 import { FilesStack } from './files-stack.js';
 import { addNagChecks } from './nag.js';
@@ -134,8 +135,8 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
       description: 'Release coordinator: the operator dashboard app and its runtime config',
       hosting: dashboard.exports,
       config: {
-        coordinatorUrl: settings.coordinatorBaseUrl ?? coordinator.api.url,
-        filesUrl: settings.filesBaseUrl ?? files.api.url,
+        coordinatorUrl: apiUrl(settings, 'coordinator', coordinator.api.url),
+        filesUrl: apiUrl(settings, 'files', files.api.url),
         authority: coordinator.auth.issuer,
         clientId: cognito?.dashboardClient?.userPoolClientId ?? (settings.dashboardClientId as string),
         scope: settings.dashboardScope ?? (cognito ? 'openid email profile' : 'openid'),

@@ -10,6 +10,7 @@ import { EventsSink } from './events-sink.js';
 import { FailureQueue } from './failure-queue.js';
 import { commonEnvironment, coordinatorTokenEnvironment, serviceClientEnvironment } from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
+import { customDomain, publicBaseUrl } from './domains.js';
 import { TaskServiceNetwork } from './network.js';
 import { WORKER_FUNCTIONS, type WorkerFunction } from './orchestration-manifest.js';
 import { ReleaseStateMachine } from './release-state-machine.js';
@@ -79,7 +80,7 @@ export class CoordinatorStack extends Stack {
       }),
       ...coordinatorTokenEnvironment(this.auth),
       RELEASE_STATE_MACHINE_ARN: stateMachineArn,
-      ...(settings.coordinatorBaseUrl ? { PUBLIC_BASE_URL: settings.coordinatorBaseUrl } : {}),
+      ...publicBaseUrl(settings, 'coordinator'),
     };
 
     this.network =
@@ -179,9 +180,15 @@ export class CoordinatorStack extends Stack {
       corsOrigins: props.corsOrigins,
       auth: this.auth,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
+      domain: customDomain(settings, 'coordinator'),
     });
 
     new CfnOutput(this, 'CoordinatorApiUrl', { value: this.api.url });
+    if (this.api.domainName)
+      new CfnOutput(this, 'CoordinatorDomainTarget', {
+        value: this.api.domainName.regionalDomainName,
+        description: `Point ${settings.coordinatorDomainName} here (a CNAME, or an alias record)`,
+      });
     new CfnOutput(this, 'ReleaseStateMachineArn', { value: this.stateMachine.stateMachine.stateMachineArn });
     if (this.events.topic) new CfnOutput(this, 'EventsTopicArn', { value: this.events.topic.topicArn });
     if (this.events.bus) new CfnOutput(this, 'EventsBusName', { value: this.events.bus.eventBusName });

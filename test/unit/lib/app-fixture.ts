@@ -41,11 +41,13 @@ export const EXAMPLE_VPC = {
 /** Custom domains for both APIs and the dashboard, each with its ACM certificate (the dashboard's in us-east-1). */
 export const CUSTOM_DOMAINS = {
   coordinatorDomainName: 'coordinator.example.org',
-  coordinatorCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/11111111-2222-3333-4444-555555555555',
+  coordinatorCertificateArn:
+    'arn:aws:acm:us-east-1:123456789012:certificate/11111111-2222-3333-4444-555555555555',
   filesDomainName: 'files.example.org',
   filesCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/66666666-7777-8888-9999-000000000000',
   dashboardDomainName: 'releases.example.org',
-  dashboardCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
+  dashboardCertificateArn:
+    'arn:aws:acm:us-east-1:123456789012:certificate/aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
 };
 
 export const ENVS = [
@@ -59,6 +61,8 @@ export interface Synth {
   auth?: Template;
   coordinator: Template;
   files: Template;
+  dashboard?: Template;
+  observability: Template;
 }
 
 /** Every synth writes its cloud assembly under one temporary directory, removed after the file. */
@@ -89,6 +93,8 @@ export function synth(env: StackProps['env'], context: Record<string, unknown> =
     auth: built.auth && t(built.auth),
     coordinator: t(built.coordinator),
     files: t(built.files),
+    dashboard: built.dashboard && t(built.dashboard),
+    observability: t(built.observability),
   } satisfies Synth;
   synthesized.set(key, out);
   return out;
