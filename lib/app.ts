@@ -142,6 +142,12 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
         scope: settings.dashboardScope ?? (cognito ? 'openid email profile' : 'openid'),
         logoutUrl: cognito?.dashboardLogoutUrl ?? null,
         pollMs: 1000,
+        taskServices: {
+          // As the functions see it: lib/function-env.ts sets it, functionEnv may override it.
+          clientRequired: ['true', '1'].includes(settings.functionEnv.TASK_SERVICE_CLIENT_REQUIRED ?? 'true'),
+          // Cognito app clients are made by the coordinator; an external issuer's are not.
+          createClient: Boolean(cognito),
+        },
       },
     });
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ALARM_METRICS } from '#cost/operations.js';
 import { METRIC } from '#functions/shared/metric-names.js';
 import { buildApp } from '#lib/app.js';
 import { readSettings } from '#lib/settings.js';
@@ -268,6 +269,15 @@ describe('operations: dashboard, alarms and alarm topic', () => {
       expect(anchor, a.Properties.AlarmName).toBeDefined();
       expect(headings, a.Properties.AlarmName).toContain(anchor);
     }
+  });
+
+  it('the cost model counts the metrics the alarms read, as CloudWatch bills them', () => {
+    const metrics = Object.values(s.ops.findResources('AWS::CloudWatch::Alarm')).map((a) =>
+      a.Properties.MetricName
+        ? 1
+        : (a.Properties.Metrics as { MetricStat?: unknown }[]).filter((m) => m.MetricStat).length,
+    );
+    expect(metrics.reduce((n, m) => n + m, 0)).toBe(ALARM_METRICS);
   });
 
   it('counts GraphQL-minted signed URLs with a metric filter on that function’s log group', () => {
