@@ -531,6 +531,7 @@ describe('the dashboard, end to end', () => {
         'sign-in',
         'identity provider sign-in form',
         'releases (empty)',
+        'task services, a registration with its secret',
         'task services',
         'new release form',
         'release (staged)',
