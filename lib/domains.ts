@@ -20,4 +20,5 @@ export function publicBaseUrl(s: Settings, api: Api): { PUBLIC_BASE_URL?: string
 }
 
 /** The URL people and the dashboard use for an API: its public base URL when there is one, else `fallback`. */
-export const apiUrl = (s: Settings, api: Api, fallback: string) => publicBaseUrl(s, api).PUBLIC_BASE_URL ?? fallback;
+export const apiUrl = (s: Settings, api: Api, fallback: string) =>
+  publicBaseUrl(s, api).PUBLIC_BASE_URL ?? fallback;

@@ -1,6 +1,5 @@
 import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
   ApiMapping,
   CorsHttpMethod,
@@ -12,6 +11,7 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -166,7 +166,11 @@ export class ManifestHttpApi extends Construct {
         domainName: props.domain.name,
         certificate: Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
       });
-      new ApiMapping(this, 'DomainMapping', { api: this.api, domainName: this.domainName, stage: this.stage });
+      new ApiMapping(this, 'DomainMapping', {
+        api: this.api,
+        domainName: this.domainName,
+        stage: this.stage,
+      });
     }
   }
 }

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '#functions/shared/errors.js';
 import { signJwt, verifyJwt } from '../jwt.js';
-import type { TokenBody } from './authorization-code.js';
 import { type IdpContext, tokenResponse } from './context.js';
 import type { Reply } from './http.js';
 
@@ -42,7 +41,10 @@ export function issueRefreshToken(
 }
 
 /** grant_type=refresh_token (RFC 6749 §6), for public clients: a new access token for the same person. */
-export function refreshTokenGrant(ctx: IdpContext, body: TokenBody & { refresh_token?: string }): Reply {
+export function refreshTokenGrant(
+  ctx: IdpContext,
+  body: { client_id?: string; refresh_token?: string },
+): Reply {
   if (!body.refresh_token || !body.client_id)
     throw new AppError(400, 'invalid_request', 'Missing refresh_token or client_id', {
       ...(body.refresh_token ? {} : { refresh_token: ['Required'] }),

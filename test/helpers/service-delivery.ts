@@ -104,11 +104,12 @@ function keyRefusal(templates: Templates, target: Located, principal: string): s
   const keyRef = p.KmsMasterKeyId;
   if (keyRef === undefined) return null; // unencrypted, or SSE-SQS: no key to grant
   const managed = /(^|:)(alias\/aws\/[a-z0-9-]+)$/.exec(textOf(keyRef));
-  if (managed) return `is encrypted with the AWS-managed key ${managed[2]}, whose policy cannot grant ${principal}`;
+  if (managed)
+    return `is encrypted with the AWS-managed key ${managed[2]}, whose policy cannot grant ${principal}`;
   if (typeof keyRef === 'string')
     return `is encrypted with the key ${keyRef}, outside these templates: its policy cannot be checked`;
   const key = locate(templates, target.stack, keyRef);
-  if (!key || key.resource.Type !== 'AWS::KMS::Key')
+  if (key?.resource.Type !== 'AWS::KMS::Key')
     return `is encrypted with a key that is not a KMS key of these templates (${JSON.stringify(keyRef)})`;
   const statements = asList(key.resource.Properties?.KeyPolicy?.Statement) as Record<string, any>[];
   const granted = statements

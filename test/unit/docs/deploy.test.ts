@@ -33,7 +33,9 @@ it('docs/deploy.md opens with the decisions, one line each, the network first sa
   const doc = readFileSync(new URL('../../../docs/deploy.md', import.meta.url), 'utf8');
   expect(doc.indexOf('\n## Decisions\n')).toBe(doc.indexOf('\n## '));
   const decisions = doc.slice(doc.indexOf('\n## Decisions\n'), doc.indexOf('\n## Stacks\n'));
-  expect(decisions.replace(/\s+/g, ' ')).toContain('Without `vpc`, task services must be public HTTPS endpoints.');
+  expect(decisions.replace(/\s+/g, ' ')).toContain(
+    'Without `vpc`, task services must be public HTTPS endpoints.',
+  );
   const items = [...decisions.matchAll(/^- \*\*([^*]+)\*\*/gm)].map((m) =>
     m[1].replace(/ \(required\)$/, ''),
   );
