@@ -9,6 +9,8 @@ import { NO_BUNDLING, newApp } from './app-fixture.js';
  * The decisions a deployment must make (lib/deploy-checks.ts): where alarms go and where studies come from. A synth
  * for a concrete account fails, naming the settings; an account-less or region-only synth warns on the stack each
  * decision concerns.
+ *
+ * @covers lib/deploy-checks.ts
  */
 const ACCOUNT_ENV = { account: '123456789012', region: 'eu-west-1' };
 const build = (context: Record<string, unknown>, env?: { account?: string; region?: string }) => {

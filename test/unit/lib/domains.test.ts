@@ -7,6 +7,8 @@ import { CUSTOM_DOMAINS, logicalId, NO_BUNDLING, newApp, OPERATOR_DECISIONS, syn
 /**
  * Custom domains (lib/domains.ts): each API and the dashboard may have its own name, each with an ACM certificate;
  * the names become the public base URLs, the dashboard's callback and CORS origin.
+ *
+ * @covers lib/domains.ts
  */
 const ENV = { account: '123456789012', region: 'us-east-1' };
 

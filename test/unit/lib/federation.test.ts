@@ -8,6 +8,8 @@ import { logicalId, synth } from './app-fixture.js';
 /**
  * The organisation's identity provider federated into Cognito (lib/federation.ts, the `identityProvider` setting),
  * and drc's sign-in client, which it serves as it serves the dashboard's.
+ *
+ * @covers lib/federation.ts
  */
 const ENV = { account: '123456789012', region: 'eu-west-1' };
 const IDP = {

@@ -9,6 +9,8 @@ import { EXAMPLE_VPC, logicalId, synth } from './app-fixture.js';
  * The task-service network (lib/network.ts, the `vpc` and `taskServiceNetworks` settings): the functions that call
  * task services run in the operator's private subnets, imported without a lookup, with gateway endpoints for DynamoDB
  * and S3; every other function stays out of the VPC. Without the setting, nothing is in a VPC.
+ *
+ * @covers lib/network.ts
  */
 const ENV = { account: '123456789012', region: 'eu-west-1' };
 const VPC = EXAMPLE_VPC;
