@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage, type Duration, type ILocalBundling, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -143,13 +143,18 @@ export class ServiceFunction extends Construct {
           "the mapping's own on-failure destination); a dead-letter queue only ever receives asynchronous events.",
       );
     }
-    if (props.network)
+    if (props.network) {
+      // Lambda makes the function's network interfaces with its role: CDK adds this policy only to roles it makes.
+      this.role.addManagedPolicy(
+        ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
+      );
       acknowledge(
         this.role,
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
-        "Added by CDK for a function in a VPC: Lambda's own rights to make, describe and delete the network " +
-          'interfaces of its subnets, which support no narrower resource.',
+        "Lambda's own rights to make, describe and delete the network interfaces of a function in a VPC, which " +
+          'support no narrower resource; the AWS-managed policy is the one Lambda documents for it.',
       );
+    }
     for (const rule of ['AwsSolutions-L1', 'Serverless-LambdaLatestVersion'])
       acknowledge(
         this.fn,

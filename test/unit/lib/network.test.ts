@@ -32,6 +32,11 @@ describe('the task-service network', () => {
           SecurityGroupIds: [{ 'Fn::GetAtt': [sg, 'GroupId'] }],
         });
         expect(props.Environment.Variables.TASK_SERVICE_NETWORKS, name).toBe('10.20.0.0/16,10.30.0.0/16');
+        // Lambda makes the function's network interfaces with the function's own role.
+        const role = s.coordinator.toJSON().Resources[logicalId(fn.role)].Properties;
+        expect(JSON.stringify(role.ManagedPolicyArns), name).toContain(
+          'policy/service-role/AWSLambdaVPCAccessExecutionRole',
+        );
       } else {
         expect(props.VpcConfig, name).toBeUndefined();
         expect(props.Environment.Variables.TASK_SERVICE_NETWORKS, name).toBeUndefined();
