@@ -82,9 +82,7 @@ export function fileStore(path: string, now: () => number = Date.now): TaskStore
       return true;
     },
     async list(states) {
-      return [...tasks.values()]
-        .filter((t) => states.includes(t.state))
-        .map((t) => ({ ...t }));
+      return [...tasks.values()].filter((t) => states.includes(t.state)).map((t) => ({ ...t }));
     },
   };
 }

@@ -515,7 +515,12 @@ describe('drc files, signed URLs and developer tokens', () => {
   });
 
   it('dev-tokens create | ls | rm', async () => {
-    const created = await json(['dev-tokens', 'create', 'cli-laptop']);
+    // Without a study choice and without a terminal to ask on: a usage error that says what to give.
+    const unchosen = await drc(['dev-tokens', 'create', 'cli-unchosen']);
+    expect(unchosen.code).toBe(2);
+    expect(unchosen.stderr).toMatch(/--study <id…> or --all-studies/);
+    const before = Date.now();
+    const created = await json(['dev-tokens', 'create', 'cli-laptop', '--all-studies']);
     expect(created.name).toBe('cli-laptop');
     expect(created.token.length).toBeGreaterThan(20);
     const listed = await json(['dev-tokens', 'ls']);
@@ -523,7 +528,13 @@ describe('drc files, signed URLs and developer tokens', () => {
     expect(mine.token).not.toBe(created.token);
     expect(await json(['dev-tokens', 'rm', 'cli-laptop'])).toEqual({ deleted: 'cli-laptop' });
     expect((await json(['dev-tokens', 'ls'])).results.map((t: any) => t.name)).not.toContain('cli-laptop');
-    expect(created).toMatchObject({ expires_at: null, studies: null });
+    // Every study, as chosen, for 30 days: the CLI's default expiry.
+    expect(created.studies).toBeNull();
+    expect(Date.parse(created.expires_at) - before).toBeGreaterThan(30 * 86_400_000 - 60_000);
+    expect(Date.parse(created.expires_at) - before).toBeLessThan(30 * 86_400_000 + 60_000);
+    const forever = await json(['dev-tokens', 'create', 'cli-forever', '--all-studies', '--no-expiry']);
+    expect(forever).toMatchObject({ expires_at: null, studies: null });
+    await json(['dev-tokens', 'rm', 'cli-forever']);
   });
 
   it('dev-tokens create --expires-in --study narrows the token', async () => {
@@ -541,7 +552,14 @@ describe('drc files, signed URLs and developer tokens', () => {
     expect(created.studies).toEqual(['SD_AAAAAAA1', 'SD_AAAAAAA2']);
     expect(Date.parse(created.expires_at) - before).toBeGreaterThan(3500_000);
     expect(Date.parse(created.expires_at) - before).toBeLessThan(3700_000);
-    const at = await json(['dev-tokens', 'create', 'cli-until', '--expires-at', '2099-01-01T00:00:00Z']);
+    const at = await json([
+      'dev-tokens',
+      'create',
+      'cli-until',
+      '--all-studies',
+      '--expires-at',
+      '2099-01-01T00:00:00Z',
+    ]);
     expect(at.expires_at).toBe('2099-01-01T00:00:00.000000Z');
     await json(['dev-tokens', 'rm', 'cli-narrow']);
     await json(['dev-tokens', 'rm', 'cli-until']);

@@ -44,6 +44,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
           'CoordinatorClientId',
           'CoordinatorClientSecretArn',
           'DashboardClientId',
+          'DrcClientId',
           'Issuer',
           'TaskServiceClientId',
           'TaskServiceScope',
@@ -98,6 +99,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         cognito.taskServiceClient,
         cognito.adminClient,
         cognito.userClient,
+        cognito.drcClient,
         cognito.dashboardClient!,
       ];
       const fn = base.built.files.functions.Files;
@@ -311,9 +313,9 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         expect(JSON.stringify(JwtConfiguration.Issuer)).toContain('https://cognito-idp.');
         // The functions get the same list joined with commas.
         expect(collectImports(JwtConfiguration.Audience)).toEqual(collectImports(env.AUTH_AUDIENCE));
-        // The app clients: admin, task service, scripts, and the dashboard's public client. Not the coordinator's own:
+        // The app clients: admin, task service, scripts, drc's and the dashboard's public ones. Not the coordinator's own:
         // its token is for task services, and the gateway must refuse it when a task service replays it.
-        expect(JwtConfiguration.Audience).toHaveLength(4);
+        expect(JwtConfiguration.Audience).toHaveLength(5);
       }
     });
 
