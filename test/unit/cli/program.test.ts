@@ -46,6 +46,7 @@ describe('drc, assembled from its command groups', () => {
         'dev-tokens create',
         'dev-tokens ls',
         'dev-tokens rm',
+        'import',
         'task-service check',
       ].sort(),
     );
