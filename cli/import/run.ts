@@ -22,6 +22,43 @@ export interface ImportOptions extends Omit<SourceOptions, 'base'> {
   from: string;
   dryRun: boolean;
   activeAs?: 'failed' | 'canceled';
+  /** Batches sent at once (IN_FLIGHT). */
+  inFlight?: number;
+}
+
+/**
+ * Requests in flight at once. The records of one resource are independent, so a few batches overlap their reads,
+ * lookups and round trips; each batch's writes are its own transactions (their counters retried on conflict).
+ */
+const IN_FLIGHT = 4;
+
+/** At most `limit` tasks at once; the first failure is thrown by the next add() or drain(), after the rest end. */
+class InFlight {
+  private readonly running = new Set<Promise<void>>();
+  private failure: unknown;
+  constructor(private readonly limit: number) {}
+  async add(task: () => Promise<void>): Promise<void> {
+    this.check();
+    const p: Promise<void> = task()
+      .catch((err) => {
+        this.failure ??= err;
+      })
+      .finally(() => this.running.delete(p));
+    this.running.add(p);
+    if (this.running.size >= this.limit) await Promise.race(this.running);
+    this.check();
+  }
+  async drain(): Promise<void> {
+    await Promise.all(this.running);
+    this.check();
+  }
+  /** Waits for what is running, whatever it ends with (a run that stops still counts what was answered). */
+  async settle(): Promise<void> {
+    await Promise.all(this.running);
+  }
+  private check(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
 }
 
 /** Records per request: the routes' cap (100), and a body well under the APIs' 256 KiB. */
@@ -39,7 +76,7 @@ const COLLECTIONS: { collection: string; key: ResourceKey }[] = [
 ];
 
 export interface Progress {
-  /** A page of `collection` was sent: how far the list is, and the tallies so far. */
+  /** A page of `collection` was read and sent: how far the list is, and the tallies answered so far. */
   page(key: ResourceKey, done: number, count: number, report: ImportReport): void;
   end(key: ResourceKey, report: ImportReport): void;
 }
@@ -118,8 +155,28 @@ export async function runImport(
   report: ImportReport = newReport(o.from, o.dryRun, o.activeAs),
 ): Promise<ImportReport> {
   const source: SourceOptions = { ...o, base: o.from.replace(/\/+$/, '') };
+  const flight = new InFlight(o.inFlight ?? IN_FLIGHT);
+  try {
+    await importAll(api, o, source, progress, report, flight);
+  } catch (err) {
+    await flight.settle();
+    throw err;
+  }
+  report.outcome = 'completed';
+  return report;
+}
+
+async function importAll(
+  api: CoordinatorClient,
+  o: ImportOptions,
+  source: SourceOptions,
+  progress: Progress,
+  report: ImportReport,
+  flight: InFlight,
+): Promise<void> {
   const refusedIds = new Set<string>();
   for (const { collection, key } of COLLECTIONS) {
+    let listed = 0;
     for await (const page of pagesOf(source, collection)) {
       for (const batch of batches(page.results)) {
         let toSend = batch;
@@ -138,19 +195,23 @@ export async function runImport(
           }
         }
         if (!toSend.length) continue;
-        const answer = await send(api, key, toSend, o);
-        for (const r of answer.results) {
-          record(report, r);
-          if (r.outcome === 'refused' && r.id && (r.resource === 'release' || r.resource === 'task'))
-            refusedIds.add(r.id);
-        }
+        await flight.add(async () => {
+          const answer = await send(api, key, toSend, o);
+          for (const r of answer.results) {
+            record(report, r);
+            if (r.outcome === 'refused' && r.id && (r.resource === 'release' || r.resource === 'task'))
+              refusedIds.add(r.id);
+          }
+        });
       }
-      progress.page(key, page.offset + page.results.length, page.count, report);
+      listed += page.results.length;
+      progress.page(key, listed, page.count, report);
     }
+    // A resource's records are all answered before the next resource's are sent: notes and events follow the
+    // releases they name, and the refusals among those.
+    await flight.drain();
     progress.end(key, report);
   }
-  report.outcome = 'completed';
-  return report;
 }
 
 /** The run's event (POST /import/runs), for a run that wrote something; its id goes into the report. */

@@ -132,6 +132,7 @@ export async function importEvents(
   const outcomes = await deps.imports.writeEvents(
     writable.map((p) => p.write),
     dryRun,
+    true,
   );
   writable.forEach((p, i) => {
     results[p.at] = fromStore('event', outcomes[i], p.flags);

@@ -66,7 +66,11 @@ export interface ImportStore {
   writeReleases(writes: ReleaseWrite[], dryRun: boolean): Promise<ReleaseOutcome[]>;
   /** Notes, each conditioned on its release being here (`taken` with a note when it is not). */
   writeNotes(notes: ReleaseNote[], dryRun: boolean): Promise<StoreOutcome[]>;
-  writeEvents(events: EventWrite[], dryRun: boolean): Promise<StoreOutcome[]>;
+  /**
+   * `unread`: the caller found none of them here a moment ago (here()), so they are not read again; the writes keep
+   * their conditions, so one written meanwhile is still judged from what holds its id.
+   */
+  writeEvents(events: EventWrite[], dryRun: boolean, unread?: boolean): Promise<StoreOutcome[]>;
   /**
    * Which of these releases or events are here: the same record (present) or another one under its id (taken); ids
    * not in the answer are not here. One strongly consistent read per 100, so a repeat run costs reads only.

@@ -100,12 +100,13 @@ export class DynamoImportStore implements ImportStore {
     );
   }
 
-  writeEvents(events: EventWrite[], dryRun: boolean): Promise<StoreOutcome[]> {
+  writeEvents(events: EventWrite[], dryRun: boolean, unread = false): Promise<StoreOutcome[]> {
     return writeUnits(
       this.doc,
       this.tables,
       events.map((e) => eventUnit(this.tables, e.event, e.taskReleaseId)),
       dryRun,
+      unread,
     );
   }
 

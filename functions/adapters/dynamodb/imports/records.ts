@@ -1,11 +1,12 @@
 import type { ReleaseWrite } from '#functions/coordinator/import/ports.js';
-import type {
-  CoordinatorEvent,
-  NewEvent,
-  ReleaseNote,
-  Study,
-  Task,
-  TaskService,
+import {
+  type CoordinatorEvent,
+  isTerminalRelease,
+  type NewEvent,
+  type ReleaseNote,
+  type Study,
+  type Task,
+  type TaskService,
 } from '#functions/coordinator/model.js';
 import { C, K, type LabelledItem, putNew, type Tables } from '../common.js';
 import { eventCounts, eventItem, eventKeyItem, materializeEvent } from '../events.js';
@@ -68,11 +69,17 @@ export function studyUnit(tables: Tables, s: Study): Unit {
 export function releaseUnits(rt: ReleaseTable, w: ReleaseWrite, guardTakenBy?: string): Unit[] {
   const t = rt.table;
   const { release, tasks } = w;
+  // Releases still active in the original are refused or ended by the use case: nothing here drives an import.
+  if (!isTerminalRelease(release.state))
+    throw new Error(`release ${release.id} is ${release.state}: not importable`);
   const item = releaseItem(release);
   assertFits(item, RELEASE_RECORD_BUDGET, 'release');
   const view = releaseViewItem(release.id, tasks);
   assertFits(view, undefined, 'task view');
-  const shards = viewShardItems(release, tasks);
+  // An imported release has ended, so its shards carry its state alone: a late report about one of its tasks is
+  // refused on it as for any ended release, and no group counts are kept that PhaseWatch would take, off the
+  // table's stream, for a phase completing now.
+  const shards = viewShardItems(release, []);
   let guard = release.state === 'published' && !guardTakenBy;
   const main: Unit = {
     id: release.id,

@@ -121,20 +121,21 @@ function pack(queue: readonly Unit[], tables: Tables): Unit[] {
 }
 
 /**
- * Writes the units that are not here; `dryRun` stops after the read. Outcomes come in the units' order. A unit whose
- * parent is taken is taken too; a unit whose parent is present is still written when it is missing (a run cut off
- * between the two finishes it).
+ * Writes the units that are not here; `dryRun` stops after the read, and `unread` skips it (the caller has just read
+ * them). Outcomes come in the units' order. A unit whose parent is taken is taken too; a unit whose parent is
+ * present is still written when it is missing (a run cut off between the two finishes it).
  */
 export async function writeUnits(
   doc: Documents,
   tables: Tables,
   units: readonly Unit[],
   dryRun: boolean,
+  unread = false,
 ): Promise<StoreOutcome[]> {
   const status = new Map<Unit, StoreOutcome['status']>();
   const existing = new Map<string, Record<string, unknown>>();
   const byTable = new Map<string, Map<string, Record<string, string>>>();
-  for (const u of units) {
+  for (const u of unread ? [] : units) {
     const keys = byTable.get(u.table) ?? new Map<string, Record<string, string>>();
     keys.set(keyOf(u.table, u.key), u.key);
     byTable.set(u.table, keys);

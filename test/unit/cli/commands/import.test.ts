@@ -22,7 +22,7 @@ beforeEach(() => {
   vi.stubEnv('DRC_COORDINATOR_URL', COORDINATOR);
   vi.stubEnv('DRC_TOKEN', 'coordinator-token');
   vi.stubEnv('DRC_CONFIG_DIR', mkdtempSync(join(tmpdir(), 'drc-')));
-  vi.stubGlobal('fetch', async (input: RequestInfo | URL, init?: RequestInit) => {
+  vi.stubGlobal('fetch', async (input: string | URL | Request, init?: RequestInit) => {
     const req = new Request(input, init);
     seen.push({ url: req.url, auth: req.headers.get('authorization') });
     // The original lists one event; the coordinator would write it.
