@@ -25,8 +25,8 @@ interface Planned {
   write: ReleaseWrite;
   flags: string[];
   taskFlags: Map<string, string[]>;
-  /** Results of the release's tasks refused before the write. */
-  refusedTasks: ImportResult[];
+  /** Results of the release's tasks left out before the write (refused, or repeated). */
+  leftOut: ImportResult[];
 }
 
 /** A release refused for its state, which an earlier import may have brought here (with --active-as). */
@@ -75,51 +75,64 @@ function plan(raw: unknown, at: number, opts: ReleaseImportOptions): Plan {
   const tasks: Task[] = [];
   const taskEvents = new Map<string, NewEvent[]>();
   const taskFlags = new Map<string, string[]>();
-  const refusedTasks: ImportResult[] = [];
+  const leftOut: ImportResult[] = [];
   const seen = new Set<string>();
   for (const rawTask of o.tasks) {
-    const t = read(originalTask, rawTask);
-    if (!t.ok) {
-      refusedTasks.push(refused('task', idOf(rawTask), t.reason));
+    const p = planTask(rawTask, o.kf_id, mapped.was ? opts.activeAs : undefined, seen);
+    if ('result' in p) {
+      leftOut.push(p.result);
       continue;
     }
-    const task = t.value;
-    if (seen.has(task.kf_id)) {
-      refusedTasks.push(repeated('task', task.kf_id));
-      continue;
-    }
-    seen.add(task.kf_id);
-    const taskCreated = timestamp(task.created_at);
-    const state = taskState(task.state, mapped.was ? opts.activeAs : undefined);
-    const progress = task.progress ?? 0;
-    const why = !taskCreated
-      ? NOT_A_TIMESTAMP
-      : !state.ok
-        ? `${state.reason}: left out of release ${o.kf_id}`
-        : task.release !== o.kf_id
-          ? `names release ${task.release} but is listed under ${o.kf_id}`
-          : progress < 0 || progress > 100
-            ? `malformed: progress ${progress} is outside 0-100`
-            : null;
-    if (why || !taskCreated || !state.ok) {
-      refusedTasks.push(refused('task', task.kf_id, why ?? ''));
-      continue;
-    }
-    tasks.push({
-      id: task.kf_id,
-      releaseId: o.kf_id,
-      taskServiceId: task.task_service,
-      serviceName: task.service_name ?? '',
-      state: state.state,
-      progress,
-      createdAt: taskCreated,
-    });
-    if (state.was === 'rejected') taskEvents.set(task.kf_id, [rejectedEvent(task.kf_id, task.task_service)]);
-    if (state.was) taskFlags.set(task.kf_id, [`${state.was} in the original; imported as ${state.state}`]);
+    tasks.push(p.task);
+    if (p.events) taskEvents.set(p.task.id, p.events);
+    if (p.flags) taskFlags.set(p.task.id, p.flags);
   }
-  const left = refusedTasks.filter((t) => t.outcome === 'refused').length;
+  const left = leftOut.filter((t) => t.outcome === 'refused').length;
   if (left) flags.push(`imported without ${left} refused task(s)`);
-  return { planned: { at, write: { release, tasks, taskEvents }, flags, taskFlags, refusedTasks } };
+  return { planned: { at, write: { release, tasks, taskEvents }, flags, taskFlags, leftOut } };
+}
+
+type TaskPlan = { task: Task; events?: NewEvent[]; flags?: string[] } | { result: ImportResult };
+
+/** One task of a release: mapped, or the result that says why it is left out (`seen`: the ids met before). */
+function planTask(
+  raw: unknown,
+  releaseId: string,
+  forcedTo: ActiveAs | undefined,
+  seen: Set<string>,
+): TaskPlan {
+  const t = read(originalTask, raw);
+  if (!t.ok) return { result: refused('task', idOf(raw), t.reason) };
+  const o = t.value;
+  if (seen.has(o.kf_id)) return { result: repeated('task', o.kf_id) };
+  seen.add(o.kf_id);
+  const createdAt = timestamp(o.created_at);
+  const state = taskState(o.state, forcedTo);
+  const progress = o.progress ?? 0;
+  const why = !createdAt
+    ? NOT_A_TIMESTAMP
+    : !state.ok
+      ? `${state.reason}: left out of release ${releaseId}`
+      : o.release !== releaseId
+        ? `names release ${o.release} but is listed under ${releaseId}`
+        : progress < 0 || progress > 100
+          ? `malformed: progress ${progress} is outside 0-100`
+          : null;
+  if (why || !createdAt || !state.ok) return { result: refused('task', o.kf_id, why ?? '') };
+  const task: Task = {
+    id: o.kf_id,
+    releaseId,
+    taskServiceId: o.task_service,
+    serviceName: o.service_name ?? '',
+    state: state.state,
+    progress,
+    createdAt,
+  };
+  return {
+    task,
+    ...(state.was === 'rejected' ? { events: [rejectedEvent(o.kf_id, o.task_service)] } : {}),
+    ...(state.was ? { flags: [`${state.was} in the original; imported as ${state.state}`] } : {}),
+  };
 }
 
 /**
@@ -201,7 +214,7 @@ export async function importReleases(
     slots[p.at] = [
       fromStore('release', o.release, p.flags),
       ...tasks.map((t, j) => fromStore('task', o.tasks[j], p.taskFlags.get(t.id))),
-      ...p.refusedTasks,
+      ...p.leftOut,
     ];
     if (o.release.status !== 'taken' && release.state === 'published')
       if (!highest || compareVersions(release.version, highest.version) > 0)
