@@ -16,6 +16,7 @@
 
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT } from '#local/config.js';
 import { type StandInShape, startStandIn } from '#test/helpers/original-coordinator/index.js';
@@ -40,6 +41,8 @@ interface Run {
   seconds: number;
   peakMiB: number;
   report: any;
+  /** The machine's 1-minute load average at the run's end (other processes slow an emulator that runs on 2 cores). */
+  load: number;
 }
 
 async function adminToken(stack: StackEndpoints): Promise<string> {
@@ -84,7 +87,12 @@ function drcImport(stack: StackEndpoints, token: string, args: string[]): Promis
     child.once('close', (code) => {
       clearInterval(sampler);
       if (code !== 0) return fail(new Error(`drc import exited ${code}: ${stderr}`));
-      ok({ seconds: (performance.now() - started) / 1000, peakMiB: peak, report: JSON.parse(stdout) });
+      ok({
+        seconds: (performance.now() - started) / 1000,
+        peakMiB: peak,
+        report: JSON.parse(stdout),
+        load: loadavg()[0],
+      });
     }),
   );
 }
@@ -99,14 +107,14 @@ async function checkCounts(stack: StackEndpoints, token: string, r: Run): Promis
   };
   const t = r.report.resources;
   const expected: [string, number][] = [
-    ['/task-services', t.task_service.written],
-    ['/releases', t.release.written],
-    ['/tasks', t.task.written],
-    ['/release-notes', t.release_note.written],
+    ['/task-services', t.task_services.written],
+    ['/releases', t.releases.written],
+    ['/tasks', t.tasks.written],
+    ['/release-notes', t.release_notes.written],
     // The run's own event is one more, and each rejected task has one naming its original state.
     [
       '/events',
-      t.event.written + 1 + r.report.flagged.filter((f: any) => /^rejected/.test(f.flags[0])).length,
+      t.events.written + 1 + r.report.flagged.filter((f: any) => /^rejected/.test(f.flags[0])).length,
     ],
   ];
   for (const [path, n] of expected) {
@@ -145,8 +153,8 @@ async function measure(events: number): Promise<{ first: Run; again: Run }> {
 const row = (label: string, r: Run) => {
   const t = r.report.resources;
   return (
-    `| ${label} | ${fmt(t.event.read)} | ${fmt(written(r))} | ${fmt(r.seconds, 1)} | ` +
-    `${fmt(written(r) / r.seconds)} | ${fmt(t.event.written ? (r.seconds * 10_000) / t.event.read : 0, 0)} | ${fmt(r.peakMiB)} |`
+    `| ${label} | ${fmt(t.events.read)} | ${fmt(written(r))} | ${fmt(r.seconds, 1)} | ` +
+    `${fmt(written(r) / r.seconds)} | ${fmt((r.seconds * 10_000) / t.events.read, 0)} | ${fmt(r.peakMiB)} |`
   );
 };
 
@@ -171,12 +179,15 @@ async function main() {
       "every record written over the run's wall time; peak memory is the drc process's VmHWM. Each first run is " +
       "checked: every list's `count` equals what the import wrote.",
     '',
-    '| run | events read | records written | wall time (s) | records/s | s per 10,000 events | drc peak memory (MiB) |',
+    '| run | events read | records written | wall time (s) | records/s | s per 10,000 events read | drc peak memory (MiB) |',
     '|---|---|---|---|---|---|---|',
     row('20 × 50', small.first),
     row('20 × 50, again', small.again),
     row(`20 × 50, ${fmt(LARGE_EVENTS)} events`, large.first),
     row(`20 × 50, ${fmt(LARGE_EVENTS)} events, again`, large.again),
+    '',
+    'The 1-minute load average at the end of each run (other jobs slow DynamoDB Local on 2 cores): ' +
+      `${[small.first, small.again, large.first, large.again].map((r) => fmt(r.load, 1)).join(', ')}.`,
   ].join('\n');
   if (WRITE_DOCS) writeSection(resolve(ROOT, 'docs/benchmarks.md'), 'import', md);
   say(md);

@@ -3,7 +3,15 @@ import cliProgress from 'cli-progress';
 import { type Command, Option } from 'commander';
 import { CliError, UsageError } from '../config.js';
 import { type ImportOptions, type Progress, recordRun, runImport } from '../import/run.js';
-import { type ImportReport, LABELS, newReport, reportJson, reportText } from '../import/tally.js';
+import {
+  type ImportReport,
+  JSON_KEYS,
+  LABELS,
+  newReport,
+  reportJson,
+  reportText,
+  tallyJson,
+} from '../import/tally.js';
 import { makeOutput, type Output } from '../output.js';
 import type { CommandContext } from '../session.js';
 import { positiveInt } from './options.js';
@@ -118,7 +126,11 @@ function progressOn(o: Output): Progress & { stop(): void } {
         bar.setTotal(Math.max(count, done, 1));
         bar.update(done, { label: LABELS[key], counts: counts(r, key) });
       } else if (o.json)
-        o.err(JSON.stringify({ progress: { resource: key, listed: done, count, ...r.totals[key] } }));
+        o.err(
+          JSON.stringify({
+            progress: { resource: JSON_KEYS[key], listed: done, count, ...tallyJson(r.totals[key]) },
+          }),
+        );
       else o.err(`${LABELS[key]}: ${done} of ${count} read; ${counts(r, key)}`);
     },
     end(key, r) {

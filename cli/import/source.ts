@@ -31,7 +31,8 @@ const DEFAULT_RETRIES = [500, 2000];
 /** The page a `next` link points at, asked of the base URL (its path and query only). */
 export function nextUrl(base: string, collection: string, next: string): string {
   const target = new URL(`${base}/${collection}`);
-  for (const [k, v] of new URL(next).searchParams) target.searchParams.set(k, v);
+  // A relative link (which the original never sends, but a proxy in front of it might) is read against the base.
+  for (const [k, v] of new URL(next, `${base}/`).searchParams) target.searchParams.set(k, v);
   return target.toString();
 }
 

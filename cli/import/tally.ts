@@ -25,6 +25,16 @@ export const LABELS: Record<ResourceKey, string> = {
   event: 'events',
 };
 
+/** The resources' names in the JSON report and its progress lines: the lists' names, as the table says them. */
+export const JSON_KEYS: Record<ResourceKey, string> = {
+  task_service: 'task_services',
+  study: 'studies',
+  release: 'releases',
+  task: 'tasks',
+  release_note: 'release_notes',
+  event: 'events',
+};
+
 export interface Tally {
   read: number;
   written: number;
@@ -77,6 +87,15 @@ export function record(report: ImportReport, r: ImportResult): void {
   }
 }
 
+/** A tally as `--json` prints it: `skipped` is the records found present (imported before). */
+export const tallyJson = (t: Tally) => ({
+  read: t.read,
+  written: t.written,
+  skipped: t.present,
+  refused: t.refused,
+  flagged: t.flagged,
+});
+
 /** The report as `--json` prints it. */
 export function reportJson(r: ImportReport) {
   return {
@@ -85,9 +104,9 @@ export function reportJson(r: ImportReport) {
     ...(r.activeAs ? { active_as: r.activeAs } : {}),
     outcome: r.outcome,
     ...(r.error ? { error: r.error } : {}),
-    resources: r.totals,
-    refused: r.refused,
-    flagged: r.flagged,
+    resources: Object.fromEntries(RESOURCE_KEYS.map((k) => [JSON_KEYS[k], tallyJson(r.totals[k])])),
+    refused: r.refused.map((x) => ({ ...x, resource: JSON_KEYS[x.resource] })),
+    flagged: r.flagged.map((x) => ({ ...x, resource: JSON_KEYS[x.resource] })),
     audit_event: r.auditEvent ?? null,
   };
 }

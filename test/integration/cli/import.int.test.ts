@@ -69,18 +69,18 @@ describe('drc import', () => {
     expect(dry.json.dry_run).toBe(true);
     expect(dry.json.audit_event).toBeNull();
     const terminal = releases().length - activeIds().size;
-    expect(dry.json.resources.release).toMatchObject({
+    expect(dry.json.resources.releases).toMatchObject({
       read: releases().length,
       written: terminal,
       refused: activeIds().size,
     });
-    expect(dry.json.resources.event.read).toBe(SHAPE.events);
+    expect(dry.json.resources.events.read).toBe(SHAPE.events);
     // Progress per resource on stderr, one JSON line per page with --json.
     const progress = dry.stderr
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l).progress);
-    expect(progress.filter((p) => p.resource === 'event').at(-1)).toMatchObject({
+    expect(progress.filter((p) => p.resource === 'events').at(-1)).toMatchObject({
       listed: 2100,
       count: 2100,
     });
@@ -94,9 +94,9 @@ describe('drc import', () => {
     const report = r.json;
     expect(report.outcome).toBe('completed');
     for (const [key, t] of Object.entries<any>(report.resources))
-      expect(t.written + t.present + t.refused, key).toBe(t.read);
+      expect(t.written + t.skipped + t.refused, key).toBe(t.read);
     const active = activeIds();
-    const refusedReleases = report.refused.filter((x: any) => x.resource === 'release');
+    const refusedReleases = report.refused.filter((x: any) => x.resource === 'releases');
     expect(new Set(refusedReleases.map((x: any) => x.id))).toEqual(active);
     for (const x of refusedReleases) expect(x.reason).toMatch(/still active in the original .*--active-as/);
 
@@ -137,7 +137,7 @@ describe('drc import', () => {
     );
     expect(
       report.flagged.some(
-        (f: any) => f.resource === 'task' && /is not here; the task is imported/.test(f.flags.join()),
+        (f: any) => f.resource === 'tasks' && /is not here; the task is imported/.test(f.flags.join()),
       ),
     ).toBe(true);
     const rejected = releases()
@@ -195,7 +195,7 @@ describe('drc import', () => {
       expect(idOf(mine.release)).toBe(idOf(e.release));
       expect(idOf(mine.task)).toBe(idOf(e.task));
     }
-    expect(report.resources.event.written).toBe(expectedWritten);
+    expect(report.resources.events.written).toBe(expectedWritten);
     expect(events.some((e) => e.kf_id.startsWith('TA_'))).toBe(true);
     // The run itself: one event naming nothing.
     const audit = events.filter((e) => /^import from /.test(e.message));
@@ -221,7 +221,7 @@ describe('drc import', () => {
   it('with --active-as canceled, the active releases come across canceled with their unfinished tasks', async () => {
     const r = await drcIn(api, [...from(), '--active-as', 'canceled']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json.resources.release).toMatchObject({ written: activeIds().size, refused: 0 });
+    expect(r.json.resources.releases).toMatchObject({ written: activeIds().size, refused: 0 });
     for (const o of releases().filter((x) => activeIds().has(x.kf_id))) {
       const got = (await api.call('GET', `/releases/${o.kf_id}`)).body;
       expect(got.state).toBe('canceled');
@@ -252,13 +252,13 @@ describe('drc import', () => {
     expect(cut.json.outcome).toBe('stopped');
     expect(cut.stderr).toMatch(/cannot reach/);
     // Three pages of the newest events were read (the releases imported before with --active-as are here).
-    expect(cut.json.resources.event.read).toBe(300);
-    const early = cut.json.resources.event.written;
+    expect(cut.json.resources.events.read).toBe(300);
+    const early = cut.json.resources.events.written;
     expect(early).toBe(added.slice(-300).filter((e) => comesAcross(e, new Set())).length);
     const resumed = await drcIn(api, from());
     expect(resumed.code, resumed.stderr).toBe(0);
-    expect(resumed.json.resources.release.refused).toBe(0);
-    expect(early + resumed.json.resources.event.written).toBe(coming);
+    expect(resumed.json.resources.releases.refused).toBe(0);
+    expect(early + resumed.json.resources.events.written).toBe(coming);
     // Both runs wrote something: each is recorded, the cut one as stopped.
     const after = await pageAll(api, '/events');
     expect(after.items.length).toBe(before + coming + 2);

@@ -10,8 +10,9 @@ describe('the import report', () => {
     expect(r.totals.release).toEqual({ read: 2, written: 1, present: 0, refused: 1, flagged: 1 });
     expect(r.totals.event).toEqual({ read: 1, written: 0, present: 1, refused: 0, flagged: 0 });
     expect(reportJson(r)).toMatchObject({
-      refused: [{ resource: 'release', id: 'RE_2', reason: 'still active' }],
-      flagged: [{ resource: 'release', id: 'RE_1', flags: ['f'] }],
+      resources: { releases: { read: 2, written: 1, skipped: 0, refused: 1, flagged: 1 } },
+      refused: [{ resource: 'releases', id: 'RE_2', reason: 'still active' }],
+      flagged: [{ resource: 'releases', id: 'RE_1', flags: ['f'] }],
       audit_event: null,
     });
     const text = reportText(r);
