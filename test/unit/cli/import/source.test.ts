@@ -27,6 +27,9 @@ describe("reading the original's lists", () => {
     expect(
       nextUrl('https://coord.example.org/api', 'events', 'http://10.0.3.4:8080/events?limit=100&offset=200'),
     ).toBe('https://coord.example.org/api/events?limit=100&offset=200');
+    expect(nextUrl('https://coord.example.org/api', 'events', '/events?limit=100&offset=300')).toBe(
+      'https://coord.example.org/api/events?limit=100&offset=300',
+    );
   });
 
   it('reads every page with the bearer token, newest first as listed, until there is no next', async () => {
