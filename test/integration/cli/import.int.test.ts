@@ -321,5 +321,11 @@ describe('drc import', () => {
     expect(timeline.length).toBe(releases().filter((r) => r.studies.includes(study)).length + 1);
     const events = (await pageAll(api, '/events')).items.map((e) => e.created_at);
     expect(events).toEqual([...events].sort().reverse());
+    // Only the import takes a client's ids and timestamps.
+    const chosen = { kf_id: 'RE_00000001', created_at: '2019-01-01T00:00:00.000000Z' };
+    expect(
+      (await api.call('POST', '/releases', { body: { name: 'x', studies: [study], ...chosen } })).status,
+    ).toBe(400);
+    expect((await api.call('POST', '/events', { body: { message: 'x', ...chosen } })).status).toBe(400);
   });
 });
