@@ -1,4 +1,5 @@
 import { eventRoutes } from '#functions/coordinator/contracts/events.js';
+import { importRoutes } from '#functions/coordinator/contracts/import.js';
 import { releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
 import { releaseRoutes } from '#functions/coordinator/contracts/releases.js';
 import { studyRoutes } from '#functions/coordinator/contracts/studies.js';
@@ -102,6 +103,10 @@ export const COORDINATOR_API: ApiFunction[] = [
     studies: 'r',
   }),
   entry('Studies', 'functions/coordinator/handlers/studies.ts', studyRoutes, { studies: 'r' }),
+  entry('Import', 'functions/coordinator/handlers/import.ts', importRoutes, {
+    coordinator: 'rw',
+    studies: 'rw',
+  }),
 ];
 
 /** The study file service, a separate HttpApi. Routes are described in docs/files.md and openapi/files.json. */
