@@ -11,6 +11,9 @@ const CDK_APP_TESTS = [
   'test/unit/lib/*.test.ts',
   'test/unit/bin/app.test.ts',
   'test/unit/docs/deploy.test.ts',
+  // The task-service kit's construct, and its example app.
+  'test/unit/packages/task-service/src/cdk.test.ts',
+  'test/unit/examples/task-service-cdk/*.test.ts',
 ];
 
 const env = {

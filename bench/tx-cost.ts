@@ -209,7 +209,7 @@ async function main() {
       `${fmt(callbacks.reportMs / (2000 + callbacks.minimalMs), 2)} × (work + floor). Each callback is its own HTTP request (a Lambda invocation on AWS), so its state`,
       'change, its event and its counts are its own transaction, and DynamoDB Local charges that transaction per item (the',
       `fit above): ${fmt(callbacks.itemsPerTransaction, 1)} items against the floor's 2, each count riding on an item the callback writes anyway`,
-      '([decision 0018](decisions/0018-counts-ride-on-the-items-a-change-writes.md)); bench:release measures the whole run.',
+      '([decision 0025](decisions/0025-counts-ride-on-the-items-a-change-writes.md)); bench:release measures the whole run.',
     ].join('\n');
     say('');
     say(section);

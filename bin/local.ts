@@ -152,6 +152,11 @@ async function main(): Promise<void> {
     scope: 'openid',
     logoutUrl: null,
     pollMs: 1000,
+    taskServices: {
+      clientRequired: ['true', '1'].includes(process.env.TASK_SERVICE_CLIENT_REQUIRED ?? ''),
+      // Offered where the stack can make clients (the identity provider has an admin client: local/startup/identity.ts).
+      createClient: Boolean(process.env.TASK_SERVICE_CLIENTS_IDP_URL),
+    },
   });
 
   stack.schedule(startWorkerSchedules(config, ['reconcile']));

@@ -7,6 +7,7 @@ import { Construct } from 'constructs';
 import { type ApiFunction, COORDINATOR_API } from './api-manifest.js';
 import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
 import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
+import { customDomain, publicBaseUrl } from './domains.js';
 import { EventsSink } from './events-sink.js';
 import { FailureQueue } from './failure-queue.js';
 import {
@@ -16,6 +17,7 @@ import {
   serviceClientEnvironment,
 } from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
+import { TaskServiceNetwork } from './network.js';
 import {
   COORDINATOR_INVOKED_WORKERS,
   WORKER_FUNCTIONS,
@@ -58,6 +60,8 @@ export class CoordinatorStack extends Stack {
   readonly streamFailures: FailureQueue;
   /** The stream workers' event source mappings, by worker name. */
   readonly streamTriggers: StreamTriggers;
+  /** The operator's VPC, with the `vpc` setting: where the functions that call task services run. */
+  readonly network?: TaskServiceNetwork;
 
   constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
     super(scope, id, props);
@@ -87,8 +91,14 @@ export class CoordinatorStack extends Stack {
       }),
       ...coordinatorTokenEnvironment(this.auth),
       RELEASE_STATE_MACHINE_ARN: stateMachineArn,
-      ...(settings.coordinatorBaseUrl ? { PUBLIC_BASE_URL: settings.coordinatorBaseUrl } : {}),
+      ...publicBaseUrl(settings, 'coordinator'),
     };
+
+    this.network =
+      settings.vpc && new TaskServiceNetwork(this, 'TaskServiceNetwork', { setting: settings.vpc });
+    const networkEnv: Record<string, string> = settings.taskServiceNetworks.length
+      ? { TASK_SERVICE_NETWORKS: settings.taskServiceNetworks.join(',') }
+      : {};
 
     const scheduleMinutes: Record<ScheduleKind, number> = {
       healthCheck: settings.healthIntervalMinutes,
@@ -109,6 +119,7 @@ export class CoordinatorStack extends Stack {
       const invoked = COORDINATOR_INVOKED_WORKERS.filter(
         (w) => caps.invokes?.includes(w.name) && (w.name !== 'ServiceClientGate' || this.auth.serviceClients),
       );
+      const inNetwork = caps.taskServiceNetwork;
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
         description: `Coordinator ${kind === 'http' ? 'API' : 'worker'}: ${entry.name} (${entry.entry})`,
@@ -119,7 +130,9 @@ export class CoordinatorStack extends Stack {
           ...Object.fromEntries(invoked.map((w) => [w.nameEnv, this.functions[w.name].fn.functionName])),
           ...baseEnv,
           ...(writesEvents ? this.events.env : {}),
+          ...(inNetwork ? networkEnv : {}),
         },
+        network: inNetwork ? this.network?.functionNetwork : undefined,
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,
@@ -196,9 +209,15 @@ export class CoordinatorStack extends Stack {
       corsOrigins: props.corsOrigins,
       auth: this.auth,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
+      domain: customDomain(settings, 'coordinator'),
     });
 
     new CfnOutput(this, 'CoordinatorApiUrl', { value: this.api.url });
+    if (this.api.domainName)
+      new CfnOutput(this, 'CoordinatorDomainTarget', {
+        value: this.api.domainName.regionalDomainName,
+        description: `Point ${settings.coordinatorDomainName} here (a CNAME, or an alias record)`,
+      });
     new CfnOutput(this, 'ReleaseStateMachineArn', { value: this.stateMachine.stateMachine.stateMachineArn });
     if (this.events.topic) new CfnOutput(this, 'EventsTopicArn', { value: this.events.topic.topicArn });
     if (this.events.bus) new CfnOutput(this, 'EventsBusName', { value: this.events.bus.eventBusName });

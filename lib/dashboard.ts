@@ -13,6 +13,7 @@ import {
   Stage,
   Token,
 } from 'aws-cdk-lib';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
   CachePolicy,
   Function as CfFunction,
@@ -26,6 +27,7 @@ import {
   type IDistribution,
   PriceClass,
   ResponseHeadersPolicy,
+  SecurityPolicyProtocol,
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -169,8 +171,17 @@ export class DashboardStack extends Stack {
       },
     });
 
+    const { dashboardDomainName: domainName, dashboardCertificateArn: certificateArn } = props.settings;
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `${props.settings.prefix} dashboard`,
+      // A custom domain with its certificate (us-east-1, CloudFront's region) lets TLS be pinned to 1.2 and above.
+      ...(domainName && certificateArn
+        ? {
+            domainNames: [domainName],
+            certificate: Certificate.fromCertificateArn(this, 'Certificate', certificateArn),
+            minimumProtocolVersion: SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
       defaultRootObject: 'index.html',
       defaultBehavior: {
         origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
@@ -207,14 +218,15 @@ export class DashboardStack extends Stack {
       'The distribution serves static files only; the APIs it calls verify a token on every request. A WAF web ACL ' +
         'costs more than the dashboard itself; attach one in front of it if policy requires.',
     );
-    acknowledge(
-      this.distribution,
-      'AwsSolutions-CFR4',
-      'The default *.cloudfront.net certificate cannot pin a minimum TLS version; a custom domain with an ACM ' +
-        'certificate (TLSv1.2_2021) is the way to raise it.',
-    );
+    if (!domainName)
+      acknowledge(
+        this.distribution,
+        'AwsSolutions-CFR4',
+        'The default *.cloudfront.net certificate cannot pin a minimum TLS version; a custom domain with an ACM ' +
+          'certificate (dashboardDomainName, TLSv1.2_2021) is the way to raise it.',
+      );
 
-    this.url = `https://${this.distribution.distributionDomainName}`;
+    this.url = domainName ? `https://${domainName}` : `https://${this.distribution.distributionDomainName}`;
     const prefix = props.settings.prefix;
     this.exports = {
       bucketName: `${prefix}-DashboardBucketName`,

@@ -41,7 +41,8 @@ export function commonEnvironment({
     ACTION_CONCURRENCY: String(settings.actionConcurrency),
     MAX_PHASE_SECONDS: String(settings.maxPhaseSeconds),
     HEALTH_FAILURES: String(settings.healthFailures),
-    STUDIES_SOURCE: settings.studiesSource,
+    // Unset only in a synth that cannot be deployed (lib/deploy-checks.ts); the study sync then fails, naming it.
+    ...(settings.studiesSource ? { STUDIES_SOURCE: settings.studiesSource } : {}),
     METRICS_NAMESPACE: settings.metricsNamespace,
     ...settings.functionEnv,
   };

@@ -81,5 +81,8 @@ export function fileStore(path: string, now: () => number = Date.now): TaskStore
       save();
       return true;
     },
+    async list(states) {
+      return [...tasks.values()].filter((t) => states.includes(t.state)).map((t) => ({ ...t }));
+    },
   };
 }

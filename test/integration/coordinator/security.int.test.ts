@@ -118,6 +118,50 @@ describe('task services bound to an OAuth client', () => {
     expect(ok.status).toBe(200);
   });
 
+  /** A task service's own app client as Cognito issues it: an access token with no aud, the scope and its id. */
+  const ownClient = (clientId: string) =>
+    api.idp.mint({
+      sub: clientId,
+      roles: [],
+      extra: { aud: undefined, token_use: 'access', scope: 'coordinator/service', client_id: clientId },
+    });
+
+  it("lets a service read its own tasks, with its own client's token or a service token bound to it", async () => {
+    const taskId = tasks.get(boundA) as string;
+    const bound = api.idp.mint({ sub: 'x', roles: ['service'], extra: { client_id: 'client-a' } });
+    for (const token of [ownClient('client-a'), bound]) {
+      const one = await api.call('GET', `/tasks/${taskId}`, { token });
+      expect(one.status).toBe(200);
+      expect(one.body.item_id).toBe(taskId);
+      const mine = await api.call('GET', `/tasks?task_service=${boundA}&limit=100`, { token });
+      expect(mine.status).toBe(200);
+      expect(mine.body.results.map((t: { item_id: string }) => t.item_id)).toContain(taskId);
+      for (const t of mine.body.results) expect(String(t.task_service)).toMatch(new RegExp(`/${boundA}$`));
+    }
+  });
+
+  it("refuses a service's token another service's task, and its own client a list that names no service", async () => {
+    const bTask = (await releaseTasks()).get(unbound) as string;
+    const boundB = await serviceWithTask('client-b');
+    const bBound = (await releaseTasks()).get(boundB) as string;
+    const own = ownClient('client-a');
+    // Its own client reads only the service bound to it: not an unbound one, not another's, not a list of all.
+    for (const path of [`/tasks/${bTask}`, `/tasks/${bBound}`, `/tasks?task_service=${boundB}`, '/tasks']) {
+      const res = await api.call('GET', path, { token: own });
+      expect(res.status, path).toBe(403);
+      expect(res.body.error.code).toBe('forbidden');
+    }
+    // A service token bound to client-a reads no task of a service bound to another client.
+    const bound = api.idp.mint({ sub: 'x', roles: ['service'], extra: { client_id: 'client-a' } });
+    expect((await api.call('GET', `/tasks/${bBound}`, { token: bound })).status).toBe(403);
+    expect((await api.call('GET', `/tasks?task_service=${boundB}`, { token: bound })).status).toBe(403);
+    // A client that no service is bound to reads nothing with such a token; an admin reads everything.
+    expect(
+      (await api.call('GET', `/tasks/${tasks.get(boundA)}`, { token: ownClient('client-z') })).status,
+    ).toBe(403);
+    expect((await api.call('GET', `/tasks/${bBound}`)).status).toBe(200);
+  });
+
   it('refuses the token the coordinator sends to task services when it is replayed against the coordinator', async () => {
     fake.requests.length = 0;
     await serviceWithTask('client-replay');

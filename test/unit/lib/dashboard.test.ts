@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type ReleaseCoordinatorApp } from '#lib/app.js';
 import { API_CORS } from '#lib/cors.js';
 import { DASHBOARD_HEADER_CSP, dashboardCsp, withCspMeta } from '#lib/dashboard.js';
+import { OPERATOR_DECISIONS } from './app-fixture.js';
 
 /**
  * CDK assertions on the operator dashboard: hosting (private bucket, CloudFront with origin access control), the
@@ -27,7 +28,11 @@ function synth(context: Record<string, unknown> = {}, bundle = false, env?: Stac
   const outdir = mkdtempSync(join(outRoot, 'out-'));
   const app = new App({
     outdir,
-    context: { 'aws:cdk:bundling-stacks': bundle ? ['ReleaseCoordinator-DashboardSite'] : [], ...context },
+    context: {
+      'aws:cdk:bundling-stacks': bundle ? ['ReleaseCoordinator-DashboardSite'] : [],
+      ...OPERATOR_DECISIONS,
+      ...context,
+    },
   });
   const built = buildApp(app, { env });
   const assembly = app.synth();
