@@ -124,7 +124,7 @@ describe('the import writes', () => {
       releaseId: release.id,
       taskServiceId: 'TS_00000001',
       serviceName: 's',
-      state: 'rejected',
+      state: 'failed',
       progress: 0,
       createdAt: release.createdAt,
     };
@@ -135,7 +135,7 @@ describe('the import writes', () => {
       taskId: task.id,
       taskServiceId: task.taskServiceId,
       studyId: null,
-      source: 'import',
+      source: 'coordinator' as const,
     });
     await new DynamoImportStore(doc, tables).writeReleases(
       [{ release, tasks: [task], taskEvents: new Map([[task.id, [said('one'), said('two')]]]) }],
