@@ -15,9 +15,9 @@ import { assertFits, RELEASE_RECORD_BUDGET } from '../item-size.js';
 import {
   groupSizes,
   noteItem,
-  SHARD,
   releaseItem,
   releaseViewItem,
+  SHARD,
   studyMemberItem,
   taskItem,
   viewShardItems,

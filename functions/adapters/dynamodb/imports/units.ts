@@ -95,7 +95,13 @@ function transactionItems(units: readonly Unit[], tables: Tables): LabelledItem[
   const items = units.flatMap((u) => u.items());
   for (const u of units) u.counts?.(coordinator, studies, registry);
   items.push(...coordinator.items(tables.coordinator), ...studies.items(tables.studies));
-  items.push(...ridingItems(items, units.flatMap((u) => u.riding?.() ?? []), tables.coordinator));
+  items.push(
+    ...ridingItems(
+      items,
+      units.flatMap((u) => u.riding?.() ?? []),
+      tables.coordinator,
+    ),
+  );
   if (registry.size) {
     const names = [...registry.keys()];
     items.push({
