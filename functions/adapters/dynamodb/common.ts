@@ -10,7 +10,6 @@ import { type Documents, QueryCommand, type QueryCommandInput } from './document
  * coordinator table (pk / sk; gsi1 lists one type newest first; gsi2 finds an item by its own id; gsi3 / gsi4 serve
  * the lists' filters). Every list sort key is `<created>#<id>` (listSk), newest first.
  *   task service   TS#<id>        / TS        gsi1 TS            gsi3 TS#EN#<true|false>            (enabled filter)
- *                                            `evn`: the events its tasks' callbacks reported (SERVICE_EVENTS)
  *   credentials    TS#<id>        / CRED      no index keys: the service's signing secrets and created client (never
  *                                            read by a list; see functions/coordinator/service-credentials.ts)
  *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
@@ -103,8 +102,28 @@ export const EVENT_LIST_SHARDS = 4;
  */
 export const VIEW_SHARDS = 8;
 
-/** The counter item that holds the counts every task callback moves (C.tasks, C.tasksInState, C.events). */
+/**
+ * The counter item that holds the counts every task callback moves (C.tasks, C.tasksInState, C.events) and the events
+ * each service's callbacks reported (C.callbackEventsOfService). Its shards are SERVICE_GROUPS groups of GROUP_SHARDS:
+ * a callback writes a shard of its service's group (callbackShard), so a service's count is read from that group's
+ * shards alone, and the callbacks of one service from every release in flight spread over GROUP_SHARDS items, shared
+ * with the few other services of the group, instead of meeting on one.
+ */
 export const TASKS_AND_EVENTS = 'TAEV';
+export const SERVICE_GROUPS = 8;
+export const GROUP_SHARDS = 8;
+const TASKS_AND_EVENTS_SHARDS = SERVICE_GROUPS * GROUP_SHARDS;
+
+/** The shard of TASKS_AND_EVENTS a callback about the task writes: one of its service's group, by the task id. */
+export function callbackShard(serviceId: string, taskId: string): number {
+  return shardOf(serviceId, SERVICE_GROUPS) * GROUP_SHARDS + shardOf(taskId, GROUP_SHARDS);
+}
+
+/** The shards of TASKS_AND_EVENTS that hold the service's callback events (its group). */
+export function serviceGroupShards(serviceId: string): number[] {
+  const first = shardOf(serviceId, SERVICE_GROUPS) * GROUP_SHARDS;
+  return Array.from({ length: GROUP_SHARDS }, (_, i) => first + i);
+}
 
 /**
  * Counts kept on the task item, moved by every transaction that writes or deletes an event naming the task (which
@@ -112,12 +131,6 @@ export const TASKS_AND_EVENTS = 'TAEV';
  * naming the task alone.
  */
 export const TASK_COUNTS = { events: 'evn', onlyEvents: 'evo' } as const;
-
-/**
- * The count kept on a task service item: the events its tasks' callbacks reported (a callback writes the service item
- * anyway, as the check of its binding). Every other event naming the service counts in C.eventsOfService.
- */
-export const SERVICE_EVENTS = 'evn';
 
 /** The partition keys of the gate's client records start so (lib/ grants the gate's role these keys only). */
 export const SERVICE_CLIENT_RECORD_PREFIX = 'SCLIENT#';
@@ -186,12 +199,11 @@ export const KEY_ATTRIBUTES = [
 
 /**
  * The coordinator's counters. Shards follow the write rate each must absorb (docs/architecture.md, Scale): the counts
- * every task callback moves (all events, the tasks in each state) share one item of 16 shards, a service's events
- * come from its callbacks for every release in flight, the rest change at the pace of releases. Some counts are not
+ * every task callback moves (all events, the tasks in each state, its service's events) share one item of 64 shards,
+ * a service's other events come from the rounds of every release in flight, the rest change at the pace of releases. Some counts are not
  * counter items but attributes of items their writers write anyway (docs/architecture.md, Counters): a task's events
- * (TASK_COUNTS on the task item), a release's events (SHARD.events on its view shards), the events its callbacks
- * report for a service (SERVICE_EVENTS on the service item) and the tasks a service was given (the registry's
- * `tasks:<service>`).
+ * (TASK_COUNTS on the task item), a release's events (SHARD.events on its view shards) and the tasks a service was
+ * given (the registry's `tasks:<service>`).
  */
 export const C = {
   taskServices: { name: 'TS', shards: 1 },
@@ -199,15 +211,26 @@ export const C = {
   releases: { name: 'RE', shards: 1 },
   releasesInState: (state: string) => ({ name: `RE#ST#${state}`, shards: 4 }),
   releasesOfStudy: (studyId: string) => ({ name: `RE#SD#${studyId}`, shards: 1 }),
-  // Every task callback moves two task-state counts and the all-events count: one item (TASKS_AND_EVENTS) holds
-  // them all, so a callback writes it once, and the callbacks of every release in flight meet on 16 shards of it.
-  tasks: { name: TASKS_AND_EVENTS, attr: 'ta', shards: 16 },
-  tasksInState: (state: string) => ({ name: TASKS_AND_EVENTS, attr: `st:${state}`, shards: 16 }),
-  events: { name: TASKS_AND_EVENTS, attr: 'ev', shards: 16 },
+  // Every task callback moves two task-state counts, the all-events count and its service's: one item
+  // (TASKS_AND_EVENTS) holds them all, so a callback writes it once, and the callbacks of every release in flight meet
+  // on its 64 shards, those of one service on the 8 of its group (callbackShard).
+  tasks: { name: TASKS_AND_EVENTS, attr: 'ta', shards: TASKS_AND_EVENTS_SHARDS },
+  tasksInState: (state: string) => ({
+    name: TASKS_AND_EVENTS,
+    attr: `st:${state}`,
+    shards: TASKS_AND_EVENTS_SHARDS,
+  }),
+  events: { name: TASKS_AND_EVENTS, attr: 'ev', shards: TASKS_AND_EVENTS_SHARDS },
+  // The events a service's callbacks reported, on the shards of its group only (serviceGroupShards).
+  callbackEventsOfService: (serviceId: string) => ({
+    name: TASKS_AND_EVENTS,
+    attr: `ts:${serviceId}`,
+    shards: TASKS_AND_EVENTS_SHARDS,
+  }),
   notes: { name: 'RN', shards: 1 },
   notesOfStudy: (studyId: string) => ({ name: `RN#SD#${studyId}`, shards: 1 }),
-  // A service's events from everything but its callbacks (those count on the service item): the rounds of every
-  // release in flight write them together.
+  // A service's events from everything but its callbacks (those count in callbackEventsOfService): the rounds of
+  // every release in flight write them together.
   eventsOfService: (serviceId: string) => ({ name: `EV#TS#${serviceId}`, shards: 8 }),
   eventsOfStudy: (studyId: string) => ({ name: `EV#SD#${studyId}`, shards: 1 }),
   eventsOfReleaseStudy: (releaseId: string, studyId: string) => ({

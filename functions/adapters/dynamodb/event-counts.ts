@@ -2,13 +2,15 @@ import type { CoordinatorEvent } from '#functions/coordinator/model.js';
 import {
   batchGetItems,
   C,
+  counterKey,
   counterKeys,
   K,
   type LabelledItem,
-  SERVICE_EVENTS,
+  serviceGroupShards,
   shardOf,
   sumCount,
   TASK_COUNTS,
+  TASKS_AND_EVENTS,
   VIEW_SHARDS,
 } from './common.js';
 import type { Documents } from './documents.js';
@@ -17,7 +19,8 @@ import { SHARD } from './releases/items.js';
 /**
  * The event counts that ride on other items (events.ts, eventFolds): written by the events' own transactions, read
  * by the event lists. A release's count is the sum of its view shards' `ev`, a task's is on its task item, and a
- * service's is its counter items plus what its callbacks counted on the service item.
+ * service's is its counter items plus what its callbacks counted on the shards of its group of the callbacks' counter
+ * item (C.callbackEventsOfService).
  */
 
 /**
@@ -112,12 +115,15 @@ export function taskEventCounts(item: Record<string, unknown> | undefined): { ev
 }
 
 /**
- * How many events name the service: its counter items and what its callbacks counted on the service item (which
- * goes back to the counter when the service is deleted), in one BatchGetItem.
+ * How many events name the service: its counter items and what its callbacks counted on its group's shards of the
+ * callbacks' counter item, in one BatchGetItem. Both outlive the service: its events stay listed after it is deleted.
  */
 export async function serviceEventCount(doc: Documents, table: string, serviceId: string): Promise<number> {
   const counter = C.eventsOfService(serviceId);
-  const items = await batchGetItems(doc, table, [...counterKeys([counter]), K.taskService(serviceId)]);
-  const service = items.find((i) => i.pk === K.taskService(serviceId).pk && i.sk === 'TS');
-  return sumCount(items, counter) + num(service?.[SERVICE_EVENTS]);
+  const callbacks = C.callbackEventsOfService(serviceId);
+  const items = await batchGetItems(doc, table, [
+    ...counterKeys([counter]),
+    ...serviceGroupShards(serviceId).map((n) => counterKey(TASKS_AND_EVENTS, n)),
+  ]);
+  return sumCount(items, counter) + sumCount(items, callbacks);
 }

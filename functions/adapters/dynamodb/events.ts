@@ -85,12 +85,12 @@ export function eventKeyItem(e: CoordinatorEvent): Record<string, unknown> | nul
 
 /**
  * The counter items an event is counted in. The other lists that hold it count it on items their writers write
- * anyway (eventFolds): the release's events on a view shard, the task's on the task item, and, for a task callback,
- * the service's on the service item (`serviceOnItem`: the callback's binding check writes that item).
+ * anyway (eventFolds): the release's events on a view shard, the task's on the task item. A task callback counts the
+ * service's events itself, on its shard of the callbacks' counter item (`serviceCounted`: C.callbackEventsOfService).
  */
-export function eventCounters(e: CoordinatorEvent, opts: { serviceOnItem?: boolean } = {}): Counter[] {
+export function eventCounters(e: CoordinatorEvent, opts: { serviceCounted?: boolean } = {}): Counter[] {
   const out: Counter[] = [C.events];
-  if (e.taskServiceId && !opts.serviceOnItem) out.push(C.eventsOfService(e.taskServiceId));
+  if (e.taskServiceId && !opts.serviceCounted) out.push(C.eventsOfService(e.taskServiceId));
   if (e.studyId) out.push(C.eventsOfStudy(e.studyId));
   if (e.releaseId && e.studyId) out.push(C.eventsOfReleaseStudy(e.releaseId, e.studyId));
   return out;
@@ -101,7 +101,7 @@ export function eventCounts(
   deltas: CounterDeltas,
   e: CoordinatorEvent,
   sign: 1 | -1,
-  opts: { serviceOnItem?: boolean } = {},
+  opts: { serviceCounted?: boolean } = {},
 ): CounterDeltas {
   for (const c of eventCounters(e, opts)) deltas.add(c, sign);
   return deltas;

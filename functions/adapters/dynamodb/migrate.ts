@@ -24,7 +24,6 @@ import {
   counterKey,
   decode,
   K,
-  SERVICE_EVENTS,
   TASK_COUNTS,
   type Tables,
 } from './common.js';
@@ -52,7 +51,9 @@ import { DynamoTaskServiceRepository } from './task-services.js';
 // available version, its pending counts; a task's events, a release's events of one study), and the task view's
 // shards (RE#V#<g>: the release's state and each group's counts per state) with each task's shard size (`vgs`),
 // which the task callbacks' conditions read. 5: counts on the items their writers write anyway (a task's events on
-// the task item, a release's on its view shards, the counts every callback moves on one counter item: counters.ts).
+// the task item, a release's on its view shards, the counts every callback moves on one counter item: counters.ts;
+// every event of a service is counted in its own counter items here, those of its callbacks included, which the read
+// of its count sums with what later callbacks count on the callbacks' counter item).
 // The counter items of the earlier layout (CNT#EV#.., CNT#TA#.., CNT#EV#RE#.., CNT#EV#RT#.., CNT#EV#TO#..) stay as
 // they are for the functions of the release before, which go on serving until a deploy replaces them; nothing here
 // reads them. Every step above is idempotent, so a table at an earlier version is simply migrated again.
@@ -215,9 +216,7 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
     const sk = String(raw.sk);
     if (pk.startsWith('TS#') && sk === 'TS') {
       const s = decode(taskServiceSchema, raw);
-      // Every event of the service is counted in its counter items below, those of its callbacks included.
-      const { [SERVICE_EVENTS]: _counted, ...kept } = raw;
-      out.push({ ...kept, ...services.item(s) });
+      out.push({ ...raw, ...services.item(s) });
       tally.add(C.taskServices);
       tally.add(C.servicesEnabled(s.enabled));
     } else if (pk.startsWith('RE#') && sk === 'RE') {

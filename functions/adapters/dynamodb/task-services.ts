@@ -23,7 +23,6 @@ import {
   putNew,
   queryAll,
   readCount,
-  SERVICE_EVENTS,
   type Tables,
   transact,
 } from './common.js';
@@ -291,19 +290,11 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
   }
 
   async delete(id: string, guard: RegistryGuard): Promise<'deleted' | 'missing' | 'retry'> {
-    const raw = (
-      await this.doc.send(
-        new GetCommand({ TableName: this.table, Key: K.taskService(id), ConsistentRead: true }),
-      )
-    ).Item;
-    if (!raw) return 'missing';
-    const current = decode(taskServiceSchema, raw);
-    // The events its callbacks counted on the service item go to its counter, which outlives it.
-    const callbackEvents = typeof raw[SERVICE_EVENTS] === 'number' ? raw[SERVICE_EVENTS] : 0;
+    const current = await this.get(id);
+    if (!current) return 'missing';
     const counts: LabelledItem[] = new CounterDeltas()
       .add(C.taskServices, -1)
       .add(C.servicesEnabled(current.enabled), -1)
-      .add(C.eventsOfService(id), callbackEvents)
       .items(this.table);
     const out = await transact(this.doc, [
       {
@@ -313,13 +304,9 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
           Delete: {
             TableName: this.table,
             Key: K.taskService(id),
-            // The counts taken back are those of the service as read: a concurrent change of `enabled`, or a
-            // callback counting one more event, retries.
-            ConditionExpression: `attribute_exists(pk) AND enabled = :was AND ${
-              callbackEvents ? '#ev = :ev' : '(attribute_not_exists(#ev) OR #ev = :ev)'
-            }`,
-            ExpressionAttributeNames: { '#ev': SERVICE_EVENTS },
-            ExpressionAttributeValues: { ':was': current.enabled, ':ev': callbackEvents },
+            // The counts taken back are those of the service as read: a concurrent change of `enabled` retries.
+            ConditionExpression: 'attribute_exists(pk) AND enabled = :was',
+            ExpressionAttributeValues: { ':was': current.enabled },
           },
         },
       },

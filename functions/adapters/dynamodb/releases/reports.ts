@@ -7,12 +7,13 @@ import {
 } from '#functions/coordinator/ports.js';
 import type { TaskState } from '#packages/task-service/src/protocol.js';
 import {
+  C,
   CounterDeltas,
+  callbackShard,
   decode,
   K,
   type LabelledItem,
   queryAll,
-  SERVICE_EVENTS,
   TASK_COUNTS,
   transact,
 } from '../common.js';
@@ -24,15 +25,14 @@ import { batchGet, findById, type ReleaseTable } from './table.js';
 /**
  * TaskReports: PATCH /tasks/<id> in two DynamoDB round trips, because the 50 callbacks of a release arrive together
  * (docs/architecture.md, Task callbacks under load). One read finds the task (the id index holds the whole item);
- * one transaction of at most five items writes the task, its view shard, its event, one counter item and the
+ * one transaction of at most five items writes the task, its view shard, its event and one counter item and checks the
  * service item, each count riding on an item it writes anyway (docs/architecture.md, Counters), and its conditions
  * do what reads did:
  *
  *   task        its state is the one the report was judged against (ALL_OLD: a task that moved comes back whole,
  *               so it is judged again without another read);
  *   view shard  the release is in a state that allows the report (the shard's copy of the release's state);
- *   service     the caller may report about the task's service (bindingCheck: the condition of the service item's
- *               update, which counts the service's events).
+ *   service     the caller may report about the task's service (bindingCheck, a ConditionCheck).
  *
  * Whether the report completed its release's phase is not the callback's business: the shard records its group's
  * size, and PhaseWatch reads the completed groups off the table's stream (shard-stream.ts), then the view, and wakes
@@ -73,21 +73,13 @@ export async function confirmTarget(t: ReleaseTable, target: ReportTarget): Prom
 
 export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<ReportOutcome> {
   const ref = r.target.ref as Ref;
-  // A service that no longer exists binds nothing (but refuses its own client: bindingCheck), and its events count in
-  // its counter items.
-  let serviceGone = false;
   for (let attempt = 0; attempt < 5; attempt++) {
     const events = r.events.map((e) => materializeEvent(e, t.clock));
     const guard: ShardGuard = { phases: r.phases, groupSize: ref.groupSize };
-    const out = await transact(t.doc, reportItems(t, r, events, guard, serviceGone));
+    const out = await transact(t.doc, reportItems(t, r, events, guard));
     if (out.ok) return { written: true, events };
     const failed = (kind: string) => out.conditionFailed.find((f) => f.kind === kind);
-    const service = failed('service');
-    if (service && !service.item && !r.actor.boundClientOnly) {
-      serviceGone = true;
-      continue;
-    }
-    if (service) return { written: false, why: 'forbidden' };
+    if (failed('service')) return { written: false, why: 'forbidden' };
     const moved = failed('task');
     if (moved)
       return moved.item
@@ -112,19 +104,27 @@ export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<
 
 /**
  * At most five items: the task (with its event count), its view shard (with the release's), the event, the counter
- * item of the counts every callback moves (all events, the tasks in the state left and reached: C.tasksAndEvents)
- * and the service item, whose condition is the binding check and which counts the service's events.
+ * item of the counts every callback moves (all events, the service's events, the tasks in the state left and
+ * reached: TASKS_AND_EVENTS, on a shard of the service's group) and the service item's binding check (none for an
+ * admin). The service item is only checked, never written: the tasks of one service in every release in flight
+ * report together, so a count on it would make it the one item all of their transactions write.
  */
 function reportItems(
   t: ReleaseTable,
   r: TaskReportWrite,
   events: ReturnType<typeof materializeEvent>[],
   guard: ShardGuard,
-  serviceGone: boolean,
 ): LabelledItem[] {
   const { task } = r.target;
   const counts = new CounterDeltas();
-  for (const e of events) eventCounts(counts, e, 1, { serviceOnItem: !serviceGone });
+  const shard = callbackShard(task.taskServiceId, task.id);
+  for (const e of events) {
+    // An event naming the task's service counts on the callbacks' counter item, in the shard of the service's group
+    // that the read of its count sums (serviceEventCount); one naming another service counts in that one's counter.
+    const ownService = e.taskServiceId === task.taskServiceId;
+    eventCounts(counts, e, 1, { serviceCounted: ownService });
+    if (ownService) counts.add(C.callbackEventsOfService(task.taskServiceId), 1, shard);
+  }
   const taskEvents = events.length
     ? { attr: TASK_COUNTS.events, n: events.filter((e) => e.taskId === task.id).length }
     : undefined;
@@ -154,46 +154,8 @@ function reportItems(
   ];
   for (const e of events) items.push(...eventPuts(t.table, e));
   items.push(...counts.items(t.table));
-  if (!serviceGone && !(r.actor.isAdmin && events.length === 0))
-    items.push(serviceItem(t, task.taskServiceId, r.actor, events.length));
+  if (!r.actor.isAdmin) items.push(bindingCheck(t, task.taskServiceId, r.actor));
   return items;
-}
-
-/**
- * The task service item's part of a report: the binding check (bindingCheck, skipped for an admin) and, when the report
- * writes events, their count (SERVICE_EVENTS), so the check becomes an update. The update must find the service, or
- * it would create it: a report about a task whose service was deleted is written without this item (writeReport),
- * unless the caller is a service's own client, whom a missing service refuses.
- */
-function serviceItem(
-  t: ReleaseTable,
-  serviceId: string,
-  actor: TaskReportWrite['actor'],
-  events: number,
-): LabelledItem {
-  const check = actor.isAdmin ? null : bindingCheck(t, serviceId, actor).item.ConditionCheck;
-  const common = {
-    TableName: t.table,
-    Key: K.taskService(serviceId),
-    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-  };
-  if (!events)
-    return { kind: 'service', id: serviceId, item: { ConditionCheck: { ...check, ...common } as never } };
-  return {
-    kind: 'service',
-    id: serviceId,
-    item: {
-      Update: {
-        ...common,
-        UpdateExpression: 'ADD #ev :ev',
-        ConditionExpression: check
-          ? `attribute_exists(pk) AND (${check.ConditionExpression})`
-          : 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#ev': SERVICE_EVENTS },
-        ExpressionAttributeValues: { ...check?.ExpressionAttributeValues, ':ev': events },
-      },
-    },
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { C } from '#functions/adapters/dynamodb/common.js';
+import { C, callbackShard, GROUP_SHARDS, serviceGroupShards } from '#functions/adapters/dynamodb/common.js';
 import { CounterDeltas, counterKey, counterKeys, sumCount } from '#functions/adapters/dynamodb/counters.js';
 
 const updates = (d: CounterDeltas) => d.items('t').map((i) => i.item.Update);
@@ -19,7 +19,7 @@ describe('counter deltas', () => {
       .add(C.events, 1);
     expect(d.size).toBe(1);
     const [u] = updates(d);
-    expect(String(u?.Key?.pk)).toMatch(/^CNT#TAEV#(0\d|1[0-5])$/);
+    expect(String(u?.Key?.pk)).toMatch(/^CNT#TAEV#([0-5]\d|6[0-3])$/);
     expect(u?.UpdateExpression).toBe('ADD #c0 :c0, #c1 :c1, #c2 :c2');
     expect(moved(u)).toEqual({ 'st:running': -1, 'st:staged': 1, ev: 1 });
   });
@@ -49,10 +49,31 @@ describe('counter deltas', () => {
   });
 });
 
+describe("the callbacks' counter item", () => {
+  it("puts a service's callbacks on the shards of its group, spread by task", () => {
+    const group = serviceGroupShards('TS_1');
+    expect(group).toHaveLength(GROUP_SHARDS);
+    expect(group[0] % GROUP_SHARDS).toBe(0);
+    const shards = new Set(
+      ['TA_1', 'TA_2', 'TA_3', 'TA_4', 'TA_5', 'TA_6'].map((t) => callbackShard('TS_1', t)),
+    );
+    for (const s of shards) expect(group).toContain(s);
+    expect(shards.size).toBeGreaterThan(1);
+    // A callback's counts all land on that shard: the service's events name it, the rest follow.
+    const d = new CounterDeltas()
+      .add(C.events, 1)
+      .add(C.callbackEventsOfService('TS_1'), 1, callbackShard('TS_1', 'TA_1'))
+      .add(C.tasksInState('staged'), 1);
+    const [u] = updates(d);
+    expect(u?.Key).toEqual(counterKey('TAEV', callbackShard('TS_1', 'TA_1')));
+    expect(moved(u)).toEqual({ ev: 1, 'ts:TS_1': 1, 'st:staged': 1 });
+  });
+});
+
 describe('counter reads', () => {
   it('ask for every shard of each counter item once, and sum the attribute of the count asked', () => {
     const keys = counterKeys([C.events, C.tasksInState('staged'), C.releases]);
-    expect(keys).toHaveLength(16 + 1);
+    expect(keys).toHaveLength(64 + 1);
     expect(keys[0]).toEqual(counterKey('TAEV', 0));
     const items = [
       { ...counterKey('TAEV', 0), ev: 4, 'st:staged': 2 },

@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, describe, expect, it } from 'vitest';
-import { counterKey, shardOf, VIEW_SHARDS } from '#functions/adapters/dynamodb/common.js';
+import { counterKey, serviceGroupShards, shardOf, VIEW_SHARDS } from '#functions/adapters/dynamodb/common.js';
 import {
   eventFolds,
   foldItems,
@@ -77,16 +77,22 @@ describe('the event counts read back', () => {
     expect(keys).toHaveLength(VIEW_SHARDS);
   });
 
-  it("add what a service's callbacks counted on the service item to its counter items", async () => {
+  it("add what a service's callbacks counted on its group's shards of the callbacks' item to its counter items", async () => {
+    const [first, , third] = serviceGroupShards('TS_1');
     ddb.on(BatchGetCommand).resolves({
       Responses: {
         t: [
           { ...counterKey('EV#TS#TS_1', 2), n: 5 },
-          { pk: 'TS#TS_1', sk: 'TS', evn: 7 },
+          { ...counterKey('TAEV', first), ev: 40, 'ts:TS_1': 4, 'ts:TS_9': 30 },
+          { ...counterKey('TAEV', third), 'ts:TS_1': 3 },
         ],
       },
     });
     expect(await serviceEventCount(doc, 't', 'TS_1')).toBe(12);
+    // Its counter's 8 shards and its group's 8, in one request.
+    const keys = ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems?.t?.Keys ?? [];
+    expect(keys).toHaveLength(16);
+    expect(keys).toContainEqual(counterKey('TAEV', first));
   });
 
   it('read a task item as it is, with no count yet as zero', () => {

@@ -9,6 +9,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { callbackShard, counterKey } from '#functions/adapters/dynamodb/common.js';
 import { generateSigningKey, jwks, signJwt } from '#local/jwt.js';
 
 /**
@@ -460,30 +461,36 @@ describe('PATCH /tasks/<id>', () => {
     expect(sizeName && shard?.Update?.UpdateExpression).toContain(`${sizeName} = :${sizeName?.slice(1)}`);
     expect(shard?.Update?.ExpressionAttributeValues?.[`:${sizeName?.slice(1)}`]).toBe(3);
     expect(items.some((i) => i.Update?.Key?.sk === 'RE#V')).toBe(false);
-    // A service token: the task's service must be unbound or bound to it; it counts the event.
+    // A service token: the task's service must be unbound or bound to it, a check that writes nothing.
     expect(items).toHaveLength(5);
-    const service = items.find((i) => i.Update?.Key?.pk === `TS#${taskItem.taskServiceId}`)?.Update;
-    expect(service).toMatchObject({
+    expect(items.some((i) => String(i.Update?.Key?.pk).startsWith('TS#'))).toBe(false);
+    const service = items.find((i) => i.ConditionCheck?.Key?.pk === `TS#${taskItem.taskServiceId}`);
+    expect(service?.ConditionCheck).toMatchObject({
       Key: { pk: `TS#${taskItem.taskServiceId}`, sk: 'TS' },
-      UpdateExpression: 'ADD #ev :ev',
-      ExpressionAttributeNames: { '#ev': 'evn' },
-      ExpressionAttributeValues: { ':me': expect.any(String), ':ev': 1 },
+      ExpressionAttributeValues: { ':me': expect.any(String) },
     });
-    expect(service?.ConditionExpression).toContain('attribute_exists(pk) AND (');
     // The task's event count on the task, the release's on the shard, the rest on one counter item.
     expect(task?.Update?.UpdateExpression).toContain('ADD #ev :ev');
     expect(task?.Update?.ExpressionAttributeNames).toMatchObject({ '#ev': 'evn' });
     expect(Object.values(names)).toContain('ev');
     const counters = items.filter((i) => String(i.Update?.Key?.pk).startsWith('CNT#'));
     expect(counters).toHaveLength(1);
-    expect(String(counters[0].Update?.Key?.pk)).toMatch(/^CNT#TAEV#\d\d$/);
+    // On a shard of the service's group, which also counts the service's events.
+    expect(counters[0].Update?.Key).toEqual(
+      counterKey('TAEV', callbackShard(taskItem.taskServiceId, taskItem.id)),
+    );
     const moved = Object.fromEntries(
       Object.entries(counters[0].Update?.ExpressionAttributeNames ?? {}).map(([n, attr]) => [
         attr,
         counters[0].Update?.ExpressionAttributeValues?.[`:${n.slice(1)}`],
       ]),
     );
-    expect(moved).toEqual({ ev: 1, 'st:running': -1, 'st:staged': 1 });
+    expect(moved).toEqual({
+      ev: 1,
+      [`ts:${taskItem.taskServiceId}`]: 1,
+      'st:running': -1,
+      'st:staged': 1,
+    });
   });
 
   const cancelledOnService = (item?: Record<string, AttributeValue>) =>
@@ -499,23 +506,19 @@ describe('PATCH /tasks/<id>', () => {
       ],
     });
 
-  it("counts a report on its service's counter items when the service is gone: it binds nothing", async () => {
+  it('lets a service that is gone bind nothing, in the check itself: one transaction', async () => {
     wireTask('running');
-    ddb.on(TransactWriteCommand).rejectsOnce(cancelledOnService()).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
     const res = await call('tasks', 'PATCH', '/tasks/TA_AAAAAAAA', {
       roles: ['service'],
       body: { state: 'staged' },
     });
     expect(res.status).toBe(200);
-    const [first, second] = ddb
-      .commandCalls(TransactWriteCommand)
-      .map((c) => c.args[0].input.TransactItems ?? []);
-    expect(first.at(-1)?.Update?.Key?.pk).toBe(`TS#${taskItem.taskServiceId}`);
-    expect(second).toHaveLength(5);
-    expect(second.some((i) => String(i.Update?.Key?.pk).startsWith('TS#'))).toBe(false);
-    expect(second.map((i) => String(i.Update?.Key?.pk ?? '').replace(/#\d+$/, ''))).toContain(
-      `CNT#EV#TS#${taskItem.taskServiceId}`,
-    );
+    const calls = ddb.commandCalls(TransactWriteCommand);
+    expect(calls).toHaveLength(1);
+    const check = (calls[0].args[0].input.TransactItems ?? []).at(-1)?.ConditionCheck;
+    expect(check?.Key?.pk).toBe(`TS#${taskItem.taskServiceId}`);
+    expect(check?.ConditionExpression).toMatch(/^attribute_not_exists\(pk\) OR /);
   });
 
   it('answers 403 when the service is bound to another client, writing nothing', async () => {
