@@ -62,7 +62,8 @@ export async function startDynamoLocal(
   const exited = () => proc.exitCode !== null || proc.signalCode !== null;
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
-  const deadline = Date.now() + 30_000;
+  // A JVM on a loaded machine can take half a minute to answer; the wait ends as soon as it does.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (exited()) throw new Error(`DynamoDB Local exited (${proc.exitCode ?? proc.signalCode}): ${stderr}`);
     try {

@@ -186,6 +186,7 @@ describe('npm start (bin/local.ts)', () => {
       scope: 'openid',
       logoutUrl: null,
       pollMs: 1000,
+      taskServices: { clientRequired: false, createClient: true },
     });
     const preflight = await fetch(`${stack!.urls.coordinator}/releases`, {
       method: 'OPTIONS',
