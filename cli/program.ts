@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { addDevTokenCommands } from './commands/dev-tokens.js';
 import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
-import { addLoginCommands } from './commands/login.js';
+import { addLoginCommands, addTokenCommand } from './commands/login.js';
 import { addReleaseCommands } from './commands/releases.js';
 import { addServiceCommands } from './commands/services.js';
 import { addStudyCommands } from './commands/studies.js';
@@ -33,6 +33,7 @@ DRC_IDP_URL (http://127.0.0.1:3002), DRC_TOKEN_URL (<DRC_IDP_URL>/oauth/token), 
 Exit status: 0 done, 1 API or network error (or a watched release failed/canceled), 2 usage, 130 Ctrl-C.`,
   );
   addLoginCommands(program, ctx);
+  addTokenCommand(program, ctx);
   addStudyCommands(program, ctx);
   addServiceCommands(program, ctx);
   addReleaseCommands(program, ctx);

@@ -1,10 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bytesOf, type FilesApi, MiB, sha256, startFilesApi } from './harness.js';
 
 /**
  * What a whole-study download stands on: a study's manifest (JSON and TSV, paged, readable with a developer token
  * narrowed to the study), each file's state in the listings, duplicate names marked at upload, and presigned GETs
- * whose lifetime fits their object (the download redirect and DRS access URLs, bulk ones with their expiry).
+ * whose lifetime fits their object (the download redirect and DRS access URLs, bulk ones with their expiry), and the
+ * GraphQL schema in SDL.
  */
 let api: FilesApi;
 const small = bytesOf(3000, 61);
@@ -19,7 +21,10 @@ let other: string;
 
 beforeAll(async () => {
   api = await startFilesApi();
-  a = await api.upload(api.studyA, small, { fileName: 'genes.tsv', contentType: 'text/tab-separated-values' });
+  a = await api.upload(api.studyA, small, {
+    fileName: 'genes.tsv',
+    contentType: 'text/tab-separated-values',
+  });
   e = await api.upload(api.studyA, empty, { fileName: 'empty.txt' });
   big = await api.upload(api.studyA, large, { fileName: 'reads.bin' });
   // Declared and never uploaded: listed as pending, and no row of the manifest.
@@ -109,9 +114,13 @@ describe('GET /studies/<sid>/manifest', () => {
     }
     const wrong = await api.call('GET', `/studies/${api.studyA}/manifest`, { token: other });
     expect(wrong.status).toBe(403);
-    expect((await api.call('GET', `/studies/${api.studyA}/manifest`, { token: api.memberB })).status).toBe(403);
+    expect((await api.call('GET', `/studies/${api.studyA}/manifest`, { token: api.memberB })).status).toBe(
+      403,
+    );
     expect((await api.call('GET', `/studies/${api.studyA}/manifest`, { token: null })).status).toBe(401);
-    expect((await api.call('GET', `/studies/${api.studyA}/manifest`, { token: api.memberA })).status).toBe(200);
+    expect((await api.call('GET', `/studies/${api.studyA}/manifest`, { token: api.memberA })).status).toBe(
+      200,
+    );
   });
 });
 
@@ -196,5 +205,14 @@ describe('presigned GETs that fit their object', () => {
     const rest = await fetch(target, { headers: { Range: `bytes=${head.length}-` } });
     expect(rest.status).toBe(206);
     expect(Buffer.concat([head, Buffer.from(await rest.arrayBuffer())]).equals(large)).toBe(true);
+  });
+});
+
+describe('the GraphQL schema', () => {
+  it('is published as SDL without a token: the committed openapi/files.graphql', async () => {
+    const res = await api.call('GET', '/graphql/schema.graphql', { token: null, headers: { Accept: '*/*' } });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe(readFileSync(new URL('../../../openapi/files.graphql', import.meta.url), 'utf8'));
+    expect(res.text).toContain('state: FileState!');
   });
 });

@@ -27,9 +27,9 @@ describe('configuration', () => {
     expect(() => filesConfigFromEnv({ ...baseEnv, DOWNLOAD_URL_MAX_SECONDS: '43201' })).toThrow(
       'DOWNLOAD_URL_MAX_SECONDS',
     );
-    expect(filesConfigFromEnv({ ...baseEnv, DOWNLOAD_URL_MAX_SECONDS: '43200' }).DOWNLOAD_URL_MAX_SECONDS).toBe(
-      43_200,
-    );
+    expect(
+      filesConfigFromEnv({ ...baseEnv, DOWNLOAD_URL_MAX_SECONDS: '43200' }).DOWNLOAD_URL_MAX_SECONDS,
+    ).toBe(43_200);
     expect(() => filesConfigFromEnv({ FILES_TABLE: 'files', STUDIES_TABLE: 'studies' })).toThrow(
       'FILES_BUCKET',
     );

@@ -134,7 +134,10 @@ describe('the DRS handler behind a public base URL', () => {
     // 42 bytes: the 5-minute base and one minute for the 500 MB begun.
     expect(url.searchParams.get('X-Amz-Expires')).toBe('360');
     const signedAt = Date.parse(
-      (url.searchParams.get('X-Amz-Date') ?? '').replace(/^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/, '$1-$2-$3T$4:$5:$6Z'),
+      (url.searchParams.get('X-Amz-Date') ?? '').replace(
+        /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/,
+        '$1-$2-$3T$4:$5:$6Z',
+      ),
     );
     // X-Amz-Date has whole seconds; the answer's expiry keeps the milliseconds of the same instant.
     expect(Date.parse(body.expires_at) - signedAt).toBeGreaterThanOrEqual(360_000);
