@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import pkg from '../package.json' with { type: 'json' };
 import { addDevTokenCommands } from './commands/dev-tokens.js';
 import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
@@ -20,6 +21,7 @@ import { addTaskServiceCommands } from './task-service-check/command.js';
 export function buildProgram(ctx: CommandContext): Command {
   const program = new Command('drc')
     .description('Operator CLI of the release coordinator and the study file service')
+    .version(pkg.version, '-V, --version', 'print the version of drc')
     .option('--json', 'print JSON (the default when stdout is not a terminal)')
     .option('--token <token>', 'bearer token to use (overrides DRC_TOKEN and the stored login)')
     .showHelpAfterError('(add --help for usage)')

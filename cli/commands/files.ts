@@ -121,9 +121,21 @@ export function addFileCommands(program: Command, { session }: CommandContext): 
         showOne(s.o, r);
         return;
       }
+      const summary = {
+        ...r,
+        uploaded: r.uploaded.map((u) => ({
+          path: u.path,
+          file_id: u.file_id,
+          version_id: u.version.kf_id,
+          size: u.version.size,
+          sha256: u.version.sha256,
+          parts_sent: u.parts_sent,
+          parts_resumed: u.parts_resumed,
+        })),
+      };
       show(
         s.o,
-        r,
+        summary,
         () =>
           `${r.uploaded.length} uploaded, ${r.present.length} already in the study, ${r.failed.length} failed`,
       );
