@@ -1,7 +1,7 @@
 /**
  * `npm run bench:cli`: how long `drc` takes from its start to its first request, against a bare
  * `node -e 'fetch(url)'` in the same run, on the same Node (the machine's, which the drc package targets: the first
- * `node` on PATH outside node_modules, or BENCH_NODE).
+ * `node` on PATH outside node_modules, or DRC_NODE).
  *
  * A local HTTP server notes when each request arrives; each round spawns the baseline, the packed drc
  * (staged first by bin/build-cli.ts) running `drc files ls <study>`, and `npx drc` in the clone (tsx, for comparison), in
@@ -9,26 +9,16 @@
  * The run fails when the package's median is over twice the baseline's. BENCH_ROUNDS (15), BENCH_WRITE_DOCS (true).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
-import { buildCli, REPO_ROOT } from '#bin/build-cli.js';
+import { join } from 'node:path';
+import { buildCli, machineNode, REPO_ROOT } from '#bin/build-cli.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const WRITE_DOCS = process.env.BENCH_WRITE_DOCS !== 'false';
 const say = (line: string) => process.stdout.write(`${line}\n`);
-
-/** The machine's node: the first on PATH that is not the project's own (node_modules/.bin). */
-function machineNode(): string {
-  if (process.env.BENCH_NODE) return process.env.BENCH_NODE;
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    const candidate = join(dir, 'node');
-    if (!dir.includes('node_modules') && existsSync(candidate)) return candidate;
-  }
-  throw new Error('no node outside node_modules on PATH: set BENCH_NODE');
-}
 
 const { stage, bundle } = await buildCli();
 const node = machineNode();
@@ -71,8 +61,16 @@ const drcEnv = {
   DRC_CONFIG_DIR: join(REPO_ROOT, '.scratch/bench-cli'),
 };
 const variants = [
-  { name: "bare `node -e 'fetch(url)'`", cmd: node, args: ['-e', `fetch(${JSON.stringify(`${url}/health`)})`] },
-  { name: '`drc files ls` (the package, dist/bin/drc.mjs)', cmd: node, args: [bundle, 'files', 'ls', 'SD_AAAAAAAA'] },
+  {
+    name: "bare `node -e 'fetch(url)'`",
+    cmd: node,
+    args: ['-e', `fetch(${JSON.stringify(`${url}/health`)})`],
+  },
+  {
+    name: '`drc files ls` (the package, dist/bin/drc.mjs)',
+    cmd: node,
+    args: [bundle, 'files', 'ls', 'SD_AAAAAAAA'],
+  },
   {
     name: '`npx drc files ls` in the clone (tsx, Node 22)',
     cmd: 'npx',

@@ -1,6 +1,6 @@
-import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -46,4 +46,17 @@ export async function buildCli(stage?: string): Promise<{ stage: string; bundle:
   mkdirSync(join(dir, 'openapi'), { recursive: true });
   copyFileSync(join(REPO_ROOT, 'openapi/task-service.json'), join(dir, 'openapi/task-service.json'));
   return { stage: dir, bundle };
+}
+
+/**
+ * The machine's own `node` (the first on PATH outside node_modules, or DRC_NODE): the Node the package is for, as
+ * opposed to the project's Node 22 that npm scripts put first on PATH. The bench and the tests run the package on it.
+ */
+export function machineNode(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.DRC_NODE) return env.DRC_NODE;
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, 'node');
+    if (!dir.split(/[\\/]/).includes('node_modules') && existsSync(candidate)) return candidate;
+  }
+  throw new Error('no node outside node_modules on PATH: set DRC_NODE');
 }

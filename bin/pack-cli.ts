@@ -8,9 +8,12 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { buildCli, PACKAGE_DIR, REPO_ROOT } from './build-cli.js';
 
-const version = (dir: string) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version as string;
+const version = (dir: string) =>
+  JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).version as string;
 if (version(PACKAGE_DIR) !== version(REPO_ROOT))
-  throw new Error(`packages/drc/package.json has version ${version(PACKAGE_DIR)}, the repository ${version(REPO_ROOT)}`);
+  throw new Error(
+    `packages/drc/package.json has version ${version(PACKAGE_DIR)}, the repository ${version(REPO_ROOT)}`,
+  );
 
 const destination = resolve(process.argv[2] ?? join(REPO_ROOT, 'dist/packages'));
 mkdirSync(destination, { recursive: true });

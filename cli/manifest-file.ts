@@ -30,7 +30,7 @@ function item(row: Record<string, unknown>, where: string): ManifestItem {
   const versionId = text(row.version_id);
   const drsUri = text(row.drs_uri);
   const objectId = versionId ?? drsUri;
-  if (!objectId) throw new UsageError(`${where}: a row names neither a version_id nor a drs_uri`);
+  if (!objectId) throw new UsageError(`${where} names neither a version_id nor a drs_uri`);
   const sha256 = text(row.sha256)?.toLowerCase();
   return {
     objectId,
