@@ -10,7 +10,15 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCli, machineNode, REPO_ROOT } from '#bin/build-cli.js';
@@ -77,6 +85,18 @@ const env = {
 };
 const drc = (...args: string[]) => exec(node, [bundle, ...args], env);
 
+/**
+ * Runs a command under /usr/bin/time and appends its CPU seconds (user + system) to `file`: the measure that does
+ * not depend on how busy the machine is, since the local S3 shares its cores with the clients.
+ */
+const timed = (file: string, cmd: string, args: string[], e: NodeJS.ProcessEnv = process.env) =>
+  exec('/usr/bin/time', ['-a', '-o', file, '-f', '%U %S', cmd, ...args], e);
+const cpuSeconds = (file: string) =>
+  readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .reduce((sum, line) => sum + line.split(' ').reduce((a, b) => a + Number(b), 0), 0);
+
 try {
   await drc('login');
   const studies = JSON.parse(await drc('studies', 'ls', '--limit', '100'));
@@ -96,12 +116,12 @@ try {
   await drc('files', 'upload', study, src, '-j', '4');
   const token = (await drc('token')).trim();
   const auth = { Authorization: `Bearer ${token}` };
-  const manifest = await (
+  const manifest: any = await (
     await fetch(`${stack.files}/studies/${study}/manifest?limit=100`, { headers: auth })
   ).json();
   const rows = manifest.results as { version_id: string; name: string; size: number; sha256: string }[];
 
-  const rounds: { curl: number; drc: number }[] = [];
+  const rounds: { curl: number; drc: number; curlCpu: number; drcCpu: number }[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     // curl of presigned URLs minted just before (their minting is not timed), four at a time.
     const access: any = await (
@@ -113,20 +133,27 @@ try {
     ).json();
     const urls = access.resolved_drs_object_access_urls as { drs_object_id: string; url: string }[];
     const curlDir = join(work, `curl-${round}`);
+    const curlCpu = join(work, `curl-${round}.cpu`);
+    const drcCpu = join(work, `drc-${round}.cpu`);
     mkdirSync(curlDir);
     let t0 = performance.now();
     await pool(urls, 4, async (u) => {
-      await exec('curl', ['-sS', '--fail', '-o', join(curlDir, u.drs_object_id), u.url]);
+      await timed(curlCpu, 'curl', ['-sS', '--fail', '-o', join(curlDir, u.drs_object_id), u.url]);
     });
     const curlS = (performance.now() - t0) / 1000;
     const drcDir = join(work, `drc-${round}`);
     t0 = performance.now();
-    await drc('files', 'download', study, '--all', '-d', drcDir, '-j', '4');
+    await timed(drcCpu, node, [bundle, 'files', 'download', study, '--all', '-d', drcDir, '-j', '4'], env);
     const drcS = (performance.now() - t0) / 1000;
     for (const r of rows)
       if ((await sha256Of(join(drcDir, r.name))) !== r.sha256)
         throw new Error(`drc wrote other bytes for ${r.name}`);
-    rounds.push({ curl: total / MB / curlS, drc: total / MB / drcS });
+    rounds.push({
+      curl: total / MB / curlS,
+      drc: total / MB / drcS,
+      curlCpu: cpuSeconds(curlCpu),
+      drcCpu: cpuSeconds(drcCpu),
+    });
     say(`round ${round + 1}: curl ${fmt(total / MB / curlS)} MB/s, drc ${fmt(total / MB / drcS)} MB/s`);
     rmSync(curlDir, { recursive: true, force: true });
     rmSync(drcDir, { recursive: true, force: true });
@@ -164,11 +191,14 @@ A study of ${sizes.length} files, ${fmt(total / MB)} MB (one of ${BIG_MB} MB, ${
 serves the bytes). Each round: \`curl\` of every file's presigned URL (minted by one bulk DRS request beforehand, not
 timed), four at a time, then \`drc files download <study> --all -j 4\` (the packed drc: its start, the manifest, the
 URLs, the transfers and every SHA-256), each into an empty folder. MB/s are 10^6 bytes per second of wall time.
+CPU s are the clients' user + system seconds (\`/usr/bin/time\`; for curl, all its processes together): s3rver
+serves the bytes from the same 2 cores, so the CPU a client spends per byte is taken from the server, and how busy
+the machine is moves the MB/s of the client that needs more CPU the most.
 
-| round | curl of the presigned URLs, MB/s | drc --all -j 4, MB/s | drc / curl |
-| ---: | ---: | ---: | ---: |
-${rounds.map((r, i) => `| ${i + 1} | ${fmt(r.curl)} | ${fmt(r.drc)} | ${fmt((100 * r.drc) / r.curl)}% |`).join('\n')}
-| median | ${fmt(curlMed)} | ${fmt(drcMed)} | ${fmt((100 * drcMed) / curlMed)}% |
+| round | curl of the presigned URLs, MB/s | drc --all -j 4, MB/s | drc / curl | CPU s: curl (all) / drc |
+| ---: | ---: | ---: | ---: | ---: |
+${rounds.map((r, i) => `| ${i + 1} | ${fmt(r.curl)} | ${fmt(r.drc)} | ${fmt((100 * r.drc) / r.curl)}% | ${fmt(r.curlCpu, 2)} / ${fmt(r.drcCpu, 2)} |`).join('\n')}
+| median | ${fmt(curlMed)} | ${fmt(drcMed)} | ${fmt((100 * drcMed) / curlMed)}% | |
 
 Resume: the ${BIG_MB} MB file's signed link claimed once; \`curl\` of its redirect target killed after
 ${fmt(kept / MB)} MB; \`curl -C -\` of the same target answered ${status} and completed it, SHA-256 checked.`;
