@@ -55,9 +55,9 @@ const WRITE_BYTES = 1 << 20;
 
 /**
  * Streams an answer's body into `out`, hashing it and counting its bytes: the web stream read chunk by chunk, the
- * chunks gathered into writes of about 1 MiB (waiting for `drain`). Piping the body through a Transform into the file
- * wrote each small chunk on its own, which cost drc several times curl's CPU per byte (`npm run bench:study`). A file
- * is closed before this resolves; stdout is left open.
+ * chunks gathered into writes of about 1 MiB (waiting for `drain`), since a write per small chunk costs more CPU than
+ * the transfer and the hash together (`npm run bench:study` measures the CPU per byte). A file is closed before this
+ * resolves; stdout is left open.
  */
 async function receive(res: Response, hash: Hash, out: Writable, onBytes: (n: number) => void) {
   if (!res.body) throw new CliError('the download has no body');
