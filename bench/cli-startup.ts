@@ -12,6 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { buildCli, machineNode, REPO_ROOT } from '#bin/build-cli.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
@@ -99,7 +100,7 @@ const rows = variants.map(
 );
 const markdown = `## drc startup (\`npm run bench:cli\`)
 
-${machineInfo()}; the commands run on ${nodeVersion} (the machine's Node, which the drc package targets)
+${machineInfo()}; load average ${loadavg()[0].toFixed(1)} at the start (other work shares the machine); the commands run on ${nodeVersion} (the machine's Node, which the drc package targets)
 
 Time from spawning the command to its first request reaching a local HTTP server, ${ROUNDS} rounds after one of
 warm-up, the commands taking turns. The package is one ES module bundled by esbuild (bin/build-cli.ts); the

@@ -19,7 +19,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCli, machineNode, REPO_ROOT } from '#bin/build-cli.js';
 import { fmt, machineInfo, writeSection } from './lib/report.js';
@@ -185,7 +185,7 @@ try {
   const drcMed = median(rounds.map((r) => r.drc));
   const markdown = `## A whole study (\`npm run bench:study\`)
 
-${machineInfo()}; drc on Node ${(await exec(node, ['--version'])).trim()} (the machine's)
+${machineInfo()}; load average ${loadavg()[0].toFixed(1)} at the start (other work shares the machine); drc on Node ${(await exec(node, ['--version'])).trim()} (the machine's)
 
 A study of ${sizes.length} files, ${fmt(total / MB)} MB (one of ${BIG_MB} MB, ${Math.round(BIG_MB / 3)} MB and ${Math.round(BIG_MB / 10)} MB, twelve of 1 MB), on the local stack (s3rver
 serves the bytes). Each round: \`curl\` of every file's presigned URL (minted by one bulk DRS request beforehand, not
