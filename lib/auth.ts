@@ -8,6 +8,7 @@ import {
   Mfa,
   OAuthScope,
   ResourceServerScope,
+  StringAttribute,
   UserPool,
   type UserPoolClient,
   UserPoolClientIdentityProvider,
@@ -16,6 +17,8 @@ import {
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { LOGIN_PORTS, loopbackRedirect } from '#cli/loopback.js';
+import { Federation, ROLES_ATTRIBUTE } from './federation.js';
 import { acknowledge } from './nag.js';
 import type { Settings } from './settings.js';
 
@@ -68,6 +71,8 @@ export interface CognitoAuthProps {
   domainPrefix: string;
   /** The operator dashboard's URL (no trailing slash): gets a public sign-in client with it as callback. */
   dashboardUrl?: string;
+  /** The deploy settings: the organisation's identity provider (`identityProvider`), log retention, tracing. */
+  settings: Settings;
 }
 
 /**
@@ -85,10 +90,16 @@ export class CognitoAuth extends Construct {
   readonly userClient: UserPoolClient;
   readonly coordinatorClientSecret: Secret;
   readonly tokenUrl: string;
+  /** The managed-login domain's base URL (an origin): the dashboard's sign-in pages and its token endpoint. */
+  readonly domainUrl: string;
   /** The dashboard's public client (authorization code + PKCE through managed login), when there is a dashboard. */
   readonly dashboardClient?: UserPoolClient;
   /** Where the dashboard ends the managed-login session on sign-out. */
   readonly dashboardLogoutUrl?: string;
+  /** drc's public client: `drc login` (authorization code + PKCE, a loopback redirect, cli/loopback.ts). */
+  readonly drcClient: UserPoolClient;
+  /** The organisation's identity provider, with the `identityProvider` setting (lib/federation.ts). */
+  readonly federation?: Federation;
 
   constructor(scope: Construct, id: string, props: CognitoAuthProps) {
     super(scope, id);
@@ -114,7 +125,41 @@ export class CognitoAuth extends Construct {
       featurePlan: FeaturePlan.ESSENTIALS,
       removalPolicy: props.removalPolicy,
       deletionProtection: retain,
+      // Where a federated person's roles land at each sign-in (lib/federation.ts).
+      ...(props.settings.identityProvider
+        ? { customAttributes: { [ROLES_ATTRIBUTE]: new StringAttribute({ mutable: true, maxLen: 2048 }) } }
+        : {}),
     });
+    if (props.settings.identityProvider)
+      this.federation = new Federation(this, 'Federation', {
+        userPool: this.userPool,
+        setting: props.settings.identityProvider,
+        settings: props.settings,
+      });
+    // People sign in with the pool's own accounts and, when there is one, through the organisation's provider.
+    const peopleProviders = [
+      UserPoolClientIdentityProvider.COGNITO,
+      ...(this.federation ? [this.federation.clientProvider] : []),
+    ];
+    const signInClient = (clientId: string, callbacks: string[], refresh: Duration) => {
+      const client = this.userPool.addClient(clientId, {
+        generateSecret: false,
+        oAuth: {
+          flows: { authorizationCodeGrant: true },
+          scopes: [OAuthScope.OPENID, OAuthScope.EMAIL, OAuthScope.PROFILE],
+          callbackUrls: callbacks,
+          logoutUrls: callbacks,
+        },
+        supportedIdentityProviders: peopleProviders,
+        accessTokenValidity: Duration.hours(1),
+        idTokenValidity: Duration.hours(1),
+        refreshTokenValidity: refresh,
+        preventUserExistenceErrors: true,
+      });
+      (client.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = ['ALLOW_REFRESH_TOKEN_AUTH'];
+      if (this.federation) client.node.addDependency(this.federation.provider);
+      return client;
+    };
     acknowledge(
       this.userPool,
       'AwsSolutions-COG8',
@@ -154,7 +199,8 @@ export class CognitoAuth extends Construct {
       // The dashboard's sign-in pages; machine clients only use the domain's /oauth2/token.
       managedLoginVersion: ManagedLoginVersion.NEWER_MANAGED_LOGIN,
     });
-    this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
+    this.domainUrl = domain.baseUrl();
+    this.tokenUrl = `${this.domainUrl}/oauth2/token`;
 
     const machineClient = (clientId: string, scopes: ResourceServerScope[], server = resourceServer) => {
       const client = this.userPool.addClient(clientId, {
@@ -165,6 +211,8 @@ export class CognitoAuth extends Construct {
         },
         accessTokenValidity: Duration.hours(1),
         preventUserExistenceErrors: true,
+        // Stated, so a federated identity provider (which CDK would add to every client) stays off machine clients.
+        supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
       });
       // No user sign-in flows on a machine client (left unset, Cognito would enable SRP and custom auth).
       (client.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = ['ALLOW_REFRESH_TOKEN_AUTH'];
@@ -181,32 +229,27 @@ export class CognitoAuth extends Construct {
       generateSecret: false,
       disableOAuth: true,
       authFlows: { userSrp: true, userPassword: true },
+      supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
       accessTokenValidity: Duration.hours(1),
       idTokenValidity: Duration.hours(1),
       preventUserExistenceErrors: true,
     });
 
+    // `drc login`: the same managed login, back to a loopback port of the operator's machine (each port drc may
+    // listen on, since Cognito matches the port too). A day's refresh, so an on-call shift signs in once.
+    this.drcClient = signInClient('DrcClient', LOGIN_PORTS.map(loopbackRedirect), Duration.hours(24));
+    new CfnManagedLoginBranding(this, 'DrcLoginBranding', {
+      userPoolId: this.userPool.userPoolId,
+      clientId: this.drcClient.userPoolClientId,
+      useCognitoProvidedValues: true,
+    });
+    new CfnOutput(outputs, 'DrcClientId', { value: this.drcClient.userPoolClientId });
+
     if (props.dashboardUrl) {
       // Operators sign in to the dashboard through managed login: a public client (no secret, so PKCE protects the
       // code), authorization code only, back to the dashboard's own root. MFA stays required by the pool.
       const callback = `${props.dashboardUrl}/`;
-      this.dashboardClient = this.userPool.addClient('DashboardClient', {
-        generateSecret: false,
-        oAuth: {
-          flows: { authorizationCodeGrant: true },
-          scopes: [OAuthScope.OPENID, OAuthScope.EMAIL, OAuthScope.PROFILE],
-          callbackUrls: [callback],
-          logoutUrls: [callback],
-        },
-        supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
-        accessTokenValidity: Duration.hours(1),
-        idTokenValidity: Duration.hours(1),
-        refreshTokenValidity: Duration.hours(12),
-        preventUserExistenceErrors: true,
-      });
-      (this.dashboardClient.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = [
-        'ALLOW_REFRESH_TOKEN_AUTH',
-      ];
+      this.dashboardClient = signInClient('DashboardClient', [callback], Duration.hours(12));
       // Managed login shows a page only for clients with a branding style; Cognito's own look is enough.
       new CfnManagedLoginBranding(this, 'DashboardLoginBranding', {
         userPoolId: this.userPool.userPoolId,
@@ -290,6 +333,7 @@ export class AuthStack extends Stack {
       removalPolicy: props.removalPolicy,
       domainPrefix,
       dashboardUrl: props.dashboardUrl,
+      settings: props.settings,
     });
   }
 }
@@ -309,6 +353,7 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
         cognito.taskServiceClient,
         cognito.adminClient,
         cognito.userClient,
+        cognito.drcClient,
         ...(cognito.dashboardClient ? [cognito.dashboardClient] : []),
       ].map((c) => c.userPoolClientId),
       jwksUri: `${issuer}/.well-known/jwks.json`,

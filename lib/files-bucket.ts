@@ -14,7 +14,7 @@ import { STAGING_PREFIX, UPLOAD_STAGING_DAYS } from '#functions/files/model.js';
 
 export interface FilesBucketProps {
   removalPolicy: RemovalPolicy;
-  /** Browser origins allowed to fetch (and upload) objects through presigned URLs. */
+  /** Browser origins allowed to fetch (and upload) objects through presigned URLs; none: no CORS rule. */
   corsOrigins: string[];
 }
 
@@ -58,16 +58,25 @@ export class FilesBucket extends Construct {
       versioned: false,
       serverAccessLogsBucket: this.accessLogs,
       serverAccessLogsPrefix: 'files/',
-      cors: [
-        {
-          allowedMethods: [HttpMethods.GET, HttpMethods.HEAD, HttpMethods.PUT],
-          allowedOrigins: props.corsOrigins,
-          allowedHeaders: ['*'],
-          // ETag lets a browser complete a multipart upload; the others let it read what it downloaded.
-          exposedHeaders: ['ETag', 'Content-Length', 'Content-Range', 'Content-Disposition', 'Content-Type'],
-          maxAge: 3000,
-        },
-      ],
+      cors:
+        props.corsOrigins.length === 0
+          ? undefined
+          : [
+              {
+                allowedMethods: [HttpMethods.GET, HttpMethods.HEAD, HttpMethods.PUT],
+                allowedOrigins: props.corsOrigins,
+                allowedHeaders: ['*'],
+                // ETag lets a browser complete a multipart upload; the others let it read what it downloaded.
+                exposedHeaders: [
+                  'ETag',
+                  'Content-Length',
+                  'Content-Range',
+                  'Content-Disposition',
+                  'Content-Type',
+                ],
+                maxAge: 3000,
+              },
+            ],
       // Uploads that are started and never finished would otherwise be billed forever: multipart uploads never
       // completed, and single PUTs never confirmed (they land under staging/, which the confirmation copies from and
       // then empties; UPLOAD_STAGING_DAYS in functions/files/model.ts).

@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -30,10 +30,14 @@ export class StatefulStack extends Stack {
     super(scope, id, props);
     const policies = removalPolicies(props.settings);
     this.tables = new Tables(this, 'Tables', { removalPolicy: policies.tables }).byKey;
-    this.filesBucket = new FilesBucket(this, 'Files', {
-      removalPolicy: policies.bucket,
-      corsOrigins: filesCorsOrigins(props.settings.filesCorsOrigins, props.dashboardOrigin),
-    }).bucket;
+    const corsOrigins = filesCorsOrigins(props.settings.filesCorsOrigins, props.dashboardOrigin);
+    if (corsOrigins.includes('*'))
+      Annotations.of(this).addWarningV2(
+        'release-coordinator:filesCorsAnyOrigin',
+        'filesCorsOrigins is `*`: a script on any web site may GET and PUT study files through a presigned URL it ' +
+          'holds. List the origins that need it instead (docs/deploy.md).',
+      );
+    this.filesBucket = new FilesBucket(this, 'Files', { removalPolicy: policies.bucket, corsOrigins }).bucket;
 
     for (const [key, table] of Object.entries(this.tables)) {
       new CfnOutput(this, `${key}TableName`, { value: table.tableName });
@@ -46,8 +50,11 @@ export class StatefulStack extends Stack {
   }
 }
 
-/** The bucket's CORS origins: the configured ones plus the dashboard's (`*` already covers it). */
+/**
+ * The bucket's CORS origins: the dashboard's own and the configured ones; `*` alone when it is configured (it covers
+ * every other). None (no dashboard, nothing configured): the bucket answers no browser.
+ */
 export function filesCorsOrigins(configured: string[], dashboard?: string): string[] {
-  if (configured.includes('*') || !dashboard) return configured;
-  return [...configured, dashboard];
+  if (configured.includes('*')) return ['*'];
+  return [...new Set([...configured, ...(dashboard ? [dashboard] : [])])];
 }
