@@ -2,21 +2,22 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { machineNode, REPO_ROOT } from '#bin/build-cli.js';
 
 /**
  * `npm run pack:cli`: its last line is the tarball's path relative to the repository root, and that tarball installs
- * with the machine's npm (`npm install -g`, no registry needed: nothing to fetch) into a drc that runs anywhere.
+ * with the machine's npm (`npm install -g`, no registry needed: nothing to fetch) into a drc that runs anywhere, and
+ * that `npx` runs without installing it.
  */
 const run = promisify(execFile);
 const work = mkdtempSync(join(tmpdir(), 'pack-cli-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('npm run pack:cli', () => {
-  it('packs a tarball, names it last, and npm install -g of it gives a drc that runs from any folder', async () => {
+  it('packs a tarball, names it last, and npm install -g of it gives a drc that runs from any folder, as does npx of it', async () => {
     const out = await run(
       join(REPO_ROOT, 'node_modules/.bin/tsx'),
       ['bin/pack-cli.ts', join(work, 'packs')],
@@ -49,5 +50,13 @@ describe('npm run pack:cli', () => {
       env: { ...env, DRC_CONFIG_DIR: join(work, 'config') },
     });
     expect(drc.stdout).toBe('installed\n');
+
+    // Or without installing: npx of the tarball (npx wants ./ before a relative path), from its folder.
+    const npx = await run(
+      join(dirname(node), 'npx'),
+      ['--yes', '--offline', `./${basename(tarball)}`, 'token', '--token', 'through-npx'],
+      { cwd: dirname(tarball), env: { ...env, DRC_CONFIG_DIR: join(work, 'config') } },
+    );
+    expect(npx.stdout).toBe('through-npx\n');
   }, 180_000);
 });
