@@ -707,6 +707,8 @@ describe('drc with a whole study', () => {
     writeFileSync(join(folder(), 'notes.txt'), 'third notes\n');
     await json(['files', 'upload', study, join(folder(), 'notes.txt'), '--allow-duplicate']);
     expect(await idsByName('notes.txt')).toHaveLength(2);
+    // --name: the name the file gets, and so the name a download of it is written under (below)
+    await json(['files', 'upload', study, join(folder(), 'table.tsv'), '--name', 'renamed.tsv']);
   });
 
   it('continues an interrupted single PUT by default: the same file, never a second one', async () => {
@@ -755,6 +757,15 @@ describe('drc with a whole study', () => {
     expect(r.downloaded.find((d: any) => d.resumed_from === kept)).toBeDefined();
     expect(readFileSync(join(dir, 'big.bin')).equals(readFileSync(join(work, 'big.bin')))).toBe(true);
     expect(part()).toBeUndefined();
+    expect(readFileSync(join(dir, 'renamed.tsv')).equals(readFileSync(join(folder(), 'table.tsv')))).toBe(
+      true,
+    );
+    // Two files named notes.txt, side by side: the oldest keeps the name, the other gets its file id.
+    const notes = (await idsByName('notes.txt')).map((f: any) => `notes.${f.kf_id}.txt`);
+    const written = readdirSync(dir).filter((f) => f.startsWith('notes.'));
+    expect(written).toHaveLength(2);
+    expect(written).toContain('notes.txt');
+    expect(written.filter((f) => f === 'notes.txt' || notes.includes(f))).toEqual(written);
 
     const stamps = () => readdirSync(dir).map((f) => `${f} ${statSync(join(dir, f)).mtimeMs}`);
     const before = stamps();
