@@ -67,7 +67,9 @@ const drsObject = (o: Obj) => ({
 function service(all: Obj[]) {
   const byVersion = new Map(all.map((o) => [o.versionId, o]));
   const s3Gets: string[] = [];
-  const api = async (input: Request) => {
+  // openapi-fetch calls its fetch with a Request.
+  const api: typeof fetch = async (request) => {
+    const input = request as Request;
     const url = new URL(input.url);
     const json = (body: unknown) => Response.json(body);
     if (url.pathname === '/ga4gh/drs/v1/service-info') return json({ maxBulkRequestLength: 2 });
