@@ -1,9 +1,10 @@
 import { Command, CommanderError } from 'commander';
+import pkg from '../package.json' with { type: 'json' };
 import { addDevTokenCommands } from './commands/dev-tokens.js';
 import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
 import { addImportCommands } from './commands/import.js';
-import { addLoginCommands } from './commands/login.js';
+import { addLoginCommands, addTokenCommand } from './commands/login.js';
 import { addReleaseCommands } from './commands/releases.js';
 import { addServiceCommands } from './commands/services.js';
 import { addStudyCommands } from './commands/studies.js';
@@ -21,6 +22,7 @@ import { addTaskServiceCommands } from './task-service-check/command.js';
 export function buildProgram(ctx: CommandContext): Command {
   const program = new Command('drc')
     .description('Operator CLI of the release coordinator and the study file service')
+    .version(pkg.version, '-V, --version', 'print the version of drc')
     .option('--json', 'print JSON (the default when stdout is not a terminal)')
     .option('--token <token>', 'bearer token to use (overrides DRC_TOKEN and the stored login)')
     .showHelpAfterError('(add --help for usage)')
@@ -37,6 +39,7 @@ DRC_IDP_URL (http://127.0.0.1:3002), DRC_TOKEN_URL (<DRC_IDP_URL>/oauth/token), 
 Exit status: 0 done, 1 API or network error (or a watched release failed/canceled), 2 usage, 130 Ctrl-C.`,
   );
   addLoginCommands(program, ctx);
+  addTokenCommand(program, ctx);
   addStudyCommands(program, ctx);
   addServiceCommands(program, ctx);
   addReleaseCommands(program, ctx);

@@ -10,7 +10,8 @@ import { devTokenRoutes } from '#functions/files/contracts/dev-tokens.js';
 import { downloadRoutes, signedUrlRoutes } from '#functions/files/contracts/downloads.js';
 import { drsRoutes } from '#functions/files/contracts/drs.js';
 import { fileRoutes } from '#functions/files/contracts/files.js';
-import { graphqlRoutes } from '#functions/files/contracts/graphql.js';
+import { graphqlRoutes, graphqlSchemaRoutes } from '#functions/files/contracts/graphql.js';
+import { manifestRoutes } from '#functions/files/contracts/manifest.js';
 import {
   bearerOnlyOf,
   type Contracts,
@@ -124,6 +125,13 @@ export const FILES_API: ApiFunction[] = [
   entry('FilesDevTokens', 'functions/files/handlers/dev-tokens.ts', devTokenRoutes, { files: 'rw' }),
   entry('FilesAudit', 'functions/files/handlers/audit.ts', auditRoutes, { files: 'r' }),
   entry('FilesGraphql', 'functions/files/handlers/graphql.ts', graphqlRoutes, { files: 'rw', studies: 'r' }),
+  // The schema in SDL is documentation: no token, as /openapi.json.
+  entry('FilesGraphqlSchema', 'functions/files/handlers/graphql-schema.ts', graphqlSchemaRoutes, {}),
+  // A study's manifest also takes developer tokens (open at the gateway, checked by the function); reads only.
+  entry('FilesManifest', 'functions/files/handlers/manifest.ts', manifestRoutes, {
+    files: 'r',
+    studies: 'r',
+  }),
   // GA4GH DRS 1.5 (docs/drs.md). API Gateway prefers the static /objects/access over /objects/{object_id}. Reads
   // files, versions, totals and developer tokens; writes audit records. DRS clients may send developer tokens
   // (`Authorization: Token …`), which the gateway's JWT check would refuse.

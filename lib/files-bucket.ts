@@ -9,6 +9,7 @@ import {
   ObjectOwnership,
 } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { DOWNLOAD_URL_MAX_SECONDS_LIMIT } from '#functions/files/config.js';
 import { STAGING_PREFIX, UPLOAD_STAGING_DAYS } from '#functions/files/model.js';
 
 export interface FilesBucketProps {
@@ -17,13 +18,18 @@ export interface FilesBucketProps {
   corsOrigins: string[];
 }
 
-/** Presigned requests older than this are refused by the bucket itself, whatever expiry the URL claims. */
+/**
+ * Presigned requests older than this are refused by the bucket itself, whatever expiry the URL claims: 5 minutes for
+ * everything but downloads (upload URLs live 5 minutes), and for downloads the longest a presigned GET may be made
+ * to live (DOWNLOAD_URL_MAX_SECONDS at its limit, 12 hours; each URL's own expiry is usually far shorter).
+ */
 export const MAX_SIGNATURE_AGE_MS = 300_000;
+export const MAX_DOWNLOAD_SIGNATURE_AGE_MS = DOWNLOAD_URL_MAX_SECONDS_LIMIT * 1000;
 
 /**
  * The study files bucket (docs/deploy.md, What is locked down): private, SSE-S3 encrypted, SSL only, public access blocked, server access
  * logs to a separate bucket, and a policy that refuses presigned requests whose signature is more than 5 minutes
- * old. Versioning stays off on purpose: every file version already has its own key, and deleting a version must
+ * old (12 hours for downloads, whose URLs live as long as their object needs). Versioning stays off on purpose: every file version already has its own key, and deleting a version must
  * remove its bytes, not hide them behind a delete marker.
  */
 export class FilesBucket extends Construct {
@@ -80,17 +86,28 @@ export class FilesBucket extends Construct {
       ],
     });
 
+    const presignedOlderThan = (ms: number) => ({
+      StringEquals: { 's3:authType': 'REST-QUERY-STRING' },
+      NumericGreaterThan: { 's3:signatureAge': ms },
+    });
     this.bucket.addToResourcePolicy(
       new PolicyStatement({
         sid: 'DenyStalePresignedRequests',
         effect: Effect.DENY,
         principals: [new AnyPrincipal()],
-        actions: ['s3:*'],
+        notActions: ['s3:GetObject'],
         resources: [this.bucket.bucketArn, this.bucket.arnForObjects('*')],
-        conditions: {
-          StringEquals: { 's3:authType': 'REST-QUERY-STRING' },
-          NumericGreaterThan: { 's3:signatureAge': MAX_SIGNATURE_AGE_MS },
-        },
+        conditions: presignedOlderThan(MAX_SIGNATURE_AGE_MS),
+      }),
+    );
+    this.bucket.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'DenyStalePresignedDownloads',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['s3:GetObject'],
+        resources: [this.bucket.arnForObjects('*')],
+        conditions: presignedOlderThan(MAX_DOWNLOAD_SIGNATURE_AGE_MS),
       }),
     );
   }

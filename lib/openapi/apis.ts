@@ -16,7 +16,13 @@ import {
 } from '#functions/files/contracts/downloads.js';
 import { drsDocs, drsRoutes } from '#functions/files/contracts/drs.js';
 import { fileDocs, fileRoutes } from '#functions/files/contracts/files.js';
-import { graphqlDocs, graphqlRoutes } from '#functions/files/contracts/graphql.js';
+import {
+  graphqlDocs,
+  graphqlRoutes,
+  graphqlSchemaDocs,
+  graphqlSchemaRoutes,
+} from '#functions/files/contracts/graphql.js';
+import { manifestDocs, manifestRoutes } from '#functions/files/contracts/manifest.js';
 import { filesSchemas } from '#functions/files/contracts/schemas.js';
 import { apiDocsDocs, apiDocsRoutes } from '#functions/shared/contracts/api-docs.js';
 import { healthDocs, healthRoutes } from '#functions/shared/contracts/health.js';
@@ -70,11 +76,13 @@ export const FILES_DESCRIPTION: ApiDescription = {
       schemas: s,
       groups: [
         { routes: fileRoutes, docs: fileDocs(s, describe), errors: studyScoped },
+        { routes: manifestRoutes, docs: manifestDocs(s, describe) },
         { routes: downloadRoutes, docs: downloadDocs(), errors: studyScoped },
         { routes: signedUrlRoutes, docs: signedUrlDocs(s), errors: studyScoped },
         { routes: devTokenRoutes, docs: devTokenDocs(s, describe) },
         { routes: auditRoutes, docs: auditDocs(s, describe) },
         { routes: graphqlRoutes, docs: graphqlDocs(s) },
+        { routes: graphqlSchemaRoutes, docs: graphqlSchemaDocs(), store: false },
         { routes: drsRoutes, docs: drsDocs(s), errorModel: 'DrsError' },
         { routes: healthRoutes, docs: healthDocs() },
         { routes: apiDocsRoutes, docs: apiDocsDocs(), store: false },

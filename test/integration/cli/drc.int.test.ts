@@ -645,3 +645,141 @@ describe('drc files, signed URLs and developer tokens', () => {
     expect(partFile()).toBeUndefined();
   });
 });
+
+describe('drc with a whole study', () => {
+  const folder = () => join(work, 'folder');
+  const idsByName = async (name: string) =>
+    (await json(['files', 'ls', study, '--all'])).results.filter((f: any) => f.name === name);
+
+  it('uploads a folder several files at a time; run again, it sends nothing', async () => {
+    mkdirSync(folder());
+    writeFileSync(join(folder(), 'notes.txt'), 'first notes\n');
+    writeFileSync(join(folder(), 'table.tsv'), randomBytes(70_000));
+    writeFileSync(join(folder(), 'empty.txt'), '');
+    const first = await json(['files', 'upload', study, folder(), '-j', '2']);
+    expect(first.uploaded.map((u: any) => u.path.split('/').pop()).sort()).toEqual([
+      'empty.txt',
+      'notes.txt',
+      'table.tsv',
+    ]);
+    expect(first.failed).toEqual([]);
+    const again = await json(['files', 'upload', study, folder()]);
+    expect(again).toMatchObject({ uploaded: [], failed: [] });
+    expect(again.present).toHaveLength(3);
+  });
+
+  it('downloads a zero-byte file', async () => {
+    const [empty] = await idsByName('empty.txt');
+    const out = join(work, 'empty.out');
+    const r = await json(['files', 'download', study, empty.kf_id, '-o', out]);
+    expect(r).toMatchObject({ size: 0, sha256: sha256(Buffer.alloc(0)) });
+    expect(statSync(out).size).toBe(0);
+  });
+
+  it('refuses a second file of a name in the study, unless told; --file only for a file of that study', async () => {
+    writeFileSync(join(folder(), 'notes.txt'), 'other notes\n');
+    const refused = await drc(['files', 'upload', study, join(folder(), 'notes.txt')]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/a file named "notes.txt" is already in study .*--allow-duplicate/);
+    const [notes] = await idsByName('notes.txt');
+    const other = (await json(['studies', 'ls', '--limit', '10'])).results.find(
+      (s: any) => s.kf_id !== study,
+    );
+    const wrongStudy = await drc([
+      'files',
+      'upload',
+      other.kf_id,
+      join(folder(), 'notes.txt'),
+      '--file',
+      notes.kf_id,
+    ]);
+    expect(wrongStudy.code).toBe(2);
+    expect(wrongStudy.stderr).toContain(`file ${notes.kf_id} belongs to study ${study}`);
+    const version = await json([
+      'files',
+      'upload',
+      study,
+      join(folder(), 'notes.txt'),
+      '--file',
+      notes.kf_id,
+    ]);
+    expect(version.file_id).toBe(notes.kf_id);
+    writeFileSync(join(folder(), 'notes.txt'), 'third notes\n');
+    await json(['files', 'upload', study, join(folder(), 'notes.txt'), '--allow-duplicate']);
+    expect(await idsByName('notes.txt')).toHaveLength(2);
+    // --name: the name the file gets, and so the name a download of it is written under (below)
+    await json(['files', 'upload', study, join(folder(), 'table.tsv'), '--name', 'renamed.tsv']);
+  });
+
+  it('continues an interrupted single PUT by default: the same file, never a second one', async () => {
+    const path = join(work, 'single.bin');
+    const bytes = randomBytes(2 * MiB);
+    writeFileSync(path, bytes);
+    const first = start(['files', 'upload', study, path], {
+      NODE_OPTIONS: `--import=${SPY}`,
+      DRC_SPY_PUT_DELAY_MS: '60000',
+    });
+    const uploads = join(configDir, 'uploads');
+    await until(() => (readdirSync(uploads).some((f) => f.endsWith('.json')) ? true : undefined), 'a state');
+    first.child.kill('SIGKILL');
+    await first.done;
+    const again = await json(['files', 'upload', study, path]);
+    expect(again.version).toMatchObject({ state: 'available', sha256: sha256(bytes) });
+    const files = await idsByName('single.bin');
+    expect(files.map((f: any) => f.kf_id)).toEqual([again.file_id]);
+    expect(readdirSync(uploads).filter((f) => f.endsWith('.json'))).toEqual([]);
+  });
+
+  it('downloads the whole study; broken midway it resumes with Range; a run with nothing to do rewrites nothing', async () => {
+    const dir = join(work, 'study-copy');
+    const log1 = join(work, 'spy-study-1.jsonl');
+    const first = start(['files', 'download', study, '--all', '-d', dir, '-j', '2'], {
+      NODE_OPTIONS: `--import=${SPY}`,
+      DRC_SPY_LOG: log1,
+      DRC_SPY_CHUNK_DELAY_MS: '10',
+    });
+    const part = () => (existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.part')) : undefined);
+    await until(() => {
+      const p = part();
+      return p && statSync(join(dir, p)).size > 4 * MiB ? true : undefined;
+    }, 'a partial download');
+    first.child.kill('SIGKILL');
+    await first.done;
+    const kept = statSync(join(dir, part()!)).size;
+
+    const log2 = join(work, 'spy-study-2.jsonl');
+    const r = await json(['files', 'download', study, '--all', '-d', dir], {
+      NODE_OPTIONS: `--import=${SPY}`,
+      DRC_SPY_LOG: log2,
+    });
+    expect(r.failed).toEqual([]);
+    expect(spyLog(log2).find((l) => l.range === `bytes=${kept}-`)).toMatchObject({ status: 206 });
+    expect(r.downloaded.find((d: any) => d.resumed_from === kept)).toBeDefined();
+    expect(readFileSync(join(dir, 'big.bin')).equals(readFileSync(join(work, 'big.bin')))).toBe(true);
+    expect(part()).toBeUndefined();
+    expect(readFileSync(join(dir, 'renamed.tsv')).equals(readFileSync(join(folder(), 'table.tsv')))).toBe(
+      true,
+    );
+    // Two files named notes.txt, side by side: the oldest keeps the name, the other gets its file id.
+    const notes = (await idsByName('notes.txt')).map((f: any) => `notes.${f.kf_id}.txt`);
+    const written = readdirSync(dir).filter((f) => f.startsWith('notes.'));
+    expect(written).toHaveLength(2);
+    expect(written).toContain('notes.txt');
+    expect(written.filter((f) => f === 'notes.txt' || notes.includes(f))).toEqual(written);
+
+    const stamps = () => readdirSync(dir).map((f) => `${f} ${statSync(join(dir, f)).mtimeMs}`);
+    const before = stamps();
+    const noop = await json(['files', 'download', study, '--all', '-d', dir]);
+    expect(noop.downloaded).toEqual([]);
+    expect(noop.present).toBe(r.downloaded.length + r.present);
+    expect(stamps()).toEqual(before);
+  });
+
+  it('drc token prints the bearer token the other commands send', async () => {
+    const r = await drc(['token']);
+    expect(r.code).toBe(0);
+    // Read after the run: a token about to expire is renewed (and stored) first.
+    const stored = JSON.parse(readFileSync(join(configDir, 'credentials.json'), 'utf8'));
+    expect(r.stdout).toBe(`${stored.access_token}\n`);
+  });
+});

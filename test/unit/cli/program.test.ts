@@ -43,6 +43,7 @@ describe('drc, assembled from its command groups', () => {
         'files upload',
         'files download',
         'signed-url',
+        'token',
         'dev-tokens create',
         'dev-tokens ls',
         'dev-tokens rm',
