@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import pkg from '../package.json' with { type: 'json' };
 import { addDevTokenCommands } from './commands/dev-tokens.js';
 import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
@@ -22,6 +23,8 @@ export function buildProgram(ctx: CommandContext): Command {
     .description('Operator CLI of the release coordinator and the study file service')
     .option('--json', 'print JSON (the default when stdout is not a terminal)')
     .option('--token <token>', 'bearer token to use (overrides DRC_TOKEN and the stored login)')
+    // The release of the project drc belongs to (package.json; CHANGELOG.md), as GET /health reports the APIs'.
+    .version(pkg.version, '-V, --version', 'print the release (semver) and exit')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
   program.configureHelp({ showGlobalOptions: true });

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_VERSION } from '#functions/shared/version.js';
 import { type RunningTaskService, startTaskService } from '#examples/task-service/service.js';
 import {
   freeStackPorts,
@@ -144,7 +145,7 @@ describe('npm start (bin/local.ts)', () => {
       const res = await json(`${stack!.urls.coordinator}/health`);
       return res.status === 200 ? res : undefined;
     }, '/health 200');
-    expect(ready.body).toEqual({ status: 'ok' });
+    expect(ready.body).toEqual({ status: 'ok', version: APP_VERSION });
   }, 120_000);
 
   it('prints every base URL and an admin token, and writes the token to DATA_DIR/admin-token', async () => {
