@@ -4,6 +4,7 @@ import { addDevTokenCommands } from './commands/dev-tokens.js';
 import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
 import { addLoginCommands } from './commands/login.js';
+import { addMaintenanceCommands } from './commands/maintenance.js';
 import { addReleaseCommands } from './commands/releases.js';
 import { addServiceCommands } from './commands/services.js';
 import { addStudyCommands } from './commands/studies.js';
@@ -42,6 +43,7 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
   addEventCommands(program, ctx);
   addFileCommands(program, ctx);
   addDevTokenCommands(program, ctx);
+  addMaintenanceCommands(program, ctx);
   addTaskServiceCommands(program, (cmd) => ctx.session(cmd).o, ctx.setExit);
   return program;
 }

@@ -1,4 +1,5 @@
 import { eventRoutes } from '#functions/coordinator/contracts/events.js';
+import { maintenanceRoutes } from '#functions/coordinator/contracts/maintenance.js';
 import { releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
 import { releaseRoutes } from '#functions/coordinator/contracts/releases.js';
 import { studyRoutes } from '#functions/coordinator/contracts/studies.js';
@@ -101,6 +102,9 @@ export const COORDINATOR_API: ApiFunction[] = [
     studies: 'r',
   }),
   entry('Studies', 'functions/coordinator/handlers/studies.ts', studyRoutes, { studies: 'r' }),
+  entry('Maintenance', 'functions/coordinator/handlers/maintenance.ts', maintenanceRoutes, {
+    coordinator: 'rw',
+  }),
 ];
 
 /** The study file service, a separate HttpApi. Routes are described in docs/files.md and openapi/files.json. */

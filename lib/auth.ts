@@ -325,7 +325,14 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
         grant: (grantee) =>
           grantee.grantPrincipal.addToPrincipalPolicy(
             new PolicyStatement({
-              actions: ['cognito-idp:CreateUserPoolClient', 'cognito-idp:DeleteUserPoolClient'],
+              actions: [
+                'cognito-idp:CreateUserPoolClient',
+                'cognito-idp:DeleteUserPoolClient',
+                // A quarantine (and its release) replaces the secret of a client made here.
+                'cognito-idp:ListUserPoolClientSecrets',
+                'cognito-idp:AddUserPoolClientSecret',
+                'cognito-idp:DeleteUserPoolClientSecret',
+              ],
               resources: [cognito.userPool.userPoolArn],
             }),
           ),

@@ -38,8 +38,9 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   // wake that failed.
   Reconciler: { orchestration: true },
   // POST/PATCH /task-services probe GET {url}/status with the coordinator's token; POST (create_client) and DELETE
-  // make and remove each service's app client.
-  TaskServices: { coordinatorToken: true, serviceClients: true },
+  // make and remove each service's app client, and a quarantine replaces its secret. A quarantine fails the
+  // service's tasks and drives their releases to their end (wakes, or starts, their executions).
+  TaskServices: { coordinatorToken: true, serviceClients: true, orchestration: true },
   // Sends initialize/start/get_status/publish/cancel to every task service; continues a long-running release in a
   // fresh execution (StartExecution) before it reaches the execution history limit.
   ReleaseStep: { coordinatorToken: true, orchestration: true },

@@ -19,7 +19,8 @@ export interface Actor {
  * A task service bound to a client (`client_id`) accepts writes about it - its tasks' callbacks, events naming it
  * or its tasks - only from that client or an admin (403 otherwise). An unbound service keeps the spec's behaviour:
  * any service token may. A service that no longer exists binds nothing. A token accepted only as a task service's
- * own client (`boundClientOnly`) may write about the service bound to it alone.
+ * own client (`boundClientOnly`) may write about the service bound to it alone. Nobody but an admin writes about a
+ * quarantined service (quarantine.ts).
  */
 export async function requireActsFor(
   deps: { taskServices: Pick<TaskServiceRepository, 'get'> },
@@ -29,6 +30,7 @@ export async function requireActsFor(
 ): Promise<void> {
   if (actor.isAdmin) return;
   const service = await deps.taskServices.get(taskServiceId);
+  if (service?.quarantine) throw quarantinedService(what, taskServiceId);
   if (actor.boundClientOnly) {
     if (service?.clientId && service.clientId === actor.identity) return;
     throw new ForbiddenError(
@@ -40,3 +42,10 @@ export async function requireActsFor(
     `${what} belongs to task service ${taskServiceId}, which is bound to another client; only that client or an admin may write it`,
   );
 }
+
+/** The 403 of a write about a quarantined task service (its reports, events naming it) by anyone but an admin. */
+export const quarantinedService = (what: string, taskServiceId: string) =>
+  new ForbiddenError(
+    `${what} belongs to task service ${taskServiceId}, which is quarantined: its reports and events are refused ` +
+      'until an admin releases it (DELETE /task-services/<id>/quarantine)',
+  );

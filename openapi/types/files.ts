@@ -763,7 +763,7 @@ export interface paths {
         };
         /**
          * Report readiness
-         * @description Answers `{"status": "ok"}`. On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
+         * @description Answers `{"status": "ok", "version": "<release>"}`, the release of the code that answers (semver, as in CHANGELOG.md). On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
          *
          *     No token needed.
          */
@@ -3302,6 +3302,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         status: "ok";
+                        version: string;
                     };
                 };
             };

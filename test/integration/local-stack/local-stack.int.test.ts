@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APP_VERSION } from '#functions/shared/version.js';
 import { type RunningTaskService, startTaskService } from '#examples/task-service/service.js';
+import { APP_VERSION } from '#functions/shared/version.js';
 import {
   freeStackPorts,
   type StackPorts,

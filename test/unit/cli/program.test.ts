@@ -32,6 +32,8 @@ describe('drc, assembled from its command groups', () => {
         'services enable',
         'services disable',
         'services rm',
+        'services quarantine',
+        'services release',
         'releases ls',
         'releases show',
         'releases create',
@@ -48,6 +50,7 @@ describe('drc, assembled from its command groups', () => {
         'dev-tokens ls',
         'dev-tokens rm',
         'task-service check',
+        'maintenance',
       ].sort(),
     );
   });

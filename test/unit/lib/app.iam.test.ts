@@ -105,7 +105,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         });
       }
       // The brief's named callers are among them.
-      for (const name of ['PollWait', 'Tasks', 'Releases'])
+      for (const name of ['PollWait', 'Tasks', 'Releases', 'TaskServices'])
         expect(CAPABILITIES[name]?.orchestration).toBe(true);
     });
 
@@ -123,7 +123,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       }
     });
 
-    it('only the task-service registry may create and delete Cognito app clients, of this user pool alone', () => {
+    it('only the task-service registry may create and delete Cognito app clients and replace their secrets, of this user pool alone', () => {
       const poolId = logicalId(base.built.auth!.auth.userPool);
       for (const entry of entries) {
         const fn = base.built.coordinator.functions[entry.name];
@@ -133,8 +133,11 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         if (entry.name === 'TaskServices') {
           expect(cognito, entry.name).toHaveLength(1);
           expect(actionsOf(cognito[0]).sort()).toEqual([
+            'cognito-idp:AddUserPoolClientSecret',
             'cognito-idp:CreateUserPoolClient',
             'cognito-idp:DeleteUserPoolClient',
+            'cognito-idp:DeleteUserPoolClientSecret',
+            'cognito-idp:ListUserPoolClientSecrets',
           ]);
           // The pool's ARN, imported from the auth stack: no wildcard, no other pool.
           expect(collectImports(cognito[0].Resource)).toHaveLength(1);

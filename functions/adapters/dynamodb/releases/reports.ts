@@ -67,7 +67,8 @@ export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<
     const out = await transact(t.doc, reportItems(t, r, events, guard));
     if (out.ok) return { written: true, events };
     const failed = (kind: string) => out.conditionFailed.find((f) => f.kind === kind);
-    if (failed('service')) return { written: false, why: 'forbidden' };
+    const service = failed('service');
+    if (service) return { written: false, why: isQuarantined(service.item) ? 'quarantined' : 'forbidden' };
     const moved = failed('task');
     if (moved)
       return moved.item
@@ -131,11 +132,13 @@ function reportItems(
 
 /**
  * A task service bound to a client accepts reports about its tasks only from that client (an admin skips this).
- * A service that no longer exists binds nothing.
+ * A service that no longer exists binds nothing. A quarantined service's tasks take no report from anyone but an
+ * admin: the service item says so, and the same check reads it (ALL_OLD tells the two refusals apart).
  */
 function bindingCheck(t: ReleaseTable, serviceId: string, identity: string | null): LabelledItem {
   const unbound =
     'attribute_not_exists(pk) OR attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
+  const bound = identity === null ? unbound : `${unbound} OR clientId = :me`;
   return {
     kind: 'service',
     id: serviceId,
@@ -143,12 +146,19 @@ function bindingCheck(t: ReleaseTable, serviceId: string, identity: string | nul
       ConditionCheck: {
         TableName: t.table,
         Key: K.taskService(serviceId),
-        ConditionExpression: identity === null ? unbound : `${unbound} OR clientId = :me`,
+        ConditionExpression: `(${NOT_QUARANTINED}) AND (${bound})`,
+        ExpressionAttributeNames: { '#q': 'quarantine' },
         ExpressionAttributeValues: { ':null': 'NULL', ...(identity === null ? {} : { ':me': identity }) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     },
   };
 }
+
+/** The service item's `quarantine` (model.ts): absent or null while the service is not quarantined. */
+const NOT_QUARANTINED = 'attribute_not_exists(#q) OR attribute_type(#q, :null)';
+const isQuarantined = (item: Record<string, unknown> | undefined) =>
+  item?.quarantine !== undefined && item.quarantine !== null;
 
 /**
  * Whether the release has tasks and every one is in `state`: the view and its shards, read consistently (PhaseWatch
