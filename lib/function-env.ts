@@ -43,6 +43,8 @@ export function commonEnvironment({
     HEALTH_FAILURES: String(settings.healthFailures),
     STUDIES_SOURCE: settings.studiesSource,
     METRICS_NAMESPACE: settings.metricsNamespace,
+    // The reconciler deletes the events older than this; 0 keeps them for ever (docs/operations.md, Audit).
+    EVENT_RETENTION_DAYS: String(settings.eventRetentionDays),
     ...settings.functionEnv,
   };
 }

@@ -367,6 +367,8 @@ export interface EventRepository {
   get(id: string): Promise<CoordinatorEvent | null>;
   delete(id: string): Promise<boolean>;
   list(filters: EventFilters, page: Page): Promise<Paged<CoordinatorEvent>>;
+  /** Deletes up to `limit` events written before `before` (ISO 8601), oldest first, counts included; their ids. */
+  expireBefore(before: string, limit: number): Promise<string[]>;
 }
 
 /** The mirrored fields a study sync writes; last_pub_version / last_pub_date are never among them. */

@@ -1,0 +1,74 @@
+import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Trigger } from 'aws-cdk-lib/triggers';
+import type { Construct } from 'constructs';
+import { acknowledge } from './nag.js';
+import { ServiceFunction } from './service-function.js';
+import { removalPolicies, type Settings } from './settings.js';
+import { TABLES, type TableKey } from './table-definitions.js';
+
+export interface MigrationsStackProps extends StackProps {
+  settings: Settings;
+  tables: Record<TableKey, ITable>;
+}
+
+/** The Migrate function's entry: the runner of functions/adapters/dynamodb/migrations.ts. */
+export const MIGRATE_ENTRY = 'functions/coordinator/handlers/migrate.ts';
+
+/**
+ * The deploy's migration step, a stack of its own between the tables and the functions: the Stateful stack is
+ * updated first (tables, new indexes), then this one, whose CDK trigger invokes the Migrate function and waits for it
+ * (a failure fails the deploy here), then the Coordinator and Files stacks replace the functions. So the new code
+ * never meets data its migrations have not reached. The trigger runs again whenever the function or its settings
+ * change: every deploy of a new release, and a switch to restored tables (docs/operations.md). Each migration is
+ * recorded in its table and skipped once there, so a run with nothing to do reads one item per table.
+ */
+export class MigrationsStack extends Stack {
+  readonly migrate: ServiceFunction;
+
+  constructor(scope: Construct, id: string, props: MigrationsStackProps) {
+    super(scope, id, props);
+    const { settings } = props;
+    const environment = Object.fromEntries(
+      (Object.entries(TABLES) as [TableKey, { envVar: string }][]).map(([key, def]) => [
+        def.envVar,
+        props.tables[key].tableName,
+      ]),
+    );
+    // Lambda's maximum less a minute for the trigger: a table that needs longer is migrated with `npm run migrate`
+    // from a machine (docs/deploy.md, Upgrades), after which this run reads one item per table.
+    const timeout = Duration.minutes(14);
+    this.migrate = new ServiceFunction(this, 'Migrate', {
+      entry: MIGRATE_ENTRY,
+      description: 'Applies the migrations of stored data before the functions of a deploy take traffic',
+      environment: { ...environment, METRICS_NAMESPACE: settings.metricsNamespace, ...settings.functionEnv },
+      timeout,
+      memorySize: Math.max(settings.functionMemoryMb, 1769),
+      logRetention: settings.logRetentionDays,
+      logRemovalPolicy: removalPolicies(settings).logs,
+      tableAccess: { coordinator: 'rw', studies: 'rw', files: 'rw' },
+      tables: props.tables,
+      tracing: settings.tracing,
+    });
+    new Trigger(this, 'RunMigrations', {
+      handler: this.migrate.fn,
+      timeout: timeout.plus(Duration.seconds(30)),
+      executeOnHandlerChange: true,
+    });
+    acknowledgeTriggerProvider(this);
+  }
+}
+
+/**
+ * The CDK trigger's provider (aws-cdk-lib/triggers) is a CDK-managed singleton function; its role, runtime and
+ * configuration are aws-cdk-lib's, not ours. Acknowledged on that singleton only.
+ */
+function acknowledgeTriggerProvider(stack: Stack): void {
+  const provider = stack.node.tryFindChild('AWSCDK.TriggerCustomResourceProviderCustomResourceProvider');
+  if (!provider) return;
+  acknowledge(
+    provider,
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+    'CDK trigger provider: it invokes the Migrate function during a deploy and writes its own log.',
+  );
+}
