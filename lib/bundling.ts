@@ -14,7 +14,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import { COORDINATOR_API, FILES_API } from './api-manifest.js';
-import { FILES_WORKERS, WORKER_FUNCTIONS } from './orchestration-manifest.js';
+import { DEPLOY_FUNCTIONS, FILES_WORKERS, WORKER_FUNCTIONS } from './orchestration-manifest.js';
 
 /**
  * How a Lambda function is bundled: the one definition that CDK (lib/service-function.ts), `npm run
@@ -104,7 +104,13 @@ export interface FunctionEntry {
 /** Every function entry of lib/api-manifest.ts and lib/orchestration-manifest.ts, once each, in manifest order. */
 export function functionEntries(): FunctionEntry[] {
   const byEntry = new Map<string, string[]>();
-  for (const fn of [...COORDINATOR_API, ...WORKER_FUNCTIONS, ...FILES_API, ...FILES_WORKERS]) {
+  for (const fn of [
+    ...COORDINATOR_API,
+    ...WORKER_FUNCTIONS,
+    ...FILES_API,
+    ...FILES_WORKERS,
+    ...DEPLOY_FUNCTIONS,
+  ]) {
     const names = byEntry.get(fn.entry) ?? [];
     names.push(fn.name);
     byEntry.set(fn.entry, names);

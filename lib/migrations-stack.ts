@@ -3,6 +3,7 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
 import { acknowledge } from './nag.js';
+import { DEPLOY_FUNCTIONS } from './orchestration-manifest.js';
 import { ServiceFunction } from './service-function.js';
 import { removalPolicies, type Settings } from './settings.js';
 import { TABLES, type TableKey } from './table-definitions.js';
@@ -12,8 +13,8 @@ export interface MigrationsStackProps extends StackProps {
   tables: Record<TableKey, ITable>;
 }
 
-/** The Migrate function's entry: the runner of functions/adapters/dynamodb/migrations.ts. */
-export const MIGRATE_ENTRY = 'functions/coordinator/handlers/migrate.ts';
+/** The Migrate function: the runner of functions/adapters/dynamodb/migrations.ts. */
+const MIGRATE = DEPLOY_FUNCTIONS[0];
 
 /**
  * The deploy's migration step, a stack of its own between the tables and the functions: the Stateful stack is
@@ -39,14 +40,14 @@ export class MigrationsStack extends Stack {
     // from a machine (docs/deploy.md, Upgrades), after which this run reads one item per table.
     const timeout = Duration.minutes(14);
     this.migrate = new ServiceFunction(this, 'Migrate', {
-      entry: MIGRATE_ENTRY,
+      entry: MIGRATE.entry,
       description: 'Applies the migrations of stored data before the functions of a deploy take traffic',
       environment: { ...environment, METRICS_NAMESPACE: settings.metricsNamespace, ...settings.functionEnv },
       timeout,
       memorySize: Math.max(settings.functionMemoryMb, 1769),
       logRetention: settings.logRetentionDays,
       logRemovalPolicy: removalPolicies(settings).logs,
-      tableAccess: { coordinator: 'rw', studies: 'rw', files: 'rw' },
+      tableAccess: MIGRATE.tables,
       tables: props.tables,
       tracing: settings.tracing,
     });
