@@ -2,7 +2,6 @@ import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Trigger } from 'aws-cdk-lib/triggers';
 import type { Construct } from 'constructs';
-import { acknowledge } from './nag.js';
 import { DEPLOY_FUNCTIONS } from './orchestration-manifest.js';
 import { ServiceFunction } from './service-function.js';
 import { removalPolicies, type Settings } from './settings.js';
@@ -56,20 +55,5 @@ export class MigrationsStack extends Stack {
       timeout: timeout.plus(Duration.seconds(30)),
       executeOnHandlerChange: true,
     });
-    acknowledgeTriggerProvider(this);
   }
-}
-
-/**
- * The CDK trigger's provider (aws-cdk-lib/triggers) is a CDK-managed singleton function; its role, runtime and
- * configuration are aws-cdk-lib's, not ours. Acknowledged on that singleton only.
- */
-function acknowledgeTriggerProvider(stack: Stack): void {
-  const provider = stack.node.tryFindChild('AWSCDK.TriggerCustomResourceProviderCustomResourceProvider');
-  if (!provider) return;
-  acknowledge(
-    provider,
-    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-    'CDK trigger provider: it invokes the Migrate function during a deploy and writes its own log.',
-  );
 }
