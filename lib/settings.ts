@@ -136,6 +136,19 @@ const contextShape = z.object({
   /** Extra environment variables for every function (e.g. AUTH_ROLES_CLAIMS for an external issuer). */
   functionEnv: z.record(z.string(), z.coerce.string()).default({}),
   /**
+   * The coordinator's own Cognito clients, by slot (`a`, `b`): the first is the one the functions use; two during a
+   * rotation, side by side, while the task services accept both (docs/operations.md, Rotate every secret).
+   */
+  coordinatorClients: list
+    .pipe(
+      z
+        .array(z.enum(['a', 'b']))
+        .min(1)
+        .max(2),
+    )
+    .refine((l) => new Set(l).size === l.length, 'each slot once')
+    .default(['a']),
+  /**
    * Tables restored to a point in time (`npm run restore`), used in place of the stack's own: the functions, the
    * migrations, the stream trigger and the backup plan switch to them; the stack's own tables stay, unused
    * (docs/operations.md, Restore a table).

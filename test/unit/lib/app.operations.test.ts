@@ -31,6 +31,7 @@ const VARIANT = {
   removalPolicy: 'destroy',
   restoredTables: JSON.stringify(RESTORED),
   deployedIndexes: JSON.stringify({ coordinator: ['gsi1', 'gsi2'], studies: [] }),
+  coordinatorClients: 'b,a',
 };
 
 let base: Synth;
@@ -178,5 +179,24 @@ describe('new indexes, one per table and deploy', () => {
     expect(gsis(variant, 'studies')).toEqual(['gsi1']);
     expect(gsis(variant, 'files')).toEqual(TABLES.files.indexes.map((i) => i.indexName));
     expect(gsis(base, 'coordinator')).toEqual(TABLES.coordinator.indexes.map((i) => i.indexName));
+  });
+});
+
+describe("rotating the coordinator's own client", () => {
+  it('deploys both slots side by side, the first listed in use: its id for the functions, its secret copied', () => {
+    const auth = variant.built.auth!.auth;
+    expect(auth.coordinatorClients.map((c) => c.node.id)).toEqual([
+      'CoordinatorClientB',
+      'CoordinatorClient',
+    ]);
+    expect(auth.coordinatorClient.node.id).toBe('CoordinatorClientB');
+    const inUse = logicalId(auth.coordinatorClient);
+    const step =
+      variant.coordinator.toJSON().Resources[logicalId(variant.built.coordinator.functions.ReleaseStep.fn)];
+    expect(JSON.stringify(step.Properties.Environment.Variables.COORDINATOR_CLIENT_ID)).toContain(inUse);
+    const outputs = variant.auth!.toJSON().Outputs;
+    expect(JSON.stringify(outputs.CoordinatorClientIds.Value)).toContain(inUse);
+    // Without the setting, one client under the logical id it always had: a deployment that never rotated keeps it.
+    expect(base.built.auth!.auth.coordinatorClients.map((c) => c.node.id)).toEqual(['CoordinatorClient']);
   });
 });
