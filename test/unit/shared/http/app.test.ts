@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { logger } from '#functions/shared/log.js';
 import { correlationIdOf, httpApp } from '#functions/shared/http/app.js';
 import { ok } from '#functions/shared/http/response.js';
+import { logger } from '#functions/shared/log.js';
 import { caller, verifier } from './harness.js';
 
 const call = caller(
