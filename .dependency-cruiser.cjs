@@ -12,7 +12,8 @@
 const AREA = '(coordinator|orchestration|files)';
 const HANDLERS = `^functions/${AREA}/handlers/`;
 const VOCABULARY = [
-  '^functions/coordinator/(ports|model|versions|views|url-policy|service-credentials)[.]ts$',
+  '^functions/coordinator/(ports|model|versions|views|url-policy|service-credentials|service-client-gate-contract)[.]ts$',
+  '^functions/coordinator/import/ports[.]ts$',
   '^functions/orchestration/(ports|config)[.]ts$',
   '^functions/files/(ports|model|config|views|tokens|drs-config|drs-model)[.]ts$',
 ];

@@ -11,6 +11,9 @@ const CDK_APP_TESTS = [
   'test/unit/lib/*.test.ts',
   'test/unit/bin/app.test.ts',
   'test/unit/docs/deploy.test.ts',
+  // The task-service kit's construct, and its example app.
+  'test/unit/packages/task-service/src/cdk.test.ts',
+  'test/unit/examples/task-service-cdk/*.test.ts',
 ];
 
 const env = {
@@ -51,6 +54,10 @@ export default defineConfig({
           exclude: CDK_APP_TESTS,
           env,
           setupFiles,
+          // Generous limits: a few tests run a tool (dependency-cruiser, typedoc) or a property search, and `npm test`
+          // must hold on a busy 2-core machine.
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
         },
       },
       {

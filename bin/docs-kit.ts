@@ -1,10 +1,11 @@
 /**
- * `npm run docs:kit`: the task-service kit's API reference, built by typedoc from its public entry point
- * (packages/task-service/src/index.ts) into dist/kit-docs/ (git-ignored). Every export carries TSDoc with an
+ * `npm run docs:kit`: the task-service kit's API reference, built by typedoc from its public entry points
+ * (packages/task-service/src/index.ts, and src/cdk.ts: `@release-coordinator/task-service/cdk`) into dist/kit-docs/
+ * (git-ignored). Every export carries TSDoc with an
  * `@example`; typedoc's warnings (an undocumented export, a referenced type that is not exported, a broken link)
  * and a missing `@example` fail the run, and test/unit/bin/docs-kit.test.ts runs it inside `npm test`.
  *
- *   tsx bin/docs-kit.ts [--entry <file>] [--tsconfig <file>] [--out <dir>]
+ *   tsx bin/docs-kit.ts [--entry <file>]... [--tsconfig <file>] [--out <dir>]
  *
  * typedoc reads TypeScript with the TypeScript compiler's JavaScript API, which TypeScript 7 (this project's
  * compiler, a native binary) no longer has: its imports of `typescript` are answered with the `typescript5` package
@@ -34,7 +35,8 @@ const option = (name: string, fallback: string) => {
   const at = args.indexOf(`--${name}`);
   return at >= 0 ? resolve(args[at + 1]) : fallback;
 };
-const entry = option('entry', join(KIT, 'src/index.ts'));
+const entries = args.flatMap((a, i) => (a === '--entry' ? [resolve(args[i + 1])] : []));
+const entryPoints = entries.length ? entries : [join(KIT, 'src/index.ts'), join(KIT, 'src/cdk.ts')];
 const tsconfig = option('tsconfig', join(KIT, 'tsconfig.build.json'));
 const out = option('out', join(ROOT, 'dist/kit-docs'));
 
@@ -43,7 +45,7 @@ const started = performance.now();
 const app = await td.Application.bootstrapWithPlugins(
   {
     name: '@release-coordinator/task-service',
-    entryPoints: [entry],
+    entryPoints,
     tsconfig,
     out,
     readme: join(KIT, 'README.md'),
@@ -73,9 +75,15 @@ if (!project || app.logger.hasErrors() || app.logger.hasWarnings()) {
   process.exitCode = 1;
 } else process.stdout.write(`The kit's reference is in ${relative(ROOT, out)}/ (${seconds} s).\n`);
 
-/** The exports of the entry point whose TSDoc has no `@example` (a function's is on its signature). */
+/**
+ * The exports of the entry points whose TSDoc has no `@example` (a function's is on its signature). With several
+ * entry points, each is a module of the project, and its exports are the module's children.
+ */
 function withoutExample(project: InstanceType<typeof td.ProjectReflection>): string[] {
-  return (project.children ?? [])
+  const exported = (project.children ?? []).flatMap((child) =>
+    child.kindOf(td.ReflectionKind.Module) ? (child.children ?? []) : [child],
+  );
+  return exported
     .filter((child) => {
       const comments = [child.comment, ...(child.signatures ?? []).map((s) => s.comment)];
       return !comments.some((c) => c?.blockTags.some((tag) => tag.tag === '@example'));

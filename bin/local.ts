@@ -23,7 +23,7 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { log } from '#functions/shared/log.js';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '#lib/api-manifest.js';
-import { FILES_WORKERS } from '#lib/orchestration-manifest.js';
+import { COORDINATOR_INVOKED_WORKERS, FILES_WORKERS } from '#lib/orchestration-manifest.js';
 import { loadHandler } from '#local/component.js';
 import { parseLocalConfig } from '#local/config.js';
 import { tableEnv } from '#local/dynamodb-local.js';
@@ -94,7 +94,13 @@ async function main(): Promise<void> {
 
   // s3rver, persisting under DATA_DIR/s3.
   await assertPortFree(config.S3_PORT, 'S3_PORT');
-  const s3 = await startS3({ host: config.HOST, dir: join(config.DATA_DIR, 's3'), port: config.S3_PORT });
+  // Its CORS allows the dashboard's origins only, as the deployed bucket does by default.
+  const s3 = await startS3({
+    host: config.HOST,
+    dir: join(config.DATA_DIR, 's3'),
+    port: config.S3_PORT,
+    corsOrigins: dashboard.corsOrigins,
+  });
   const s3Endpoint = s3.env.AWS_ENDPOINT_URL_S3;
   stack.adopt(
     's3',
@@ -103,9 +109,14 @@ async function main(): Promise<void> {
   );
   stack.use({ name: 'event sink', env: await meteredEventSink(), stop: async () => {} });
 
-  // The Lambda Invoke API for the asynchronously invoked workers (upload verification), run in this process. Only
-  // handlers call it, so it takes any free loopback port.
-  stack.use(await startLocalLambda({ functions: FILES_WORKERS }));
+  // The Lambda Invoke API for the invoked workers (upload verification; the service-client gate, which makes the
+  // task services' clients at the identity provider with its admin client: without one, `create_client` is not
+  // offered), run in this process. Only handlers call it, so it takes any free loopback port.
+  stack.use(
+    await startLocalLambda({
+      functions: [...FILES_WORKERS, ...(clients.admin ? COORDINATOR_INVOKED_WORKERS : [])],
+    }),
+  );
 
   // The Step Functions endpoint (local/step-functions/). It runs worker handlers in-process, so it comes after
   // every component whose env they need.
@@ -141,6 +152,11 @@ async function main(): Promise<void> {
     scope: 'openid',
     logoutUrl: null,
     pollMs: 1000,
+    taskServices: {
+      clientRequired: ['true', '1'].includes(process.env.TASK_SERVICE_CLIENT_REQUIRED ?? ''),
+      // Offered where the stack can make clients (the identity provider has an admin client: local/startup/identity.ts).
+      createClient: Boolean(process.env.TASK_SERVICE_CLIENTS_IDP_URL),
+    },
   });
 
   stack.schedule(startWorkerSchedules(config, ['reconcile']));

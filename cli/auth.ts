@@ -4,15 +4,29 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { type CliConfig, CliError, readJson, removeFile, writePrivateJson } from './config.js';
 import { describeFetchError, jsonOrUndefined } from './http.js';
+import { refreshSignIn, signIn } from './sign-in.js';
 
 /**
  * Login and the stored token. `drc login` keeps the token, and what is needed to get a new one, in
- * <config dir>/credentials.json (mode 0600): client credentials, or the dev-token request made to the local
- * identity provider. A token that has expired (or expires within a minute) is renewed the same way before use.
+ * <config dir>/credentials.json (mode 0600): a person's sign-in (authorization code + PKCE, cli/sign-in.ts) with its
+ * refresh token, client credentials, or the dev-token request made to the local identity provider. A token that has
+ * expired (or expires within a minute) is renewed the same way before use.
  */
 const RENEW_BEFORE_MS = 60_000;
+/** How long `drc login` waits for the browser to come back from the sign-in. */
+const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
 const stored = z.discriminatedUnion('method', [
+  z.object({
+    method: z.literal('authorization_code'),
+    issuer: z.string().url(),
+    token_url: z.string().url(),
+    client_id: z.string().min(1),
+    subject: z.string(),
+    access_token: z.string().min(1),
+    refresh_token: z.string().min(1).optional(),
+    expires_at: z.number(),
+  }),
   z.object({
     method: z.literal('client_credentials'),
     token_url: z.string().url(),
@@ -61,8 +75,13 @@ async function postForToken(url: string, init: RequestInit): Promise<z.infer<typ
   return parsed.data;
 }
 
-/** A new token for what is stored (the same client credentials, or the same dev-token request). */
+/** A new token for what is stored (the sign-in's refresh, the same client credentials, or the same dev token). */
 async function fetchToken(c: StoredCredentials, now: number): Promise<StoredCredentials> {
+  if (c.method === 'authorization_code') {
+    if (!c.refresh_token) throw new CliError('the sign-in has expired: run `drc login` again');
+    const t = await refreshSignIn({ ...c, refresh_token: c.refresh_token }, () => now);
+    return { ...c, access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: t.expiresAt };
+  }
   if (c.method === 'client_credentials') {
     const t = await postForToken(c.token_url, {
       method: 'POST',
@@ -103,18 +122,71 @@ export interface LoginOptions {
   roles?: string[];
   groups?: string[];
   expiresIn?: number;
+  /** `--no-browser` was given (false) or `--browser` (true); undefined: neither. */
+  browser?: boolean;
+  /** Where the sign-in prints its URL. */
+  print?: (line: string) => void;
+}
+
+/**
+ * Which login `drc login` makes, from what it is given: client credentials with a secret; a dev token with any of
+ * its options; a person's sign-in when asked for (`--browser`, `--no-browser`), with a client id and no secret, or
+ * when the environment names a sign-in client or issuer (DRC_CLIENT_ID, DRC_ISSUER); otherwise a dev token, the
+ * local stack's default.
+ */
+export function loginMethod(config: CliConfig, o: LoginOptions): StoredCredentials['method'] {
+  const devToken = [o.sub, o.roles, o.groups, o.expiresIn].some((v) => v !== undefined);
+  if (o.clientSecret !== undefined) {
+    if (o.clientId === undefined) throw new CliError('--client-id and --client-secret go together', 2);
+    return 'client_credentials';
+  }
+  if (devToken) {
+    if (o.clientId !== undefined || o.browser !== undefined)
+      throw new CliError('--sub, --role, --group and --expires-in make a dev token, not a sign-in', 2);
+    return 'dev_token';
+  }
+  if (o.browser !== undefined || o.clientId !== undefined || config.signIn.configured)
+    return 'authorization_code';
+  return 'dev_token';
 }
 
 export async function login(config: CliConfig, o: LoginOptions, now = Date.now()) {
-  if ((o.clientId === undefined) !== (o.clientSecret === undefined))
-    throw new CliError('--client-id and --client-secret go together', 2);
+  const method = loginMethod(config, o);
+  if (method === 'authorization_code') {
+    const s = await signIn({
+      issuer: config.signIn.issuer,
+      clientId: o.clientId ?? config.signIn.clientId,
+      scope: config.signIn.scope,
+      browser: o.browser !== false,
+      print: o.print ?? ((line) => process.stderr.write(`${line}\n`)),
+      timeoutMs: SIGN_IN_TIMEOUT_MS,
+    });
+    const creds: StoredCredentials = {
+      method,
+      issuer: s.issuer,
+      token_url: s.tokenEndpoint,
+      client_id: o.clientId ?? config.signIn.clientId,
+      subject: s.subject,
+      access_token: s.accessToken,
+      ...(s.refreshToken ? { refresh_token: s.refreshToken } : {}),
+      expires_at: s.expiresAt,
+    };
+    writePrivateJson(credentialsPath(config), creds);
+    return {
+      method,
+      subject: s.subject,
+      expires_at: new Date(s.expiresAt).toISOString(),
+      refreshable: Boolean(s.refreshToken),
+      credentials_file: credentialsPath(config),
+    };
+  }
   const request: StoredCredentials =
-    o.clientId !== undefined && o.clientSecret !== undefined
+    method === 'client_credentials'
       ? {
           method: 'client_credentials',
           token_url: config.tokenUrl,
-          client_id: o.clientId,
-          client_secret: o.clientSecret,
+          client_id: o.clientId as string,
+          client_secret: o.clientSecret as string,
           access_token: '-',
           expires_at: 0,
         }
@@ -132,7 +204,8 @@ export async function login(config: CliConfig, o: LoginOptions, now = Date.now()
   writePrivateJson(credentialsPath(config), creds);
   return {
     method: creds.method,
-    subject: creds.method === 'client_credentials' ? creds.client_id : creds.sub,
+    subject:
+      creds.method === 'client_credentials' ? creds.client_id : creds.method === 'dev_token' ? creds.sub : '',
     expires_at: new Date(creds.expires_at).toISOString(),
     credentials_file: credentialsPath(config),
   };

@@ -24,6 +24,14 @@ export const cliEnv = z.object({
   DRC_TOKEN_URL: z.string().url().optional(),
   /** A bearer token that overrides the stored one (so does --token). */
   DRC_TOKEN: z.string().min(1).optional(),
+  /**
+   * The sign-in of `drc login` (authorization code + PKCE): the OIDC issuer (default DRC_IDP_URL, the local identity
+   * provider; on AWS the Auth stack's `Issuer`), drc's public client there (default `drc`; on AWS `DrcClientId`) and
+   * the scopes to ask for.
+   */
+  DRC_ISSUER: z.string().url().optional(),
+  DRC_CLIENT_ID: z.string().min(1).optional(),
+  DRC_SCOPE: z.string().min(1).default('openid email profile'),
   /** Where the credentials and upload resume state live; default $XDG_CONFIG_HOME/drc or ~/.config/drc. */
   DRC_CONFIG_DIR: z.string().min(1).optional(),
   XDG_CONFIG_HOME: z.string().min(1).optional(),
@@ -36,6 +44,13 @@ export interface CliConfig {
   tokenUrl: string;
   envToken?: string;
   configDir: string;
+  signIn: {
+    issuer: string;
+    clientId: string;
+    scope: string;
+    /** DRC_ISSUER or DRC_CLIENT_ID is set: `drc login` signs in by default. */
+    configured: boolean;
+  };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): CliConfig {
@@ -52,6 +67,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): CliConfig {
     tokenUrl: e.DRC_TOKEN_URL ?? `${e.DRC_IDP_URL}/oauth/token`,
     envToken: e.DRC_TOKEN,
     configDir: e.DRC_CONFIG_DIR ?? join(e.XDG_CONFIG_HOME ?? join(homedir(), '.config'), 'drc'),
+    signIn: {
+      issuer: (e.DRC_ISSUER ?? e.DRC_IDP_URL).replace(/\/+$/, ''),
+      clientId: e.DRC_CLIENT_ID ?? 'drc',
+      scope: e.DRC_SCOPE,
+      configured: Boolean(e.DRC_ISSUER || e.DRC_CLIENT_ID),
+    },
   };
 }
 

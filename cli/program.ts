@@ -3,6 +3,7 @@ import pkg from '../package.json' with { type: 'json' };
 import { addDevTokenCommands } from './commands/dev-tokens.js';
 import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
+import { addImportCommands } from './commands/import.js';
 import { addLoginCommands } from './commands/login.js';
 import { addMaintenanceCommands } from './commands/maintenance.js';
 import { addReleaseCommands } from './commands/releases.js';
@@ -27,6 +28,9 @@ export function buildProgram(ctx: CommandContext): Command {
     // The release of the project drc belongs to (package.json; CHANGELOG.md), as GET /health reports the APIs'.
     .version(pkg.version, '-V, --version', 'print the release (semver) and exit')
     .showHelpAfterError('(add --help for usage)')
+    // Options after a command name are that command's own: `drc import --token <t>` is the original's token, while
+    // `drc --token <t> import` stays drc's (applyGlobalOptions gives every other command --json and --token).
+    .enablePositionalOptions()
     .exitOverride();
   program.configureHelp({ showGlobalOptions: true });
   program.addHelpText(
@@ -44,14 +48,19 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
   addFileCommands(program, ctx);
   addDevTokenCommands(program, ctx);
   addMaintenanceCommands(program, ctx);
+  addImportCommands(program, ctx);
   addTaskServiceCommands(program, (cmd) => ctx.session(cmd).o, ctx.setExit);
   return program;
 }
 
-/** Every subcommand inherits --json/--token wherever they are written (`drc --json studies ls`, `drc studies ls --json`). */
+/**
+ * Every subcommand takes --json/--token wherever they are written (`drc --json studies ls`, `drc studies --json ls`,
+ * `drc studies ls --json`): options are positional (each command parses those after its name), so each command
+ * declares them, and optsWithGlobals() merges them down. A command that declares --json itself keeps its own.
+ */
 function applyGlobalOptions(cmd: Command): void {
   for (const sub of cmd.commands) {
-    if (sub.commands.length === 0 && !sub.options.some((o) => o.long === '--json')) {
+    if (!sub.options.some((o) => o.long === '--json')) {
       sub.option('--json', 'print JSON (the default when stdout is not a terminal)');
       sub.option('--token <token>', 'bearer token to use');
     }

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { ROOT } from '#local/config.js';
 import { type CostInputs, type CostSettings, monthlyCost, parseMix } from './model.js';
 import { profileSchema } from './profile.js';
+import { regionOf } from './regions.js';
 import { markdownTable, textReport } from './render.js';
 import { deploySettings } from './settings.js';
 
@@ -28,6 +29,9 @@ const HELP = `npm run cost -- [flags]
   --studies S                studies the hourly sync mirrors (default 100)
   --release-hours H          hours a release is in flight, creation to published (default 24)
   --history-months M         months of releases and audit records kept in DynamoDB (default 12)
+  --people N                 people who sign in in a month (Cognito monthly active users, default 10)
+  --federated-people N       of them, federated from your identity provider (default 0)
+  --region R                 the price table: us-east-1 or eu-west-1 (default AWS_REGION, else us-east-1)
   --context key=value        a CDK context override, as cdk -c (repeatable), e.g. functionMemoryMb=512
   --profile FILE             (default docs/cost-profile.json)
   --markdown                 the table as markdown
@@ -49,6 +53,9 @@ const argsSchema = z.object({
   studies: num(100),
   'release-hours': num(24),
   'history-months': num(12),
+  people: num(10),
+  'federated-people': num(0),
+  region: z.string().optional(),
   context: z.array(z.string().regex(/^[A-Za-z]+=.*$/, 'key=value')).default([]),
   profile: z.string().default('docs/cost-profile.json'),
   markdown: z.boolean().default(false),
@@ -72,6 +79,9 @@ function main() {
       studies: { type: 'string' },
       'release-hours': { type: 'string' },
       'history-months': { type: 'string' },
+      people: { type: 'string' },
+      'federated-people': { type: 'string' },
+      region: { type: 'string' },
       context: { type: 'string', multiple: true },
       profile: { type: 'string' },
       markdown: { type: 'boolean' },
@@ -99,6 +109,9 @@ function main() {
     reconcileMinutes: deploy.reconcileMinutes,
     studySyncMinutes: deploy.studySyncMinutes,
     eventSink: deploy.eventSink,
+    region: regionOf(a.region ?? process.env.AWS_REGION ?? 'us-east-1'),
+    cognito: !deploy.oidcIssuer,
+    tracing: deploy.tracing,
   };
   const profile = profileSchema.parse(JSON.parse(readFileSync(resolve(ROOT, a.profile), 'utf8')));
   const inputs: CostInputs = {
@@ -114,6 +127,8 @@ function main() {
     studies: a.studies,
     activeReleases: (a['releases-per-month'] * a['release-hours']) / ((365 * 24) / 12),
     historyMonths: a['history-months'],
+    people: a.people,
+    federatedPeople: a['federated-people'],
   };
   const report = monthlyCost(profile, inputs, settings);
   if (a.json) process.stdout.write(`${JSON.stringify({ inputs, settings, ...report }, null, 2)}\n`);

@@ -29,6 +29,9 @@ const settings: CostSettings = {
   reconcileMinutes: deploy.reconcileMinutes,
   studySyncMinutes: deploy.studySyncMinutes,
   eventSink: deploy.eventSink,
+  region: 'us-east-1',
+  cognito: !deploy.oidcIssuer,
+  tracing: deploy.tracing,
 };
 const profile: CostProfile = profileSchema.parse(
   JSON.parse(readFileSync(resolve(ROOT, 'docs/cost-profile.json'), 'utf8')),
@@ -106,6 +109,9 @@ const SIZES: Size[] = [
   },
 ];
 
+/** The other region docs/deploy.md names, priced beside us-east-1. */
+const OTHER_REGION = 'eu-west-1';
+
 const usd = (n: number) => `$${n >= 100 ? fmt(n) : n.toFixed(2)}`;
 
 function sizeSection(size: Size, report: CostReport): string {
@@ -120,6 +126,8 @@ function sizeSection(size: Size, report: CostReport): string {
     markdownTable(report),
     '',
     `**Dominated by ${dominant(report)}.** ${explain(size, report)}`,
+    '',
+    `In ${OTHER_REGION} the same workload costs ${usd(monthlyCost(profile, size.inputs, { ...settings, region: OTHER_REGION }).totalUsd)} a month (cost/regions.ts).`,
     '',
     `If the downloads left AWS (to users' machines rather than to analysis platforms in us-east-1) at a mean ` +
       `${size.egressMb} MB each, data transfer out would add ${usd(egressUsd)} a month ` +

@@ -1,5 +1,7 @@
-import { PRICES, type Price } from './prices.js';
+import { operationsLines } from './operations.js';
+import type { Price, PriceTable } from './prices.js';
 import type { CostProfile } from './profile.js';
+import { pricesFor, type Region } from './regions.js';
 import { add, evalFit, scale, sum, total, type Usage } from './usage.js';
 
 /**
@@ -31,6 +33,10 @@ export interface CostInputs {
   activeReleases: number;
   /** Months of releases and download audit records the tables hold. */
   historyMonths: number;
+  /** People who sign in in a month (Cognito monthly active users); default 10. */
+  people?: number;
+  /** Of them, people federated from the organisation's identity provider (`identityProvider`); default 0. */
+  federatedPeople?: number;
 }
 
 /** The deployment settings the bill depends on (lib/settings.ts). */
@@ -40,6 +46,12 @@ export interface CostSettings {
   reconcileMinutes: number;
   studySyncMinutes: number;
   eventSink: 'sns' | 'eventbridge';
+  /** Where it runs: the price table (cost/regions.ts); default us-east-1. */
+  region?: Region;
+  /** A Cognito user pool (not with an external issuer); default true. */
+  cognito?: boolean;
+  /** X-Ray active tracing of the functions; default true. */
+  tracing?: boolean;
 }
 
 export interface CostLine {
@@ -125,7 +137,7 @@ export function monthlyCost(
   profile: CostProfile,
   inputs: CostInputs,
   s: CostSettings,
-  prices: typeof PRICES = PRICES,
+  prices: PriceTable = pricesFor(s.region ?? 'us-east-1'),
 ): CostReport {
   const perRelease = releaseUsage(profile, inputs);
   const releases = scale(perRelease, inputs.releasesPerMonth);
@@ -250,6 +262,22 @@ export function monthlyCost(
     const events = all['sns.messages'] ?? 0;
     line('EventBridge', 'events put', events, 'events', events * per(prices.eventBridgeCustomEvents, 1e6));
   }
+
+  lines.push(
+    ...operationsLines(
+      {
+        services: inputs.services,
+        releasesPerMonth: inputs.releasesPerMonth,
+        callbacks: inputs.callbacks,
+        people: inputs.people ?? 10,
+        federatedPeople: inputs.federatedPeople ?? 0,
+        invocations,
+        tableGb,
+      },
+      { cognito: s.cognito ?? true, tracing: s.tracing ?? true },
+      prices,
+    ),
+  );
 
   const services = [...new Set(lines.map((l) => l.service))];
   const byService = services

@@ -1,6 +1,7 @@
 /**
  * AWS list prices for the cost model: us-east-1, on-demand, Lambda on Arm (Graviton), no free tier applied (free
- * tiers are per account and shared with whatever else runs there; the model says so in its output).
+ * tiers are per account and shared with whatever else runs there; the model says so in its output). The other regions
+ * docs/deploy.md names differ from these where cost/regions.ts says.
  *
  * Taken on 2026-11-26. `source` is the AWS pricing page each price belongs to; `seen` says where the figure itself
  * was read that day, through stored copies of public pages (this machine has no direct web access): on the AWS page,
@@ -134,6 +135,74 @@ export const PRICES = {
     seen: 'not seen (published rate, unconfirmed)',
     note: 'The published rate; used only when the deployment sets eventSink=eventbridge. Scheduled rules are free.',
   },
+  dynamoPitrGbMonth: {
+    usd: 0.2,
+    unit: 'GB-month of point-in-time recovery (continuous backups), on the size of each table',
+    source: 'https://aws.amazon.com/dynamodb/pricing/on-demand/',
+    seen: 'not seen (published rate, unconfirmed)',
+  },
+  cognitoMau: {
+    usd: 0.015,
+    unit: 'monthly active user of the Essentials tier, above the first 10,000 (50 for users federated by OIDC)',
+    source: 'https://aws.amazon.com/cognito/pricing/',
+    seen: 'not seen (published Essentials rate, unconfirmed)',
+    note: 'The user pool is on the Essentials plan (lib/auth.ts). Free tier: 10,000 MAUs a month, 50 for OIDC and SAML federation.',
+  },
+  cognitoM2mClient: {
+    usd: 6,
+    unit: 'app client with the client credentials grant, per month (prorated by the second)',
+    source: 'https://aws.amazon.com/cognito/pricing/',
+    seen: 'quoted by rhythmictech.com (Cognito M2M billing) and dev.classmethod.jp (Tokyo, the same rate)',
+    note: 'No free tier for machine-to-machine clients or tokens.',
+  },
+  cognitoM2mTokens: {
+    usd: 2.25,
+    unit: '1,000 client-credentials token requests (first tier)',
+    source: 'https://aws.amazon.com/cognito/pricing/',
+    seen: 'quoted by cur.vantage-api.com (CUPM2MTokenRequestsFull) and dev.classmethod.jp',
+    note: 'Graduated tiers above the first; the model applies the first tier to every request.',
+  },
+  cloudWatchAlarmMetric: {
+    usd: 0.1,
+    unit: 'standard-resolution alarm metric per month (a metric-math alarm counts each metric it reads)',
+    source: 'https://aws.amazon.com/cloudwatch/pricing/',
+    seen: 'not seen (published rate, unconfirmed)',
+  },
+  cloudWatchDashboard: {
+    usd: 3,
+    unit: 'dashboard per month',
+    source: 'https://aws.amazon.com/cloudwatch/pricing/',
+    seen: 'not seen (published rate, unconfirmed)',
+    note: 'Free tier: 3 dashboards of up to 50 metrics each, per account.',
+  },
+  cloudWatchCustomMetric: {
+    usd: 0.3,
+    unit: 'custom metric per month (each name and dimension set; the first 10,000)',
+    source: 'https://aws.amazon.com/cloudwatch/pricing/',
+    seen: 'not seen (published rate, unconfirmed)',
+    note: 'The functions publish theirs as embedded metric format log lines: no PutMetricData requests.',
+  },
+  xrayTracesRecorded: {
+    usd: 5,
+    unit: '1 million traces recorded',
+    source: 'https://aws.amazon.com/xray/pricing/',
+    seen: 'not seen (published rate, unconfirmed)',
+    note: 'Free tier: 100,000 traces recorded a month. Retrieval and scans ($0.50 a million) are left out.',
+  },
+  kmsKey: {
+    usd: 1,
+    unit: 'customer-managed key per month (rotation included)',
+    source: 'https://aws.amazon.com/kms/pricing/',
+    seen: 'not seen (published rate, unconfirmed)',
+  },
+  kmsRequests: {
+    usd: 0.03,
+    unit: '10,000 requests (symmetric keys)',
+    source: 'https://aws.amazon.com/kms/pricing/',
+    seen: 'not seen (published rate, unconfirmed)',
+    note: "Free tier: 20,000 requests a month. AWS-managed keys (the tables' aws/dynamodb) have no monthly fee.",
+  },
 } satisfies Record<string, Price>;
 
 export type PriceKey = keyof typeof PRICES;
+export type PriceTable = Record<PriceKey, Price>;

@@ -1,5 +1,5 @@
 import type { CostInputs, CostReport, CostSettings } from './model.js';
-import { PRICES_TAKEN, REGION } from './prices.js';
+import { PRICES_TAKEN } from './prices.js';
 import type { CostProfile } from './profile.js';
 
 const usd = (n: number) =>
@@ -46,13 +46,14 @@ export function describeInputs(i: CostInputs): string {
 
 export function describeSettings(s: CostSettings): string {
   return (
-    `functions ${s.functionMemoryMb} MB on Arm; health check every ${s.healthIntervalMinutes} min, reconciler every ` +
-    `${s.reconcileMinutes} min, study sync every ${s.studySyncMinutes} min; events to ${s.eventSink === 'sns' ? 'SNS' : 'EventBridge'}`
+    `${s.region ?? 'us-east-1'}; functions ${s.functionMemoryMb} MB on Arm; health check every ${s.healthIntervalMinutes} min, reconciler every ` +
+    `${s.reconcileMinutes} min, study sync every ${s.studySyncMinutes} min; events to ${s.eventSink === 'sns' ? 'SNS' : 'EventBridge'}; ` +
+    `${s.cognito === false ? 'an external identity provider' : 'Cognito'}; X-Ray ${s.tracing === false ? 'off' : 'on'}`
   );
 }
 
 /** How the numbers were obtained: the measurement and the fit, said in the output as the model promises. */
-export function describeBasis(profile: CostProfile): string {
+export function describeBasis(profile: CostProfile, region = 'us-east-1'): string {
   const ns = [...new Set(profile.release.points.map((p) => p.N))].join(', ');
   const ps = [...new Set(profile.release.points.map((p) => p.P))].join(', ');
   const errors = profile.release.fit.worstRelativeError;
@@ -68,7 +69,7 @@ export function describeBasis(profile: CostProfile): string {
       'in services, releases in flight and studies.',
     `Profile: measured ${profile.measured.date.slice(0, 16).replace('T', ' ')} UTC at ` +
       `commit ${commit} (npm run cost:measure). Durations are the local stack's, not Lambda's.`,
-    `Prices: ${REGION} list prices taken ${PRICES_TAKEN} (cost/prices.ts), no free tier applied.`,
+    `Prices: ${region} list prices taken ${PRICES_TAKEN} (cost/prices.ts, cost/regions.ts), no free tier applied.`,
   ].join('\n');
 }
 
@@ -100,7 +101,7 @@ export function textReport(
     `One release: ${qty(per['sfn.transitions'] ?? 0)} transitions, ${qty(lambdaCalls)} Lambda calls, ` +
       `${qty(per['ddb.rru'] ?? 0)} RRU, ${qty(per['ddb.wru'] ?? 0)} WRU, ${qty(per['api.requests'] ?? 0)} API requests.`,
     '',
-    describeBasis(profile),
+    describeBasis(profile, s.region),
   ].join('\n');
 }
 

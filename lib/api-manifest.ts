@@ -1,4 +1,5 @@
 import { eventRoutes } from '#functions/coordinator/contracts/events.js';
+import { importRoutes } from '#functions/coordinator/contracts/import.js';
 import { maintenanceRoutes } from '#functions/coordinator/contracts/maintenance.js';
 import { releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
 import { releaseRoutes } from '#functions/coordinator/contracts/releases.js';
@@ -49,7 +50,8 @@ export interface ApiFunction {
    */
   bearerOnly: boolean;
   /**
-   * The task-service callbacks among its routes (PATCH /tasks/{id}, POST /events): they also take the token of a
+   * The task-service callbacks among its routes (PATCH /tasks/{id}, POST /events) and their reads of tasks
+   * (GET /tasks, GET /tasks/{id}): they also take the token of a
    * task service's own app client, whose client id no audience list can name, so on a bearer-only entry each gets a
    * route of its own method without the JWT authorizer (lib/http-api.ts), and the function checks the token.
    */
@@ -104,6 +106,10 @@ export const COORDINATOR_API: ApiFunction[] = [
   entry('Studies', 'functions/coordinator/handlers/studies.ts', studyRoutes, { studies: 'r' }),
   entry('Maintenance', 'functions/coordinator/handlers/maintenance.ts', maintenanceRoutes, {
     coordinator: 'rw',
+  }),
+  entry('Import', 'functions/coordinator/handlers/import.ts', importRoutes, {
+    coordinator: 'rw',
+    studies: 'rw',
   }),
 ];
 

@@ -1,7 +1,10 @@
-import type { App, StackProps } from 'aws-cdk-lib';
+import { type App, Aws, Fn, type StackProps } from 'aws-cdk-lib';
 import { AuthStack } from './auth.js';
 import { CoordinatorStack } from './coordinator-stack.js';
-import { DashboardSiteStack, DashboardStack } from './dashboard.js';
+import { DashboardSiteStack, DashboardStack, dashboardConnectOrigins } from './dashboard.js';
+import { requireDecisions, warnDecisions } from './deploy-checks.js';
+import { apiUrl } from './domains.js';
+import { applyFeatureFlags } from './feature-flags.js';
 import { FilesStack } from './files-stack.js';
 import { MigrationsStack } from './migrations-stack.js';
 import { addNagChecks } from './nag.js';
@@ -9,11 +12,6 @@ import { ALARM_IDS, ObservabilityStack } from './observability.js';
 import { assertSupportedRegion } from './regions.js';
 import { readSettings, removalPolicies, type Settings } from './settings.js';
 import { StatefulStack } from './stateful-stack.js';
-
-const FEATURE_FLAGS = {
-  '@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy': true,
-  '@aws-cdk/core:defaultCrossStackReferences': 'strong',
-};
 
 export interface ReleaseCoordinatorApp {
   settings: Settings;
@@ -44,17 +42,15 @@ export interface BuildOptions {
  */
 export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinatorApp {
   const settings = readSettings(app.node);
-  // Access-log delivery through a bucket policy instead of the legacy ACL, so every bucket can stay
-  // BucketOwnerEnforced (ACLs disabled); and CloudFormation exports for cross-stack references, stated rather
-  // than defaulted, so a future CDK default cannot silently change how the stacks are coupled.
-  for (const [flag, value] of Object.entries(FEATURE_FLAGS)) {
-    if (app.node.tryGetContext(flag) === undefined) app.node.setContext(flag, value);
-  }
+  // cdk.json's feature flags, for an app built without the CLI (lib/feature-flags.ts).
+  applyFeatureFlags(app);
   const env = options.env ?? {
     account: process.env.CDK_DEFAULT_ACCOUNT,
     region: process.env.CDK_DEFAULT_REGION,
   };
   assertSupportedRegion(env.region);
+  // A deploy must say where alarms go and where studies come from (lib/deploy-checks.ts).
+  requireDecisions(settings, env);
   const names = settings.stackNames;
 
   // The dashboard's URL is needed by Cognito (callback), the files bucket and the APIs (CORS), so its hosting
@@ -134,7 +130,12 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
         what: 'An upload verification',
       },
     ],
+    workers: [
+      { name: 'Reconciler', what: 'The reconciler' },
+      { name: 'PhaseWatch', what: 'A stream consumer (the phase-completion wake)' },
+    ].map((w) => ({ ...w, functionName: coordinator.functions[w.name].fn.functionName })),
   });
+  warnDecisions(settings, { alarms: observability, studies: coordinator });
 
   let dashboardSite: DashboardSiteStack | undefined;
   if (dashboard) {
@@ -143,14 +144,29 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
       env,
       description: 'Release coordinator: the operator dashboard app and its runtime config',
       hosting: dashboard.exports,
+      connectOrigins: dashboardConnectOrigins({
+        coordinatorUrl: apiUrl(settings, 'coordinator', coordinator.api.url),
+        filesUrl: apiUrl(settings, 'files', files.api.url),
+        identityProvider: cognito
+          ? [`https://cognito-idp.${Aws.REGION}.${Aws.URL_SUFFIX}`, cognito.domainUrl]
+          : [coordinator.auth.issuer, ...(settings.tokenUrl ? [settings.tokenUrl] : [])],
+        // The stateful stack's named export of the bucket's name, as the stateless stacks import it.
+        filesBucketName: Fn.importValue(stateful.filesBucketExportName),
+      }),
       config: {
-        coordinatorUrl: settings.coordinatorBaseUrl ?? coordinator.api.url,
-        filesUrl: settings.filesBaseUrl ?? files.api.url,
+        coordinatorUrl: apiUrl(settings, 'coordinator', coordinator.api.url),
+        filesUrl: apiUrl(settings, 'files', files.api.url),
         authority: coordinator.auth.issuer,
         clientId: cognito?.dashboardClient?.userPoolClientId ?? (settings.dashboardClientId as string),
         scope: settings.dashboardScope ?? (cognito ? 'openid email profile' : 'openid'),
         logoutUrl: cognito?.dashboardLogoutUrl ?? null,
         pollMs: 1000,
+        taskServices: {
+          // As the functions see it: lib/function-env.ts sets it, functionEnv may override it.
+          clientRequired: ['true', '1'].includes(settings.functionEnv.TASK_SERVICE_CLIENT_REQUIRED ?? 'true'),
+          // Cognito app clients are made by the coordinator; an external issuer's are not.
+          createClient: Boolean(cognito),
+        },
       },
     });
   }

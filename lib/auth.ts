@@ -8,6 +8,7 @@ import {
   Mfa,
   OAuthScope,
   ResourceServerScope,
+  StringAttribute,
   UserPool,
   type UserPoolClient,
   UserPoolClientIdentityProvider,
@@ -16,6 +17,8 @@ import {
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { type ISecret, Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
+import { LOGIN_PORTS, loopbackRedirect } from '#cli/loopback.js';
+import { Federation, ROLES_ATTRIBUTE } from './federation.js';
 import { acknowledge } from './nag.js';
 import type { Settings } from './settings.js';
 
@@ -68,11 +71,8 @@ export interface CognitoAuthProps {
   domainPrefix: string;
   /** The operator dashboard's URL (no trailing slash): gets a public sign-in client with it as callback. */
   dashboardUrl?: string;
-  /**
-   * The coordinator's own clients (the `coordinatorClients` setting): slot `a` and, during a rotation, `b`; the first
-   * listed is the one the functions use (docs/operations.md, Rotate the coordinator's own client).
-   */
-  coordinatorClients?: readonly CoordinatorClientSlot[];
+  /** The deploy settings: the organisation's identity provider (`identityProvider`), log retention, tracing. */
+  settings: Settings;
 }
 
 export type CoordinatorClientSlot = 'a' | 'b';
@@ -100,10 +100,16 @@ export class CognitoAuth extends Construct {
   readonly userClient: UserPoolClient;
   readonly coordinatorClientSecret: Secret;
   readonly tokenUrl: string;
+  /** The managed-login domain's base URL (an origin): the dashboard's sign-in pages and its token endpoint. */
+  readonly domainUrl: string;
   /** The dashboard's public client (authorization code + PKCE through managed login), when there is a dashboard. */
   readonly dashboardClient?: UserPoolClient;
   /** Where the dashboard ends the managed-login session on sign-out. */
   readonly dashboardLogoutUrl?: string;
+  /** drc's public client: `drc login` (authorization code + PKCE, a loopback redirect, cli/loopback.ts). */
+  readonly drcClient: UserPoolClient;
+  /** The organisation's identity provider, with the `identityProvider` setting (lib/federation.ts). */
+  readonly federation?: Federation;
 
   constructor(scope: Construct, id: string, props: CognitoAuthProps) {
     super(scope, id);
@@ -129,7 +135,41 @@ export class CognitoAuth extends Construct {
       featurePlan: FeaturePlan.ESSENTIALS,
       removalPolicy: props.removalPolicy,
       deletionProtection: retain,
+      // Where a federated person's roles land at each sign-in (lib/federation.ts).
+      ...(props.settings.identityProvider
+        ? { customAttributes: { [ROLES_ATTRIBUTE]: new StringAttribute({ mutable: true, maxLen: 2048 }) } }
+        : {}),
     });
+    if (props.settings.identityProvider)
+      this.federation = new Federation(this, 'Federation', {
+        userPool: this.userPool,
+        setting: props.settings.identityProvider,
+        settings: props.settings,
+      });
+    // People sign in with the pool's own accounts and, when there is one, through the organisation's provider.
+    const peopleProviders = [
+      UserPoolClientIdentityProvider.COGNITO,
+      ...(this.federation ? [this.federation.clientProvider] : []),
+    ];
+    const signInClient = (clientId: string, callbacks: string[], refresh: Duration) => {
+      const client = this.userPool.addClient(clientId, {
+        generateSecret: false,
+        oAuth: {
+          flows: { authorizationCodeGrant: true },
+          scopes: [OAuthScope.OPENID, OAuthScope.EMAIL, OAuthScope.PROFILE],
+          callbackUrls: callbacks,
+          logoutUrls: callbacks,
+        },
+        supportedIdentityProviders: peopleProviders,
+        accessTokenValidity: Duration.hours(1),
+        idTokenValidity: Duration.hours(1),
+        refreshTokenValidity: refresh,
+        preventUserExistenceErrors: true,
+      });
+      (client.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = ['ALLOW_REFRESH_TOKEN_AUTH'];
+      if (this.federation) client.node.addDependency(this.federation.provider);
+      return client;
+    };
     acknowledge(
       this.userPool,
       'AwsSolutions-COG8',
@@ -169,7 +209,8 @@ export class CognitoAuth extends Construct {
       // The dashboard's sign-in pages; machine clients only use the domain's /oauth2/token.
       managedLoginVersion: ManagedLoginVersion.NEWER_MANAGED_LOGIN,
     });
-    this.tokenUrl = `${domain.baseUrl()}/oauth2/token`;
+    this.domainUrl = domain.baseUrl();
+    this.tokenUrl = `${this.domainUrl}/oauth2/token`;
 
     const machineClient = (clientId: string, scopes: ResourceServerScope[], server = resourceServer) => {
       const client = this.userPool.addClient(clientId, {
@@ -180,6 +221,8 @@ export class CognitoAuth extends Construct {
         },
         accessTokenValidity: Duration.hours(1),
         preventUserExistenceErrors: true,
+        // Stated, so a federated identity provider (which CDK would add to every client) stays off machine clients.
+        supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
       });
       // No user sign-in flows on a machine client (left unset, Cognito would enable SRP and custom auth).
       (client.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = ['ALLOW_REFRESH_TOKEN_AUTH'];
@@ -187,7 +230,9 @@ export class CognitoAuth extends Construct {
     };
     // The coordinator calls task services with this token: only the task services' scope, no coordinator role. Two
     // of them side by side during a rotation; the first listed is the one in use.
-    const slots = props.coordinatorClients?.length ? props.coordinatorClients : (['a'] as const);
+    const slots = props.settings.coordinatorClients.length
+      ? props.settings.coordinatorClients
+      : (['a'] as const);
     this.coordinatorClients = slots.map((slot) =>
       machineClient(COORDINATOR_CLIENT_IDS[slot], [invokeScope], taskServicesServer),
     );
@@ -201,32 +246,27 @@ export class CognitoAuth extends Construct {
       generateSecret: false,
       disableOAuth: true,
       authFlows: { userSrp: true, userPassword: true },
+      supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
       accessTokenValidity: Duration.hours(1),
       idTokenValidity: Duration.hours(1),
       preventUserExistenceErrors: true,
     });
 
+    // `drc login`: the same managed login, back to a loopback port of the operator's machine (each port drc may
+    // listen on, since Cognito matches the port too). A day's refresh, so an on-call shift signs in once.
+    this.drcClient = signInClient('DrcClient', LOGIN_PORTS.map(loopbackRedirect), Duration.hours(24));
+    new CfnManagedLoginBranding(this, 'DrcLoginBranding', {
+      userPoolId: this.userPool.userPoolId,
+      clientId: this.drcClient.userPoolClientId,
+      useCognitoProvidedValues: true,
+    });
+    new CfnOutput(outputs, 'DrcClientId', { value: this.drcClient.userPoolClientId });
+
     if (props.dashboardUrl) {
       // Operators sign in to the dashboard through managed login: a public client (no secret, so PKCE protects the
       // code), authorization code only, back to the dashboard's own root. MFA stays required by the pool.
       const callback = `${props.dashboardUrl}/`;
-      this.dashboardClient = this.userPool.addClient('DashboardClient', {
-        generateSecret: false,
-        oAuth: {
-          flows: { authorizationCodeGrant: true },
-          scopes: [OAuthScope.OPENID, OAuthScope.EMAIL, OAuthScope.PROFILE],
-          callbackUrls: [callback],
-          logoutUrls: [callback],
-        },
-        supportedIdentityProviders: [UserPoolClientIdentityProvider.COGNITO],
-        accessTokenValidity: Duration.hours(1),
-        idTokenValidity: Duration.hours(1),
-        refreshTokenValidity: Duration.hours(12),
-        preventUserExistenceErrors: true,
-      });
-      (this.dashboardClient.node.defaultChild as CfnUserPoolClient).explicitAuthFlows = [
-        'ALLOW_REFRESH_TOKEN_AUTH',
-      ];
+      this.dashboardClient = signInClient('DashboardClient', [callback], Duration.hours(12));
       // Managed login shows a page only for clients with a branding style; Cognito's own look is enough.
       new CfnManagedLoginBranding(this, 'DashboardLoginBranding', {
         userPoolId: this.userPool.userPoolId,
@@ -319,7 +359,7 @@ export class AuthStack extends Stack {
       removalPolicy: props.removalPolicy,
       domainPrefix,
       dashboardUrl: props.dashboardUrl,
-      coordinatorClients: props.settings.coordinatorClients,
+      settings: props.settings,
     });
   }
 }
@@ -339,6 +379,7 @@ export function resolveAuth(scope: Construct, settings: Settings, cognito?: Cogn
         cognito.taskServiceClient,
         cognito.adminClient,
         cognito.userClient,
+        cognito.drcClient,
         ...(cognito.dashboardClient ? [cognito.dashboardClient] : []),
       ].map((c) => c.userPoolClientId),
       jwksUri: `${issuer}/.well-known/jwks.json`,

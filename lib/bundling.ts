@@ -14,6 +14,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import { COORDINATOR_API, FILES_API } from './api-manifest.js';
+import { AUTH_FUNCTIONS } from './auth-manifest.js';
 import { DEPLOY_FUNCTIONS, FILES_WORKERS, WORKER_FUNCTIONS } from './orchestration-manifest.js';
 
 /**
@@ -110,6 +111,7 @@ export function functionEntries(): FunctionEntry[] {
     ...FILES_API,
     ...FILES_WORKERS,
     ...DEPLOY_FUNCTIONS,
+    ...AUTH_FUNCTIONS,
   ]) {
     const names = byEntry.get(fn.entry) ?? [];
     names.push(fn.name);

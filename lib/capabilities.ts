@@ -12,15 +12,28 @@ export interface Capabilities {
   orchestration?: boolean;
   /** Calls task services with the coordinator's own client-credentials token, so reads the client secret. */
   coordinatorToken?: boolean;
-  /** Registers task services: creates and deletes their Cognito app clients (`create_client`). */
+  /** Registers task services: every service must be bound to its client (TASK_SERVICE_CLIENT_REQUIRED). */
+  registersServices?: boolean;
+  /**
+   * Holds the only grant to create and delete the pool's app clients (the service-client gate), and reads and writes
+   * its own client records (the coordinator table's SCLIENT# keys), which every other role is refused.
+   */
   serviceClients?: boolean;
   /**
    * Objects of the study files bucket: `read` serves and presigns downloads, `readwrite` also uploads (single and
    * multipart) and deletes. Presigned URLs act with the signing function's rights, so these bound them too.
    */
   filesBucket?: 'read' | 'readwrite' | 'verify';
-  /** Workers of lib/orchestration-manifest.ts FILES_WORKERS this function invokes (asynchronously), by name. */
+  /**
+   * Invoked workers of lib/orchestration-manifest.ts (FILES_WORKERS, COORDINATOR_INVOKED_WORKERS) this function calls,
+   * by name: it may invoke them and gets their names (`nameEnv`).
+   */
   invokes?: string[];
+  /**
+   * Calls task services (or the dataservice), so runs in the `vpc` setting's private subnets when there is one, with
+   * TASK_SERVICE_NETWORKS (lib/network.ts).
+   */
+  taskServiceNetwork?: boolean;
 }
 
 export const CAPABILITIES: Record<string, Capabilities> = {
@@ -33,17 +46,28 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   // Stores its task token, or answers it at once when a wake is already latched.
   PollWait: { orchestration: true },
   // Probes GET /status; at the failure threshold it fails releases and wakes their executions.
-  HealthCheck: { orchestration: true, coordinatorToken: true },
+  HealthCheck: { orchestration: true, coordinatorToken: true, taskServiceNetwork: true },
   // Every minute: starts an execution for each release that is not terminal and has none running; re-delivers a
   // wake that failed.
   Reconciler: { orchestration: true },
   // POST/PATCH /task-services probe GET {url}/status with the coordinator's token; POST (create_client) and DELETE
-  // make and remove each service's app client, and a quarantine replaces its secret. A quarantine fails the
-  // service's tasks and drives their releases to their end (wakes, or starts, their executions).
-  TaskServices: { coordinatorToken: true, serviceClients: true, orchestration: true },
+  // ask the gate to make and remove each service's app client, and to replace its secret when it is quarantined. A
+  // quarantine fails the service's tasks and drives their releases to their end (wakes, or starts, their executions).
+  TaskServices: {
+    coordinatorToken: true,
+    registersServices: true,
+    invokes: ['ServiceClientGate'],
+    taskServiceNetwork: true,
+    orchestration: true,
+  },
+  // Makes and deletes the task services' app clients, of the scope coordinator/service only, and only those it made;
+  // replaces the secret of one it made (a quarantine).
+  ServiceClientGate: { serviceClients: true },
   // Sends initialize/start/get_status/publish/cancel to every task service; continues a long-running release in a
   // fresh execution (StartExecution) before it reaches the execution history limit.
-  ReleaseStep: { coordinatorToken: true, orchestration: true },
+  ReleaseStep: { coordinatorToken: true, orchestration: true, taskServiceNetwork: true },
+  // Reads the studies from the dataservice (STUDIES_SOURCE), which may be an internal service like a task service.
+  StudySync: { taskServiceNetwork: true },
   // GET /download/...: small objects through the function, larger ones by a 302 to a presigned GET.
   FilesDownload: { filesBucket: 'read' },
   // Uploads (presigned PUT, multipart), confirmation (HeadObject with checksums), deletion of files and versions;

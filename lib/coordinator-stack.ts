@@ -1,18 +1,31 @@
 import { CfnOutput, Duration, Fn, Stack, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Bucket, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { type ApiFunction, COORDINATOR_API } from './api-manifest.js';
 import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
 import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
+import { customDomain, publicBaseUrl } from './domains.js';
 import { EventsSink } from './events-sink.js';
 import { FailureQueue } from './failure-queue.js';
-import { commonEnvironment, coordinatorTokenEnvironment, serviceClientEnvironment } from './function-env.js';
+import {
+  commonEnvironment,
+  coordinatorTokenEnvironment,
+  registryEnvironment,
+  serviceClientEnvironment,
+} from './function-env.js';
 import { ManifestHttpApi } from './http-api.js';
-import { WORKER_FUNCTIONS, type WorkerFunction } from './orchestration-manifest.js';
+import { TaskServiceNetwork } from './network.js';
+import {
+  COORDINATOR_INVOKED_WORKERS,
+  WORKER_FUNCTIONS,
+  type WorkerFunction,
+} from './orchestration-manifest.js';
 import { ReleaseStateMachine } from './release-state-machine.js';
 import { type ScheduleKind, scheduleMaxEventAge, WorkerSchedules } from './schedules.js';
+import { denyGateRecords, grantGateRecords } from './service-client-gate.js';
 import { ServiceFunction } from './service-function.js';
 import { removalPolicies, type Settings } from './settings.js';
 import { StreamTriggers } from './stream-triggers.js';
@@ -47,6 +60,8 @@ export class CoordinatorStack extends Stack {
   readonly streamFailures: FailureQueue;
   /** The stream workers' event source mappings, by worker name. */
   readonly streamTriggers: StreamTriggers;
+  /** The operator's VPC, with the `vpc` setting: where the functions that call task services run. */
+  readonly network?: TaskServiceNetwork;
 
   constructor(scope: Construct, id: string, props: CoordinatorStackProps) {
     super(scope, id, props);
@@ -76,8 +91,14 @@ export class CoordinatorStack extends Stack {
       }),
       ...coordinatorTokenEnvironment(this.auth),
       RELEASE_STATE_MACHINE_ARN: stateMachineArn,
-      ...(settings.coordinatorBaseUrl ? { PUBLIC_BASE_URL: settings.coordinatorBaseUrl } : {}),
+      ...publicBaseUrl(settings, 'coordinator'),
     };
+
+    this.network =
+      settings.vpc && new TaskServiceNetwork(this, 'TaskServiceNetwork', { setting: settings.vpc });
+    const networkEnv: Record<string, string> = settings.taskServiceNetworks.length
+      ? { TASK_SERVICE_NETWORKS: settings.taskServiceNetworks.join(',') }
+      : {};
 
     const scheduleMinutes: Record<ScheduleKind, number> = {
       healthCheck: settings.healthIntervalMinutes,
@@ -93,15 +114,25 @@ export class CoordinatorStack extends Stack {
     const build = (entry: ApiFunction | WorkerFunction, kind: 'http' | 'worker') => {
       const writesEvents = entry.tables.coordinator === 'rw';
       const schedule = 'schedule' in entry ? entry.schedule : undefined;
+      const caps = capabilitiesOf(entry.name);
+      // The invoked workers it calls, built before it (workers first); only with Cognito is there a gate to call.
+      const invoked = COORDINATOR_INVOKED_WORKERS.filter(
+        (w) => caps.invokes?.includes(w.name) && (w.name !== 'ServiceClientGate' || this.auth.serviceClients),
+      );
+      const inNetwork = caps.taskServiceNetwork;
       const fn = new ServiceFunction(functionsScope, entry.name, {
         entry: entry.entry,
         description: `Coordinator ${kind === 'http' ? 'API' : 'worker'}: ${entry.name} (${entry.entry})`,
         environment: {
           // Before baseEnv, so context functionEnv can override TASK_SERVICE_CLIENT_REQUIRED.
-          ...(capabilitiesOf(entry.name).serviceClients ? serviceClientEnvironment(this.auth) : {}),
+          ...(caps.registersServices ? registryEnvironment() : {}),
+          ...(caps.serviceClients ? serviceClientEnvironment(this.auth) : {}),
+          ...Object.fromEntries(invoked.map((w) => [w.nameEnv, this.functions[w.name].fn.functionName])),
           ...baseEnv,
           ...(writesEvents ? this.events.env : {}),
+          ...(inNetwork ? networkEnv : {}),
         },
+        network: inNetwork ? this.network?.functionNetwork : undefined,
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,
@@ -117,8 +148,19 @@ export class CoordinatorStack extends Stack {
         },
       });
       if (writesEvents) this.events.grantPublish(fn.fn);
-      if (capabilitiesOf(entry.name).coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);
-      if (capabilitiesOf(entry.name).serviceClients) this.auth.serviceClients?.grant(fn.fn);
+      if (caps.coordinatorToken) this.auth.clientSecret?.grantRead(fn.fn);
+      if (caps.serviceClients) {
+        this.auth.serviceClients?.grant(fn.fn);
+        grantGateRecords(props.tables.coordinator, fn.fn);
+      } else if (writesEvents) denyGateRecords(props.tables.coordinator, fn.fn);
+      // The function itself, not its versions (grantInvoke would add <arn>:*): nothing here publishes versions.
+      for (const worker of invoked)
+        fn.fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['lambda:InvokeFunction'],
+            resources: [this.functions[worker.name].fn.functionArn],
+          }),
+        );
       this.functions[entry.name] = fn;
       return fn;
     };
@@ -170,9 +212,15 @@ export class CoordinatorStack extends Stack {
       corsOrigins: props.corsOrigins,
       auth: this.auth,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
+      domain: customDomain(settings, 'coordinator'),
     });
 
     new CfnOutput(this, 'CoordinatorApiUrl', { value: this.api.url });
+    if (this.api.domainName)
+      new CfnOutput(this, 'CoordinatorDomainTarget', {
+        value: this.api.domainName.regionalDomainName,
+        description: `Point ${settings.coordinatorDomainName} here (a CNAME, or an alias record)`,
+      });
     new CfnOutput(this, 'ReleaseStateMachineArn', { value: this.stateMachine.stateMachine.stateMachineArn });
     if (this.events.topic) new CfnOutput(this, 'EventsTopicArn', { value: this.events.topic.topicArn });
     if (this.events.bus) new CfnOutput(this, 'EventsBusName', { value: this.events.bus.eventBusName });

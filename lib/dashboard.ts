@@ -1,7 +1,19 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CfnOutput, DockerImage, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  Aws,
+  CfnOutput,
+  Duration,
+  Fn,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+  Stage,
+  Token,
+} from 'aws-cdk-lib';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
   CachePolicy,
   Function as CfFunction,
@@ -15,6 +27,7 @@ import {
   type IDistribution,
   PriceClass,
   ResponseHeadersPolicy,
+  SecurityPolicyProtocol,
   ViewerProtocolPolicy,
 } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
@@ -45,20 +58,55 @@ const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..');
 const UI_DIR = join(ROOT, 'ui');
 
 /**
- * What the browser may load: the app's own scripts and styles only; it calls the APIs, S3 (uploads) and the
- * identity provider over HTTPS, whose hosts are only known after this stack (hence `https:` and not a host list).
+ * The policy CloudFront sends with every file (docs/security.md, The dashboard): the app's own scripts and styles
+ * only, no framing. It is fixed before the APIs exist, so it says nothing of where the app may connect: it has no
+ * `connect-src` and no `default-src` (which would stand in for it), and every other fetch directive is spelled out.
+ * Where the app connects is the policy of index.html itself (`dashboardCsp`), written with config.json once the
+ * origins are known; a browser enforces both.
  */
-export const DASHBOARD_CSP = [
-  "default-src 'self'",
+export const DASHBOARD_HEADER_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
-  "connect-src 'self' https:",
+  "font-src 'self'",
+  "media-src 'none'",
   "object-src 'none'",
+  "frame-src 'none'",
+  "child-src 'none'",
+  "worker-src 'self'",
+  "manifest-src 'self'",
   "base-uri 'self'",
   "form-action 'self'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/**
+ * The policy of index.html, in a `<meta http-equiv="Content-Security-Policy">` element the site stack writes at deploy
+ * time: the header's rules, and `connect-src` naming exactly the origins the app calls (the two APIs, the identity
+ * provider's, the files bucket's), nothing wider.
+ */
+export function dashboardCsp(connectOrigins: readonly string[]): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    `connect-src 'self' ${[...new Set(connectOrigins)].join(' ')}`,
+    "object-src 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+  ].join('; ');
+}
+
+/** index.html with the policy as its first element after the character set, before any script. */
+export function withCspMeta(html: string, csp: string): string {
+  const meta = `<meta http-equiv="Content-Security-Policy" content="${csp.replace(/"/g, '&quot;')}" />`;
+  const charset = /<meta charset[^>]*>/i.exec(html);
+  if (charset) return html.replace(charset[0], `${charset[0]}\n    ${meta}`);
+  const head = /<head[^>]*>/i.exec(html);
+  if (!head) throw new Error('index.html has no <head> to put the Content-Security-Policy in');
+  return html.replace(head[0], `${head[0]}\n    ${meta}`);
+}
 
 /** Paths without a file extension are routes of the single-page app: CloudFront answers them with index.html. */
 const SPA_REWRITE = `function handler(event) {
@@ -111,7 +159,7 @@ export class DashboardStack extends Stack {
     const headers = new ResponseHeadersPolicy(this, 'SecurityHeaders', {
       comment: 'Dashboard: CSP, HSTS, no framing, no sniffing, no referrer',
       securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: DASHBOARD_CSP, override: true },
+        contentSecurityPolicy: { contentSecurityPolicy: DASHBOARD_HEADER_CSP, override: true },
         strictTransportSecurity: {
           accessControlMaxAge: Duration.days(730),
           includeSubdomains: true,
@@ -123,8 +171,17 @@ export class DashboardStack extends Stack {
       },
     });
 
+    const { dashboardDomainName: domainName, dashboardCertificateArn: certificateArn } = props.settings;
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `${props.settings.prefix} dashboard`,
+      // A custom domain with its certificate (us-east-1, CloudFront's region) lets TLS be pinned to 1.2 and above.
+      ...(domainName && certificateArn
+        ? {
+            domainNames: [domainName],
+            certificate: Certificate.fromCertificateArn(this, 'Certificate', certificateArn),
+            minimumProtocolVersion: SecurityPolicyProtocol.TLS_V1_2_2021,
+          }
+        : {}),
       defaultRootObject: 'index.html',
       defaultBehavior: {
         origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
@@ -161,14 +218,15 @@ export class DashboardStack extends Stack {
       'The distribution serves static files only; the APIs it calls verify a token on every request. A WAF web ACL ' +
         'costs more than the dashboard itself; attach one in front of it if policy requires.',
     );
-    acknowledge(
-      this.distribution,
-      'AwsSolutions-CFR4',
-      'The default *.cloudfront.net certificate cannot pin a minimum TLS version; a custom domain with an ACM ' +
-        'certificate (TLSv1.2_2021) is the way to raise it.',
-    );
+    if (!domainName)
+      acknowledge(
+        this.distribution,
+        'AwsSolutions-CFR4',
+        'The default *.cloudfront.net certificate cannot pin a minimum TLS version; a custom domain with an ACM ' +
+          'certificate (dashboardDomainName, TLSv1.2_2021) is the way to raise it.',
+      );
 
-    this.url = `https://${this.distribution.distributionDomainName}`;
+    this.url = domainName ? `https://${domainName}` : `https://${this.distribution.distributionDomainName}`;
     const prefix = props.settings.prefix;
     this.exports = {
       bucketName: `${prefix}-DashboardBucketName`,
@@ -195,12 +253,15 @@ export interface DashboardSiteStackProps extends StackProps {
   /** DashboardStack.exports: where the bucket and the distribution come from. */
   hosting: DashboardStack['exports'];
   config: DashboardConfig;
+  /** The origins the app calls (dashboardConnectOrigins): its index.html's `connect-src`. */
+  connectOrigins: string[];
 }
 
 /**
- * Builds ui/ with Vite at synth time (CDK local bundling: no Docker) and deploys it: the hashed assets with a year
- * of caching, then index.html and config.json with none, and invalidates CloudFront so the new entry point is
- * served at once. Earlier assets are kept (prune off), so a page loaded just before a deploy still finds them.
+ * Builds ui/ with Vite at synth time (no Docker) and deploys it: the hashed assets with a year of caching, then
+ * index.html (with its Content-Security-Policy, `dashboardCsp`) and config.json with none, both written at deploy
+ * time, when the APIs' and the bucket's names are known, and invalidates CloudFront so the new entry point is served
+ * at once. Earlier assets are kept (prune off), so a page loaded just before a deploy still finds them.
  */
 export class DashboardSiteStack extends Stack {
   readonly assets: BucketDeployment;
@@ -215,33 +276,16 @@ export class DashboardSiteStack extends Stack {
       distributionId: Fn.importValue(props.hosting.distributionId),
       domainName: Fn.importValue(props.hosting.domainName),
     });
-    const app = Source.asset(UI_DIR, {
-      exclude: ['dist', '.dist-*', 'node_modules'],
-      bundling: {
-        // Required by the API, never pulled: local bundling below always succeeds or throws.
-        image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:22-slim'),
-        local: {
-          tryBundle(outputDir: string) {
-            withBundleCache('dashboard-ui', outputDir, () =>
-              execFileSync(
-                process.execPath,
-                [
-                  join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
-                  'build',
-                  '--config',
-                  join(UI_DIR, 'vite.config.ts'),
-                  '--outDir',
-                  outputDir,
-                  '--emptyOutDir',
-                ],
-                { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
-              ),
-            );
-            return true;
-          },
-        },
-      },
-    });
+    // Built here rather than by the asset's own bundling, because index.html is read to write its policy. A synth
+    // that skips this stack's bundling (aws:cdk:bundling-stacks) reads ui/'s own index.html instead.
+    const built = this.bundlingRequired
+      ? buildDashboard(join(Stage.of(this)?.outdir ?? ROOT, 'dashboard-ui'))
+      : UI_DIR;
+    const app = Source.asset(built, { exclude: ['dist', '.dist-*', 'node_modules'] });
+    const html = withCspMeta(
+      readFileSync(join(built, 'index.html'), 'utf8'),
+      dashboardCsp(props.connectOrigins),
+    );
 
     this.assets = new BucketDeployment(this, 'Assets', {
       sources: [app],
@@ -252,7 +296,8 @@ export class DashboardSiteStack extends Stack {
       cacheControl: [CacheControl.fromString('public, max-age=31536000, immutable')],
     });
     this.entry = new BucketDeployment(this, 'Entry', {
-      sources: [app, Source.jsonData('config.json', props.config)],
+      // Later sources overwrite earlier ones: the written index.html replaces the built one.
+      sources: [app, Source.jsonData('config.json', props.config), Source.data('index.html', html)],
       destinationBucket: this.bucket,
       exclude: ['assets/*'],
       prune: false,
@@ -264,6 +309,48 @@ export class DashboardSiteStack extends Stack {
     this.entry.node.addDependency(this.assets);
     acknowledgeBucketDeploymentHandler(this, props.hosting.bucketName);
   }
+}
+
+/** ui/ built by Vite into `outDir` (once per synth; test runs reuse a build, withBundleCache). */
+function buildDashboard(outDir: string): string {
+  withBundleCache('dashboard-ui', outDir, () =>
+    execFileSync(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'),
+        'build',
+        '--config',
+        join(UI_DIR, 'vite.config.ts'),
+        '--outDir',
+        outDir,
+        '--emptyOutDir',
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] },
+    ),
+  );
+  return outDir;
+}
+
+/**
+ * Where the deployed app connects (its `connect-src`): the two APIs (their custom domains when set), the identity
+ * provider (Cognito's issuer and its managed-login domain, which serves the token endpoint; or the external issuer
+ * and its token URL) and the files bucket, which uploads and large downloads reach through presigned URLs
+ * (`https://<bucket>.s3.<region>.amazonaws.com`, the SDK's regional virtual-hosted form). Values may be deploy-time
+ * tokens; a literal URL is cut to its origin.
+ */
+export function dashboardConnectOrigins(o: {
+  coordinatorUrl: string;
+  filesUrl: string;
+  identityProvider: string[];
+  filesBucketName: string;
+}): string[] {
+  const originOf = (url: string) => (Token.isUnresolved(url) ? url : new URL(url).origin);
+  return [
+    originOf(o.coordinatorUrl),
+    originOf(o.filesUrl),
+    ...o.identityProvider.map(originOf),
+    `https://${o.filesBucketName}.s3.${Aws.REGION}.${Aws.URL_SUFFIX}`,
+  ];
 }
 
 /**

@@ -15,7 +15,7 @@ export interface FilesBucketProps {
   removalPolicy: RemovalPolicy;
   /** Days a replaced or deleted object's bytes are kept as a noncurrent version (restorable: npm run restore:object). */
   noncurrentVersionDays: number;
-  /** Browser origins allowed to fetch (and upload) objects through presigned URLs. */
+  /** Browser origins allowed to fetch (and upload) objects through presigned URLs; none: no CORS rule. */
   corsOrigins: string[];
 }
 
@@ -56,16 +56,25 @@ export class FilesBucket extends Construct {
       versioned: true,
       serverAccessLogsBucket: this.accessLogs,
       serverAccessLogsPrefix: 'files/',
-      cors: [
-        {
-          allowedMethods: [HttpMethods.GET, HttpMethods.HEAD, HttpMethods.PUT],
-          allowedOrigins: props.corsOrigins,
-          allowedHeaders: ['*'],
-          // ETag lets a browser complete a multipart upload; the others let it read what it downloaded.
-          exposedHeaders: ['ETag', 'Content-Length', 'Content-Range', 'Content-Disposition', 'Content-Type'],
-          maxAge: 3000,
-        },
-      ],
+      cors:
+        props.corsOrigins.length === 0
+          ? undefined
+          : [
+              {
+                allowedMethods: [HttpMethods.GET, HttpMethods.HEAD, HttpMethods.PUT],
+                allowedOrigins: props.corsOrigins,
+                allowedHeaders: ['*'],
+                // ETag lets a browser complete a multipart upload; the others let it read what it downloaded.
+                exposedHeaders: [
+                  'ETag',
+                  'Content-Length',
+                  'Content-Range',
+                  'Content-Disposition',
+                  'Content-Type',
+                ],
+                maxAge: 3000,
+              },
+            ],
       // Uploads that are started and never finished would otherwise be billed forever: multipart uploads never
       // completed, and single PUTs never confirmed (they land under staging/, which the confirmation copies from and
       // then empties; UPLOAD_STAGING_DAYS in functions/files/model.ts).

@@ -6,6 +6,7 @@ import { Construct } from 'constructs';
 import { FILES_API } from './api-manifest.js';
 import { type AuthSettings, type CognitoAuth, resolveAuth } from './auth.js';
 import { capabilitiesOf, timeoutSecondsOf } from './capabilities.js';
+import { customDomain, publicBaseUrl } from './domains.js';
 import { FailureQueue } from './failure-queue.js';
 import { grantFileAccess } from './files-bucket.js';
 import { commonEnvironment } from './function-env.js';
@@ -56,7 +57,7 @@ export class FilesStack extends Stack {
         filesBucket: this.filesBucket,
         auth: this.auth,
       }),
-      ...(settings.filesBaseUrl ? { PUBLIC_BASE_URL: settings.filesBaseUrl } : {}),
+      ...publicBaseUrl(settings, 'files'),
     };
 
     const functionsScope = new Construct(this, 'Functions');
@@ -141,7 +142,13 @@ export class FilesStack extends Stack {
       corsOrigins: props.corsOrigins,
       auth: this.auth,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },
+      domain: customDomain(settings, 'files'),
     });
     new CfnOutput(this, 'FilesApiUrl', { value: this.api.url });
+    if (this.api.domainName)
+      new CfnOutput(this, 'FilesDomainTarget', {
+        value: this.api.domainName.regionalDomainName,
+        description: `Point ${settings.filesDomainName} here (a CNAME, or an alias record)`,
+      });
   }
 }

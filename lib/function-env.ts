@@ -41,7 +41,8 @@ export function commonEnvironment({
     ACTION_CONCURRENCY: String(settings.actionConcurrency),
     MAX_PHASE_SECONDS: String(settings.maxPhaseSeconds),
     HEALTH_FAILURES: String(settings.healthFailures),
-    STUDIES_SOURCE: settings.studiesSource,
+    // Unset only in a synth that cannot be deployed (lib/deploy-checks.ts); the study sync then fails, naming it.
+    ...(settings.studiesSource ? { STUDIES_SOURCE: settings.studiesSource } : {}),
     METRICS_NAMESPACE: settings.metricsNamespace,
     // The reconciler deletes the events older than this; 0 keeps them for ever (docs/operations.md, Audit).
     EVENT_RETENTION_DAYS: String(settings.eventRetentionDays),
@@ -51,17 +52,15 @@ export function commonEnvironment({
 
 /**
  * The registry of task services on AWS: every service must be bound to the OAuth client that acts for it
- * (TASK_SERVICE_CLIENT_REQUIRED, overridable with functionEnv), and, with Cognito, `create_client` makes that client.
+ * (TASK_SERVICE_CLIENT_REQUIRED, overridable with functionEnv).
  */
+export function registryEnvironment(): Record<string, string> {
+  return { TASK_SERVICE_CLIENT_REQUIRED: 'true' };
+}
+
+/** The service-client gate's pool: with Cognito, where it makes the task services' app clients. */
 export function serviceClientEnvironment(auth: AuthSettings): Record<string, string> {
-  return {
-    TASK_SERVICE_CLIENT_REQUIRED: 'true',
-    ...(auth.serviceClients
-      ? {
-          TASK_SERVICE_CLIENTS_USER_POOL_ID: auth.serviceClients.userPoolId,
-        }
-      : {}),
-  };
+  return auth.serviceClients ? { TASK_SERVICE_CLIENTS_USER_POOL_ID: auth.serviceClients.userPoolId } : {};
 }
 
 /** The coordinator's own client credentials, for calls to task services. */

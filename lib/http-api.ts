@@ -1,7 +1,9 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  ApiMapping,
   CorsHttpMethod,
+  DomainName,
   HttpApi,
   HttpMethod,
   HttpStage,
@@ -9,12 +11,14 @@ import {
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpJwtAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { ApiFunction } from './api-manifest.js';
 import { API_CORS } from './cors.js';
 import { acknowledge } from './nag.js';
+import { regionOfArn } from './settings-objects.js';
 
 export interface ManifestHttpApiProps {
   apiName: string;
@@ -31,6 +35,8 @@ export interface ManifestHttpApiProps {
   auth: { issuer: string; audience: string[] };
   /** Stage-wide throttling: steady requests per second and burst. */
   throttle: { rateLimit: number; burstLimit: number };
+  /** A custom domain for the API, with its ACM certificate (in the API's region). */
+  domain?: { name: string; certificateArn: string };
 }
 
 /**
@@ -48,6 +54,8 @@ export class ManifestHttpApi extends Construct {
   readonly stage: HttpStage;
   /** https://<api id>.execute-api.<region>.amazonaws.com */
   readonly url: string;
+  /** The custom domain, when there is one: the DNS record of `domain.name` points at its regionalDomainName. */
+  readonly domainName?: DomainName;
 
   constructor(scope: Construct, id: string, props: ManifestHttpApiProps) {
     super(scope, id);
@@ -144,9 +152,29 @@ export class ManifestHttpApi extends Construct {
       'Routes that only take a bearer JWT have a JWT authorizer. The others are open at the gateway by design: ' +
         '/health is public, downloads, signed URLs and DRS also take developer or signed-URL tokens ' +
         '(?token=, Authorization: Token) that only the Lambda can check, and the task-service callbacks ' +
-        '(PATCH /tasks/{id}, POST /events) take tokens of per-service app clients that no authorizer audience ' +
+        '(PATCH /tasks/{id}, POST /events) and their reads of tasks (GET /tasks, GET /tasks/{id}) take tokens of ' +
+        'per-service app clients that no authorizer audience ' +
         'list can name. Every route is authorized in its Lambda.',
     );
     this.url = this.api.apiEndpoint;
+    if (props.domain) {
+      const region = Stack.of(this).region;
+      if (!Token.isUnresolved(region) && regionOfArn(props.domain.certificateArn) !== region)
+        throw new Error(
+          `Invalid CDK context: the certificate of ${props.domain.name} is in ${regionOfArn(props.domain.certificateArn)}; ` +
+            `an API's regional domain needs one in its own region, ${region}`,
+        );
+      // A regional endpoint with TLS 1.2 (API Gateway's default policy); the operator's DNS points the name at
+      // `regionalDomainName`. The execute-api URL keeps working beside it.
+      this.domainName = new DomainName(this, 'Domain', {
+        domainName: props.domain.name,
+        certificate: Certificate.fromCertificateArn(this, 'Certificate', props.domain.certificateArn),
+      });
+      new ApiMapping(this, 'DomainMapping', {
+        api: this.api,
+        domainName: this.domainName,
+        stage: this.stage,
+      });
+    }
   }
 }

@@ -12,20 +12,18 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { Alias } from 'aws-cdk-lib/aws-kms';
 import { FilterPattern, type ILogGroup, MetricFilter } from 'aws-cdk-lib/aws-logs';
-import { Topic } from 'aws-cdk-lib/aws-sns';
-import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { METRIC, METRICS_SERVICE, SIGNED_URL_MINTED_LINE } from '#functions/shared/metric-names.js';
-import { acknowledge } from './nag.js';
+import { AlarmTopic } from './alarm-topic.js';
 import type { Settings } from './settings.js';
 
 /**
  * What an on-call operator watches (docs/operations.md has each alarm's meaning and runbook): a CloudWatch dashboard
  * of the functions' business metrics (EMF, functions/shared/metrics.ts) beside the APIs' and the state machine's own
- * metrics, alarms on the failures that need a person, and an SNS topic the alarms notify (with an email subscription
- * from the `alarmEmail` context).
+ * metrics, alarms on the failures that need a person, and an SNS topic the alarms notify (lib/alarm-topic.ts: its own
+ * KMS key, an e-mail subscription from `alarmEmail`), plus the operator's own topic from `alarmTopicArn`.
  */
 export interface ObservabilityProps extends StackProps {
   settings: Settings;
@@ -36,6 +34,8 @@ export interface ObservabilityProps extends StackProps {
   graphqlLogGroup?: ILogGroup;
   /** The queues of asynchronous work that failed for good (lib/failure-queue.ts), by their alarm's id. */
   failureQueues?: { alarmId: string; queueName: string; what: string }[];
+  /** Workers whose every error needs a person (the reconciler, the stream consumers), by manifest name. */
+  workers?: { name: string; functionName: string; what: string }[];
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -43,6 +43,9 @@ const FIVE_MINUTES = Duration.minutes(5);
 /** The alarms, by construct id: docs/operations.md has a section per id. */
 export const ALARM_IDS = {
   releaseStuck: 'ReleaseStuck',
+  releasesFailed: 'ReleasesFailed',
+  taskServiceDown: 'TaskServiceDown',
+  workerErrors: (worker: string) => `${worker}Errors`,
   api5xx: (api: string) => `${api}Api5xxRate`,
   executionsFailed: 'ExecutionsFailedOrTimedOut',
   reconcilerRedrives: 'ReconcilerRedrives',
@@ -53,6 +56,7 @@ export const ALARM_IDS = {
 
 export class ObservabilityStack extends Stack {
   readonly topic: Topic;
+  readonly alarmTopic: AlarmTopic;
   readonly dashboard: Dashboard;
   readonly alarms: Alarm[] = [];
 
@@ -61,20 +65,12 @@ export class ObservabilityStack extends Stack {
     const { settings } = props;
     const namespace = settings.metricsNamespace;
 
-    this.topic = new Topic(this, 'AlarmTopic', {
-      displayName: `${settings.prefix} alarms`,
-      masterKey: Alias.fromAliasName(this, 'SnsKey', 'alias/aws/sns'),
-      enforceSSL: true,
+    this.alarmTopic = new AlarmTopic(this, 'AlarmTopic', {
+      prefix: settings.prefix,
+      email: settings.alarmEmail,
+      existingTopicArn: settings.alarmTopicArn,
     });
-    if (settings.alarmEmail) {
-      const email = this.topic.addSubscription(new EmailSubscription(settings.alarmEmail));
-      acknowledge(
-        email,
-        'Serverless-SNSRedrivePolicy',
-        'An alarm e-mail that cannot be delivered is not worth keeping: the alarm, its state and its history stay in ' +
-          'CloudWatch, and the other subscribers of the topic get it.',
-      );
-    }
+    this.topic = this.alarmTopic.topic;
     new CfnOutput(this, 'AlarmTopicArn', {
       value: this.topic.topicArn,
       description: 'Subscribe on-call channels here',
@@ -108,25 +104,66 @@ export class ObservabilityStack extends Stack {
         dimensions: { service: '$.service' },
       });
 
-    const notify = new SnsAction(this.topic);
+    const notify = this.alarmTopic.destinations.map((topic) => new SnsAction(topic));
+    const alarmNames: string[] = [];
     const alarm = (id: string, a: Omit<ConstructorParameters<typeof Alarm>[2], 'alarmName'>) => {
-      const made = new Alarm(this, id, { ...a, alarmName: `${settings.prefix}-${id}` });
-      made.addAlarmAction(notify);
-      made.addOkAction(notify);
+      const alarmName = `${settings.prefix}-${id}`;
+      const made = new Alarm(this, id, { ...a, alarmName });
+      made.addAlarmAction(...notify);
+      made.addOkAction(...notify);
       this.alarms.push(made);
+      alarmNames.push(alarmName);
       return made;
     };
 
-    // A release that is not terminal long after its creation: stuck in a task service, or waiting for a publish
-    // nobody asked for. The reconciler reports the oldest one's age every run.
+    // A staging or publishing phase that has lasted long, measured from the phase's start (the reconciler reports
+    // the oldest one's age every run), and alarmed below MAX_PHASE_SECONDS: a person hears of it before the phase
+    // fails its tasks.
+    const stuckHours = Math.round((settings.releaseStuckSeconds / 3600) * 10) / 10;
     alarm(ALARM_IDS.releaseStuck, {
-      alarmDescription: `A release has not reached a terminal state ${settings.releaseMaxAgeHours} h after its creation (docs/operations.md#releasestuck)`,
-      metric: own(METRIC.oldestActiveReleaseAge, 'Maximum'),
-      threshold: settings.releaseMaxAgeHours * 3600,
+      alarmDescription: `A release's staging or publishing phase has lasted ${stuckHours} h; MAX_PHASE_SECONDS fails it at ${settings.maxPhaseSeconds / 3600} h (docs/operations.md#releasestuck)`,
+      metric: own(METRIC.oldestPhaseAge, 'Maximum'),
+      threshold: settings.releaseStuckSeconds,
       comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
+
+    alarm(ALARM_IDS.releasesFailed, {
+      alarmDescription: 'A release failed in the last 5 minutes (docs/operations.md#releasesfailed)',
+      metric: own(METRIC.releasesFailed),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
+    // The health check reports how many enabled services are down (HEALTH_FAILURES failed checks in a row) every run.
+    alarm(ALARM_IDS.taskServiceDown, {
+      alarmDescription:
+        'An enabled task service is failing its health check: it is down, and its releases in progress fail (docs/operations.md#taskservicedown)',
+      metric: own(METRIC.taskServicesDown, 'Maximum'),
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+
+    for (const w of props.workers ?? [])
+      alarm(ALARM_IDS.workerErrors(w.name), {
+        alarmDescription: `${w.what} (${w.name}) failed in the last 5 minutes (docs/operations.md#${ALARM_IDS.workerErrors(w.name).toLowerCase()})`,
+        metric: new Metric({
+          namespace: 'AWS/Lambda',
+          metricName: 'Errors',
+          statistic: 'Sum',
+          period: FIVE_MINUTES,
+          dimensionsMap: { FunctionName: w.functionName },
+        }),
+        threshold: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
 
     const apiMetric = (apiId: string, metricName: string) =>
       new Metric({
@@ -207,6 +244,8 @@ export class ObservabilityStack extends Stack {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       });
 
+    this.alarmTopic.allowAlarms(alarmNames);
+
     const graph = (title: string, left: IMetric[], width = 12) =>
       new GraphWidget({ title, left, width, height: 6 });
     this.dashboard = new Dashboard(this, 'Dashboard', {
@@ -268,18 +307,25 @@ export class ObservabilityStack extends Stack {
         [
           own(METRIC.reconcilerRedrives).with({ label: 'redrives' }),
           own(METRIC.activeReleases, 'Maximum').with({ label: 'active releases' }),
+          own(METRIC.taskServicesDown, 'Maximum').with({ label: 'task services down' }),
         ],
         8,
       ),
     );
     this.dashboard.addWidgets(
       new SingleValueWidget({
-        title: 'Oldest non-terminal release (hours)',
+        title: 'Oldest non-terminal release, oldest phase at work (hours)',
         metrics: [
           new MathExpression({
             expression: 'age / 3600',
             usingMetrics: { age: own(METRIC.oldestActiveReleaseAge, 'Maximum') },
-            label: 'hours',
+            label: 'release',
+            period: FIVE_MINUTES,
+          }),
+          new MathExpression({
+            expression: 'phase / 3600',
+            usingMetrics: { phase: own(METRIC.oldestPhaseAge, 'Maximum') },
+            label: 'phase',
             period: FIVE_MINUTES,
           }),
         ],

@@ -30,6 +30,20 @@ export interface WorkerFunction {
  */
 export const STREAM_BATCHES = { batchSize: 100, parallel: 10, retries: 3 } as const;
 
+/**
+ * The service-client gate (functions/coordinator/service-client-gate.ts): the one function allowed to make and delete
+ * the task services' OAuth clients. The TaskServices function invokes it synchronously (Lambda Invoke on AWS; the
+ * local stack's Lambda endpoint, local/lambda.ts, runs it in-process) and learns its name through `nameEnv`. Its
+ * table access is a grant of its own, on its client records only (lib/coordinator-stack.ts), hence no `tables`.
+ */
+export const SERVICE_CLIENT_GATE: AsyncWorkerFunction = {
+  name: 'ServiceClientGate',
+  entry: 'functions/coordinator/handlers/service-client-gate.ts',
+  tables: {},
+  nameEnv: 'TASK_SERVICE_CLIENTS_FUNCTION_NAME',
+  timeoutSeconds: 60,
+};
+
 export const WORKER_FUNCTIONS: WorkerFunction[] = [
   {
     name: 'ReleaseStep',
@@ -69,7 +83,11 @@ export const WORKER_FUNCTIONS: WorkerFunction[] = [
     schedule: 'studySync',
     tables: { studies: 'rw' },
   },
+  SERVICE_CLIENT_GATE,
 ];
+
+/** The coordinator's workers that other functions invoke by name (capabilities `invokes`). */
+export const COORDINATOR_INVOKED_WORKERS: AsyncWorkerFunction[] = [SERVICE_CLIENT_GATE];
 
 /**
  * Workers of the file service, deployed with its stack. VerifyUpload is invoked asynchronously (a Lambda async

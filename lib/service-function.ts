@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage, type Duration, type ILocalBundling, RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -11,6 +11,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BUNDLE_HANDLER, bundleFunction, withBundleCache } from './bundling.js';
 import { acknowledge } from './nag.js';
+import type { FunctionNetwork } from './network.js';
 import type { TableKey } from './table-definitions.js';
 import { grantTableAccess } from './tables.js';
 
@@ -31,7 +32,8 @@ export interface ServiceFunctionProps {
   logRemovalPolicy?: RemovalPolicy;
   /** The manifest's `tables` map and the tables it refers to: r -> read, rw -> read/write, nothing else. */
   tableAccess: TableAccess;
-  tables: Record<TableKey, ITable>;
+  /** The tables `tableAccess` names (none needed when it names none). */
+  tables?: Record<TableKey, ITable>;
   /** X-Ray active tracing (the `tracing` setting; default on). */
   tracing?: boolean;
   /**
@@ -40,6 +42,8 @@ export interface ServiceFunctionProps {
    * function is invoked synchronously only (API Gateway, a Step Functions task).
    */
   asyncInvoke?: { retryAttempts: number; maxEventAge: Duration; onFailure: IQueue };
+  /** The private subnets the function runs in (the `vpc` setting, lib/network.ts); none: Lambda's own network. */
+  network?: FunctionNetwork;
 }
 
 /**
@@ -110,6 +114,13 @@ export class ServiceFunction extends Construct {
       logGroup,
       // Active tracing from Lambda itself rather than the Powertools tracer (docs/operations.md, Traces).
       tracing: props.tracing === false ? Tracing.DISABLED : Tracing.ACTIVE,
+      ...(props.network
+        ? {
+            vpc: props.network.vpc,
+            vpcSubnets: props.network.subnets,
+            securityGroups: props.network.securityGroups,
+          }
+        : {}),
       // No NODE_OPTIONS=--enable-source-maps: reading the source map cost every cold start about 20 ms; the error
       // logs map their stacks when they are written (functions/shared/stack-trace.ts).
       environment: {
@@ -135,6 +146,18 @@ export class ServiceFunction extends Construct {
           "the mapping's own on-failure destination); a dead-letter queue only ever receives asynchronous events.",
       );
     }
+    if (props.network) {
+      // Lambda makes the function's network interfaces with its role: CDK adds this policy only to roles it makes.
+      this.role.addManagedPolicy(
+        ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaVPCAccessExecutionRole'),
+      );
+      acknowledge(
+        this.role,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]',
+        "Lambda's own rights to make, describe and delete the network interfaces of a function in a VPC, which " +
+          'support no narrower resource; the AWS-managed policy is the one Lambda documents for it.',
+      );
+    }
     for (const rule of ['AwsSolutions-L1', 'Serverless-LambdaLatestVersion'])
       acknowledge(
         this.fn,
@@ -158,7 +181,9 @@ export class ServiceFunction extends Construct {
       );
 
     for (const [key, access] of Object.entries(props.tableAccess) as [TableKey, 'r' | 'rw'][]) {
-      grantTableAccess(props.tables[key], key, access, this.fn);
+      const table = props.tables?.[key];
+      if (!table) throw new Error(`${id}: table ${key} is named by tableAccess but not given`);
+      grantTableAccess(table, key, access, this.fn);
     }
   }
 }

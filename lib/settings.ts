@@ -7,14 +7,23 @@ import {
   MAX_PHASE_LIMIT_SECONDS,
   roundSettingsProblem,
 } from '#functions/orchestration/config.js';
+import {
+  certificateArn,
+  domainName,
+  identityProviderSetting,
+  JSON_SETTINGS,
+  privateNetwork,
+  regionOfArn,
+  vpcSetting,
+} from './settings-objects.js';
 import { TABLES, type TableDef, type TableKey } from './table-definitions.js';
 
 /**
  * Every deploy-time setting, read from CDK context (`cdk.json` or `-c key=value`) and checked once with zod, so a
  * typo fails the synth with the setting's name instead of producing a broken stack. Values given with `-c` arrive
- * as strings, hence the coercions.
+ * as strings, hence the coercions. What a deployment to a concrete account must set on top is checked by
+ * lib/deploy-checks.ts.
  */
-const DEFAULT_STUDIES_SOURCE = 'https://kf-api-dataservice.kidsfirstdrc.org';
 
 const VALID_RETENTION = new Set(
   Object.values(RetentionDays).filter((v) => typeof v === 'number') as number[],
@@ -71,7 +80,11 @@ const contextShape = z.object({
   healthFailures: int(3, 1, 100),
   studySyncMinutes: int(60, 1, 10080),
   eventSink: z.enum(['sns', 'eventbridge']).default('sns'),
-  studiesSource: z.string().min(1).default(DEFAULT_STUDIES_SOURCE),
+  /**
+   * STUDIES_SOURCE: the dataservice the studies are mirrored from. No default: a deployment to an account must name
+   * its own (lib/deploy-checks.ts).
+   */
+  studiesSource: optionalText.pipe(z.string().url().optional()),
   functionMemoryMb: int(1024, 128, 10240),
   /** Stage throttling of both HTTP APIs: steady requests per second and burst (API Gateway's token bucket). */
   apiThrottleRate: int(100, 1, 10_000),
@@ -99,8 +112,11 @@ const contextShape = z.object({
       .regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, 'lowercase letters, digits and dashes')
       .optional(),
   ),
-  /** Origins allowed to GET/PUT study files straight from a browser (bucket CORS). */
-  filesCorsOrigins: list.default(['*']),
+  /**
+   * Origins allowed to GET/PUT study files straight from a browser (bucket CORS), besides the dashboard's own, which
+   * is always allowed. `*` (any origin) only when given explicitly: the synth warns (docs/deploy.md).
+   */
+  filesCorsOrigins: list.default([]),
   /** Fixed public base URLs for absolute links (custom domains); default: taken from each request. */
   coordinatorBaseUrl: optionalText.pipe(z.string().url().optional()),
   filesBaseUrl: optionalText.pipe(z.string().url().optional()),
@@ -119,10 +135,25 @@ const contextShape = z.object({
     .regex(/^[A-Za-z0-9._/#:-]{1,255}$/, 'letters, digits and . _ / # : -')
     .refine((v) => !v.startsWith('AWS/'), 'the AWS/ prefix is reserved')
     .default('ReleaseCoordinator'),
-  /** Where the alarms' SNS topic sends email (a subscription AWS asks the address to confirm); none if unset. */
+  /**
+   * `notify` (the default): the alarms need a destination (alarmEmail or alarmTopicArn) on a deployment to an
+   * account; `none`: the operator says there is none (the alarms and their topic exist, nobody is told).
+   */
+  alarms: z.enum(['notify', 'none']).default('notify'),
+  /** Where the alarms' SNS topic sends email (a subscription AWS asks the address to confirm). */
   alarmEmail: optionalText.pipe(z.string().email().optional()),
-  /** The "release stuck" alarm fires when a release is not terminal this many hours after its creation. */
-  releaseMaxAgeHours: int(72, 1, 24 * 365),
+  /** An existing SNS topic (a pager's or a chat integration's) the alarms notify as well. */
+  alarmTopicArn: optionalText.pipe(
+    z
+      .string()
+      .regex(/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}$/, 'an SNS topic ARN')
+      .optional(),
+  ),
+  /**
+   * The ReleaseStuck alarm: a staging or publishing phase that has lasted this many hours since it began. Below
+   * maxPhaseSeconds, so a person hears of it before the phase fails; default three quarters of it (36 h of 48).
+   */
+  releaseStuckHours: z.coerce.number().positive().optional(),
   /** The 5xx alarm of each API fires above this percentage of its requests in 5 minutes. */
   api5xxRatePercent: z.coerce.number().min(0.1).max(100).default(5),
   /**
@@ -171,6 +202,19 @@ const contextShape = z.object({
   deployedIndexes: z
     .partialRecord(z.enum(['coordinator', 'studies', 'files']), z.array(z.string()))
     .optional(),
+  /** The VPC whose private subnets the functions that call task services run in (lib/network.ts). */
+  vpc: vpcSetting.optional(),
+  /** TASK_SERVICE_NETWORKS: the private CIDR blocks task services may be in; only with `vpc`. */
+  taskServiceNetworks: list.pipe(z.array(privateNetwork)).default([]),
+  /** The organisation's OIDC identity provider, federated into the Cognito user pool (lib/federation.ts). */
+  identityProvider: identityProviderSetting.optional(),
+  /** Custom domains, each with its ACM certificate (the dashboard's in us-east-1, for CloudFront). */
+  coordinatorDomainName: optionalText.pipe(domainName.optional()),
+  coordinatorCertificateArn: optionalText.pipe(certificateArn.optional()),
+  filesDomainName: optionalText.pipe(domainName.optional()),
+  filesCertificateArn: optionalText.pipe(certificateArn.optional()),
+  dashboardDomainName: optionalText.pipe(domainName.optional()),
+  dashboardCertificateArn: optionalText.pipe(certificateArn.optional()),
 });
 
 export const contextSchema = contextShape.superRefine((s, ctx) => {
@@ -195,6 +239,47 @@ export const contextSchema = contextShape.superRefine((s, ctx) => {
         path: ['restoredTables', key, 'streamArn'],
         message: 'is required: the table has a stream (npm run restore enables one and prints it)',
       });
+  const stuckHours = s.releaseStuckHours ?? (s.maxPhaseSeconds * 0.75) / 3600;
+  if (stuckHours * 3600 >= s.maxPhaseSeconds)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['releaseStuckHours'],
+      message: `must be below maxPhaseSeconds (${s.maxPhaseSeconds / 3600} h): the alarm warns before the phase fails`,
+    });
+  if (s.taskServiceNetworks.length && !s.vpc)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['taskServiceNetworks'],
+      message: 'needs vpc: the functions reach private task services only from inside the VPC',
+    });
+  if ('TASK_SERVICE_NETWORKS' in s.functionEnv)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['functionEnv', 'TASK_SERVICE_NETWORKS'],
+      message: 'is a setting of its own (taskServiceNetworks), checked against the private ranges',
+    });
+  if (s.identityProvider && s.oidcIssuer)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['identityProvider'],
+      message:
+        'federates an identity provider into Cognito; oidcIssuer replaces Cognito altogether: choose one (docs/deploy.md)',
+    });
+  for (const api of ['coordinator', 'files', 'dashboard'] as const) {
+    const [name, cert] = [`${api}DomainName`, `${api}CertificateArn`] as const;
+    if (!s[name] !== !s[cert])
+      ctx.addIssue({
+        code: 'custom',
+        path: [s[name] ? cert : name],
+        message: `${name} and ${cert} go together`,
+      });
+  }
+  if (s.dashboardCertificateArn && regionOfArn(s.dashboardCertificateArn) !== 'us-east-1')
+    ctx.addIssue({
+      code: 'custom',
+      path: ['dashboardCertificateArn'],
+      message: 'CloudFront takes certificates of us-east-1 only',
+    });
   if (s.oidcIssuer && !s.oidcAudience?.length)
     ctx.addIssue({ code: 'custom', path: ['oidcAudience'], message: 'required when oidcIssuer is set' });
   if (!s.oidcIssuer) {
@@ -213,6 +298,8 @@ export const contextSchema = contextShape.superRefine((s, ctx) => {
 });
 
 export type Settings = z.infer<typeof contextSchema> & {
+  /** The ReleaseStuck alarm's threshold: releaseStuckHours, or three quarters of maxPhaseSeconds. */
+  releaseStuckSeconds: number;
   /** Names of the stacks, derived from the prefix. */
   stackNames: {
     stateful: string;
@@ -241,6 +328,9 @@ export function readSettings(node: Node): Settings {
   const s = result.data;
   return {
     ...s,
+    releaseStuckSeconds: Math.round(
+      s.releaseStuckHours ? s.releaseStuckHours * 3600 : s.maxPhaseSeconds * 0.75,
+    ),
     stackNames: {
       stateful: `${s.prefix}-Stateful`,
       migrations: `${s.prefix}-Migrations`,
@@ -254,11 +344,13 @@ export function readSettings(node: Node): Settings {
   };
 }
 
-const JSON_KEYS = new Set(['functionEnv', 'restoredTables', 'deployedIndexes']);
-
-/** `-c functionEnv='{"A":"b"}'` (and the other settings that hold JSON) arrive as strings. */
+/** `-c functionEnv='{"A":"b"}'` (or vpc, identityProvider, a JSON list) arrives as a string. */
 function parseJsonIfNeeded(key: string, value: unknown): unknown {
-  if (JSON_KEYS.has(key) && typeof value === 'string') {
+  if (
+    (JSON_SETTINGS as readonly string[]).includes(key) &&
+    typeof value === 'string' &&
+    /^\s*[[{]/.test(value)
+  ) {
     try {
       return JSON.parse(value);
     } catch {
@@ -305,5 +397,3 @@ export function removalPolicies(s: Settings): {
       };
   }
 }
-
-export { DEFAULT_STUDIES_SOURCE };

@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
@@ -40,9 +40,16 @@ export class StatefulStack extends Stack {
       deployedIndexes: settings.deployedIndexes,
     }).byKey;
     this.tables = { ...this.ownTables, ...restoredTables(this, settings) };
+    const corsOrigins = filesCorsOrigins(settings.filesCorsOrigins, props.dashboardOrigin);
+    if (corsOrigins.includes('*'))
+      Annotations.of(this).addWarningV2(
+        'release-coordinator:filesCorsAnyOrigin',
+        'filesCorsOrigins is `*`: a script on any web site may GET and PUT study files through a presigned URL it ' +
+          'holds. List the origins that need it instead (docs/deploy.md).',
+      );
     this.filesBucket = new FilesBucket(this, 'Files', {
       removalPolicy: policies.bucket,
-      corsOrigins: filesCorsOrigins(settings.filesCorsOrigins, props.dashboardOrigin),
+      corsOrigins,
       noncurrentVersionDays: settings.noncurrentVersionDays,
     }).bucket;
     if (settings.backups)
@@ -65,10 +72,13 @@ export class StatefulStack extends Stack {
   }
 }
 
-/** The bucket's CORS origins: the configured ones plus the dashboard's (`*` already covers it). */
+/**
+ * The bucket's CORS origins: the dashboard's own and the configured ones; `*` alone when it is configured (it covers
+ * every other). None (no dashboard, nothing configured): the bucket answers no browser.
+ */
 export function filesCorsOrigins(configured: string[], dashboard?: string): string[] {
-  if (configured.includes('*') || !dashboard) return configured;
-  return [...configured, dashboard];
+  if (configured.includes('*')) return ['*'];
+  return [...new Set([...configured, ...(dashboard ? [dashboard] : [])])];
 }
 
 /**

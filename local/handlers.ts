@@ -45,11 +45,37 @@ export function handlerFile(entry: string, source: HandlerSource = handlerSource
  * LOCAL_METER_FILE set (`npm run cost:measure`), `handler` is wrapped so every call is recorded (local/meter/meter.ts).
  */
 export async function loadHandlerModule<M = Record<string, unknown>>(entry: string): Promise<M> {
-  const mod = (await import(pathToFileURL(handlerFile(entry)).href)) as Record<string, unknown>;
-  if (!process.env.LOCAL_METER_FILE || typeof mod.handler !== 'function') return mod as M;
+  const loaded = (await import(pathToFileURL(handlerFile(entry)).href)) as Record<string, unknown>;
+  if (typeof loaded.handler !== 'function') return loaded as M;
+  const mod: Record<string, unknown> & { handler: Handler } = {
+    ...loaded,
+    handler: recordingCalls(entry, loaded.handler as Handler),
+  };
+  // The file service's handlers also export createHandler(clock), which the tests call with a clock of their own.
+  const create = loaded.createHandler;
+  if (typeof create === 'function')
+    mod.createHandler = (...args: unknown[]) => recordingCalls(entry, create(...args) as Handler);
+  if (!process.env.LOCAL_METER_FILE) return mod as M;
   const { meter } = await import('./meter/meter.js');
   const m = meter();
-  return (m ? { ...mod, handler: m.wrap(entry, mod.handler as (e: unknown) => Promise<unknown>) } : mod) as M;
+  return (m ? { ...mod, handler: m.wrap(entry, mod.handler) } : mod) as M;
+}
+
+type Handler = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * The entries whose handler this process has called, in which mode (`functions/...ts` -> `source` or `bundled`).
+ * The integration run checks from it that every function's bundle was loaded and answered at least once.
+ */
+export const calledHandlers = new Map<string, HandlerSource>();
+
+function recordingCalls(entry: string, handler: Handler): Handler {
+  const source = handlerSource();
+  // The handler's own properties (httpApp's routeTable) stay readable on the wrapper.
+  return Object.assign((...args: unknown[]) => {
+    calledHandlers.set(entry, source);
+    return handler(...args);
+  }, handler);
 }
 
 /** The `handler` export of a function entry of lib/api-manifest.ts or lib/orchestration-manifest.ts. */

@@ -10,9 +10,9 @@ import { lambdaContext } from './http-server.js';
 type Worker = (event: unknown, context: Context) => Promise<unknown>;
 
 /**
- * The Lambda Invoke API for the workers that are invoked asynchronously (lib/orchestration-manifest.ts
- * FILES_WORKERS), so handlers call them with their real Invoke request (@aws-sdk/client-lambda's, from
- * functions/adapters/upload-verification.ts) through AWS_ENDPOINT_URL_LAMBDA, as on AWS. `POST /2015-03-31/functions/<name>/invocations` with `X-Amz-Invocation-Type: Event` answers 202 and runs
+ * The Lambda Invoke API for the workers that other functions invoke (lib/orchestration-manifest.ts FILES_WORKERS,
+ * COORDINATOR_INVOKED_WORKERS), so handlers call them with their real Invoke request (@aws-sdk/client-lambda's, from
+ * functions/adapters/upload-verification.ts and gated-service-clients.ts) through AWS_ENDPOINT_URL_LAMBDA, as on AWS. `POST /2015-03-31/functions/<name>/invocations` with `X-Amz-Invocation-Type: Event` answers 202 and runs
  * the worker's handler module in this process afterwards (one at a time per function, like a reserved concurrency
  * of one); RequestResponse runs it and answers its result. A failed run is logged and retried twice, as Lambda
  * retries asynchronous invocations.

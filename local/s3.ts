@@ -18,6 +18,8 @@ export interface StartS3Options {
   host?: string;
   /** Bucket to create; FILES_BUCKET of the environment, else "study-files". */
   bucket?: string;
+  /** Browser origins allowed by CORS (the dashboard's, for `npm start`); default `*`, for tests and benchmarks. */
+  corsOrigins?: readonly string[];
 }
 
 export interface LocalS3 {
@@ -28,10 +30,15 @@ export interface LocalS3 {
   stop(): Promise<void>;
 }
 
-/** Like the CDK bucket's CORS: browsers may GET and PUT (multipart parts need the ETag back). */
-const CORS = `<CORSConfiguration>
+/**
+ * Like the CDK bucket's CORS (lib/files-bucket.ts): browsers of the given origins may GET and PUT (multipart parts
+ * need the ETag back). s3rver applies it again at every start, so a change of origins takes effect on a restart.
+ */
+function corsXml(origins: readonly string[]): string {
+  const escapeXml = (s: string) => s.replace(/[<>&]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<CORSConfiguration>
   <CORSRule>
-    <AllowedOrigin>*</AllowedOrigin>
+${origins.map((o) => `    <AllowedOrigin>${escapeXml(o)}</AllowedOrigin>`).join('\n')}
     <AllowedMethod>GET</AllowedMethod>
     <AllowedMethod>HEAD</AllowedMethod>
     <AllowedMethod>PUT</AllowedMethod>
@@ -41,6 +48,7 @@ const CORS = `<CORSConfiguration>
     <MaxAgeSeconds>3000</MaxAgeSeconds>
   </CORSRule>
 </CORSConfiguration>`;
+}
 
 export async function startS3(opts: StartS3Options): Promise<LocalS3> {
   const host = opts.host ?? '127.0.0.1';
@@ -53,7 +61,7 @@ export async function startS3(opts: StartS3Options): Promise<LocalS3> {
     directory,
     silent: true,
     // Creating a bucket that already exists is a no-op in s3rver, so a restart keeps its objects.
-    configureBuckets: [{ name: bucket, configs: [CORS] }],
+    configureBuckets: [{ name: bucket, configs: [corsXml(opts.corsOrigins ?? ['*'])] }],
   });
   const address = (await server.run()) as AddressInfo;
   const endpoint = `http://${publicHost(host)}:${address.port}`;

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { FilesComponents } from '../api.js';
+import { askOnTerminal, chooseDevToken } from '../dev-token-choices.js';
 import { creating, listPages, must } from '../http.js';
 import { type Column, record, show, showList } from '../output.js';
 import type { CommandContext } from '../session.js';
@@ -21,23 +22,28 @@ export function addDevTokenCommands(program: Command, { session }: CommandContex
   const devTokens = program.command('dev-tokens').description("the file service's developer tokens");
   devTokens
     .command('create <name>')
-    .description('create a developer token (its secret is shown only now)')
-    .option(
-      '--expires-in <seconds>',
-      'refuse it after this many seconds (default: it never expires)',
-      positiveInt,
-    )
+    .description('create a developer token (its secret is shown only now); say which studies it reaches')
+    .option('--study <id...>', 'the only studies it reaches')
+    .option('--all-studies', 'it reaches every study')
+    .option('--expires-in <seconds>', 'refuse it after this many seconds (default: 30 days)', positiveInt)
     .option('--expires-at <time>', 'refuse it after this RFC 3339 instant, e.g. 2027-01-31T00:00:00Z')
-    .option('--study <id...>', 'the only studies it reaches (default: every study)')
+    .option('--no-expiry', 'it never expires')
     .action(async (name: string, opts, cmd: Command) => {
       const s = session(cmd);
+      // Asked only where a person can answer: a terminal on both ends.
+      const interactive = Boolean(process.stdin.isTTY && process.stderr.isTTY);
+      const choice = await chooseDevToken(
+        {
+          study: opts.study,
+          allStudies: opts.allStudies,
+          expiresIn: opts.expiresIn,
+          expiresAt: opts.expiresAt,
+          expiry: opts.expiry,
+        },
+        interactive ? askOnTerminal(process.stdin, process.stderr) : undefined,
+      );
       const api = await s.files();
-      const body = {
-        name,
-        ...(opts.expiresIn !== undefined ? { expires_in: opts.expiresIn as number } : {}),
-        ...(opts.expiresAt !== undefined ? { expires_at: opts.expiresAt as string } : {}),
-        ...(opts.study ? { studies: opts.study as string[] } : {}),
-      };
+      const body = { name, ...choice };
       const t = await must(
         api.POST('/developer-tokens', { body, headers: creating() }),
         'POST /developer-tokens',

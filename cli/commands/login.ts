@@ -9,16 +9,23 @@ export function addLoginCommands(program: Command, { session }: CommandContext):
   program
     .command('login')
     .description(
-      'log in with client credentials, or (without them) with a dev token of the local identity provider',
+      "sign in through the identity provider's page (authorization code + PKCE), or log in with client " +
+        'credentials, or with a dev token of the local identity provider (docs/cli.md says which when)',
     )
-    .option('--client-id <id>', 'OAuth client id (client credentials)')
+    .option(
+      '--client-id <id>',
+      'OAuth client id: with --client-secret, client credentials; alone, the sign-in client',
+    )
     .option('--client-secret <secret>', 'OAuth client secret (client credentials)')
+    .option('--browser', 'sign in through the browser (the default when DRC_ISSUER or DRC_CLIENT_ID is set)')
+    .option('--no-browser', 'sign in, printing the URL to open instead of opening a browser')
     .option('--sub <subject>', 'dev token: the subject (default: your user name)')
     .option('--role <role...>', 'dev token: roles (default: admin)')
     .option('--group <study...>', 'dev token: groups, the studies you are a member of')
     .option('--expires-in <seconds>', 'dev token: lifetime in seconds (default 3600)', positiveInt)
     .action(async (opts, cmd: Command) => {
       const s = session(cmd);
+      const browserSource = cmd.getOptionValueSource('browser');
       const r = await login(s.config, {
         clientId: opts.clientId,
         clientSecret: opts.clientSecret,
@@ -26,6 +33,8 @@ export function addLoginCommands(program: Command, { session }: CommandContext):
         roles: opts.role,
         groups: opts.group,
         expiresIn: opts.expiresIn,
+        browser: browserSource === 'cli' ? Boolean(opts.browser) : undefined,
+        print: (line) => s.o.err(line),
       });
       show(
         s.o,

@@ -3,6 +3,13 @@ import type { CoordinatorComponents } from '../api.js';
 import { CliError } from '../config.js';
 import { creating, listPages, must } from '../http.js';
 import { type Column, record, show, showList } from '../output.js';
+import {
+  describeTarget,
+  parseSecretTo,
+  withoutSecrets,
+  writeRegistration,
+  writeRotation,
+} from '../secret-to.js';
 import type { CommandContext } from '../session.js';
 import { listOptions, pageQuery, positiveInt } from './options.js';
 
@@ -20,7 +27,13 @@ const serviceColumns: Column<TaskService>[] = [
 /** Printed under an answer that carries a secret: the coordinator keeps no way to show it again. */
 const SHOWN_ONCE =
   'The secret(s) above are shown this once: give `secret` to the task service (WEBHOOK_SECRET or ' +
-  'WEBHOOK_SECRET_FILE), and client_id / client_secret, if any, to its client credentials.';
+  'WEBHOOK_SECRET_FILE), and client_id / client_secret, if any, to its client credentials; or register with ' +
+  '--secret-to, which writes them where the service reads them.';
+const WRITTEN = (to: string) =>
+  `The secret(s) were written to ${to}, where the service reads them (SECRET_ID, or WEBHOOK_SECRET_FILE for a file).`;
+const SECRET_TO =
+  'where to write the secrets answered once, as the service reads them: a Secrets Manager secret ARN or name, ' +
+  'or file:<path>';
 
 /** `drc services …`: the task services the coordinator calls. */
 export function addServiceCommands(program: Command, { session }: CommandContext): void {
@@ -54,10 +67,12 @@ export function addServiceCommands(program: Command, { session }: CommandContext
       'have the coordinator make the service an OAuth client of its own (answers client_id and client_secret)',
     )
     .option('--disabled', 'register it disabled')
+    .option('--secret-to <target>', SECRET_TO)
     .action(async (name: string, url: string, opts, cmd: Command) => {
       const s = session(cmd);
       if (opts.createClient && opts.clientId)
         throw new CliError('--create-client and --client-id exclude each other', 2);
+      const target = opts.secretTo === undefined ? undefined : parseSecretTo(opts.secretTo);
       const api = await s.coordinator();
       const svc = await must(
         api.POST('/task-services', {
@@ -74,7 +89,10 @@ export function addServiceCommands(program: Command, { session }: CommandContext
         }),
         'POST /task-services',
       );
-      show(s.o, svc, () => `${record(svc)}\n${SHOWN_ONCE}`);
+      if (!target) return show(s.o, svc, () => `${record(svc)}\n${SHOWN_ONCE}`);
+      await writeRegistration(target, svc);
+      const shown = withoutSecrets(svc, target);
+      show(s.o, shown, () => `${record(shown)}\n${WRITTEN(describeTarget(target))}`);
     });
   services
     .command('rotate-secret <id>')
@@ -84,8 +102,10 @@ export function addServiceCommands(program: Command, { session }: CommandContext
       'how long the old secret still signs (default 86400, 24 hours; 0 ends it at once)',
       positiveInt,
     )
+    .option('--secret-to <target>', SECRET_TO)
     .action(async (id: string, opts, cmd: Command) => {
       const s = session(cmd);
+      const target = opts.secretTo === undefined ? undefined : parseSecretTo(opts.secretTo);
       const api = await s.coordinator();
       const svc = await must(
         api.POST('/task-services/{id}/rotate-secret', {
@@ -94,12 +114,11 @@ export function addServiceCommands(program: Command, { session }: CommandContext
         }),
         `POST /task-services/${id}/rotate-secret`,
       );
-      show(
-        s.o,
-        svc,
-        () =>
-          `${record(svc, ['kf_id', 'name', 'url', 'secret', 'previous_secret_expires_at'])}\n${SHOWN_ONCE}`,
-      );
+      const fields = ['kf_id', 'name', 'url', 'secret', 'previous_secret_expires_at'];
+      if (!target) return show(s.o, svc, () => `${record(svc, fields)}\n${SHOWN_ONCE}`);
+      await writeRotation(target, svc);
+      const shown = withoutSecrets(svc, target);
+      show(s.o, shown, () => `${record(shown, fields)}\n${WRITTEN(describeTarget(target))}`);
     });
   for (const [verb, enabled] of [
     ['enable', true],

@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Output } from '../output.js';
 import { runCheck } from './check.js';
 import type { RuleResult } from './rules.js';
@@ -17,16 +17,23 @@ an issuer and its JWKS (it mints the coordinator's RS256 tokens), an OAuth token
 credentials and the callback routes (PATCH /tasks/<id>, POST /events). It first prints what the service must be
 configured with (on stderr):
 
-  COORDINATOR_URL, AUTH_ISSUER, AUTH_JWKS_URI, AUTH_AUDIENCE, TOKEN_URL, CLIENT_ID, CLIENT_SECRET, WEBHOOK_SECRET
+  COORDINATOR_URL, AUTH_ISSUER, AUTH_JWKS_URI, AUTH_AUDIENCE (or, with --token-shape cognito, AUTH_SCOPE and
+  AUTH_CLIENT_ID), AUTH_URL (its verify endpoint, {AUTH_URL}/oauth/token/verify), TOKEN_URL, CLIENT_ID,
+  CLIENT_SECRET, WEBHOOK_SECRET
 
-then waits for the service's GET /status (--wait) and runs every rule, one line each with pass or fail and the
-reason; exit status 1 when a rule fails. Every request and answer is validated against openapi/task-service.json.
+then waits for the service's GET /status (--wait) and runs the rules, one line each with pass, FAIL or not run and
+the reason; exit status 1 when a rule fails. Every request and answer is validated against openapi/task-service.json.
+A request the service leaves unanswered for 15 s fails its rule, and every later request fails at once, saying so.
+A 401 where the check expected 200 names the settings to start the service with.
 
 Rules: status; staging (initialize, start, get_status until staged); publishing (publish until published);
-cancel (mid-work); repeats (repeated actions and a repeated publish); unknown-task (404); unknown-action (400);
-tokens (none, expired, an admin's, another audience's, forged: 401/403); signatures (unsigned, signed for another
-service, stale, replayed: 401); callbacks (the service's PATCH /tasks/<id>: valid, authorized, allowed, with the
-action's X-Request-Id, and sent again after a 503 with Retry-After).
+cancel (mid-work, then watched until the run ends and at least 10 s: any report after it, or a get_status that
+is not canceled, fails); repeats (repeated actions and a repeated publish); unknown-task (404); unknown-action
+(400); tokens (none, expired, an admin's, another audience's, a service's own, forged: 401/403); signatures
+(unsigned, signed for another service, stale, replayed: 401); callbacks (the service's PATCH /tasks/<id>: valid,
+authorized, allowed, with the action's X-Request-Id, and sent again after a 503 with Retry-After); restarts (with
+--restart-cmd only: the command kills and restarts the service mid-staging and mid-publishing; the task must
+resume and reach its state, and a repeated publish be harmless; without it the rule is reported not run).
 
 Fixed settings, to start the service before the check (e.g. in CI):
   drc task-service check http://127.0.0.1:4100 --port 45100 --secret whsec_<base64> --client-secret s3cret --print-config
@@ -58,6 +65,18 @@ export function addTaskServiceCommands(
       'task-service-check-secret',
     )
     .option('--audience <aud>', "the coordinator token's aud", 'task-services')
+    .addOption(
+      new Option(
+        '--token-shape <shape>',
+        "the coordinator's token: aud (the local identity provider's) or cognito (no aud; scope and client_id)",
+      )
+        .choices(['aud', 'cognito'])
+        .default('aud'),
+    )
+    .option(
+      '--restart-cmd <cmd>',
+      'a shell command that kills the service and starts it again (returning once it is started): runs the restarts rule',
+    )
     .option('--timeout <seconds>', 'how long staging or publishing may take', number(1, 3600), 60)
     .option(
       '--wait <seconds>',
@@ -75,8 +94,8 @@ export function addTaskServiceCommands(
         setExit(2);
         return;
       }
-      const line = (r: RuleResult) =>
-        `${r.ok ? 'pass' : 'FAIL'}  ${r.rule.padEnd(15)} ${r.title}: ${r.reason}`;
+      const mark = { pass: 'pass   ', fail: 'FAIL   ', 'not run': 'not run' } as const;
+      const line = (r: RuleResult) => `${mark[r.outcome]}  ${r.rule.padEnd(15)} ${r.title}: ${r.reason}`;
       let printOnly = false;
       const report = await runCheck({
         url,
@@ -86,6 +105,8 @@ export function addTaskServiceCommands(
         clientId: opts.clientId,
         clientSecret: opts.clientSecret,
         audience: opts.audience,
+        tokenShape: opts.tokenShape,
+        restartCmd: opts.restartCmd,
         timeoutSeconds: opts.timeout,
         waitSeconds: opts.wait,
         callbacks: opts.callbacks,
@@ -117,7 +138,7 @@ export function addTaskServiceCommands(
       if (o.json) o.out(JSON.stringify(report, null, 2));
       else
         o.out(
-          `${report.passed} of ${report.rules.length} rules passed${report.ok ? '' : `, ${report.failed} failed`}`,
+          `${report.passed} of ${report.rules.length} rules passed${report.failed ? `, ${report.failed} failed` : ''}${report.notRun ? `, ${report.notRun} not run` : ''}`,
         );
       if (!report.ok) setExit(1);
     });

@@ -1,17 +1,20 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, generateKeyPair, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { generateSigningKey, jwks, type SigningKey, signJwt } from '#local/jwt.js';
+import { promisify } from 'node:util';
+import { jwks, type SigningKey, signJwt, verifyJwt } from '#local/jwt.js';
 import {
   CALLBACK_TRANSITIONS,
   TASK_SERVICE_AUDIENCE,
+  TASK_SERVICE_SCOPE,
   type TaskState,
 } from '#packages/task-service/src/contract.js';
 import type { Contract } from './contract.js';
 
 /**
  * What a task service needs from a coordinator, served by the check on a port of its own: an issuer with a JWKS (the
- * check mints the coordinator's RS256 tokens), an OAuth token endpoint for the service's client credentials, and
- * the callback routes (`PATCH /tasks/<id>`, `POST /events`). Callbacks are judged as the coordinator judges them
+ * check mints the coordinator's RS256 tokens), the verify endpoint (`/oauth/token/verify`, for services that ask
+ * instead of verifying JWTs), an OAuth token endpoint for the service's client credentials, and the callback routes
+ * (`PATCH /tasks/<id>`, `POST /events`). Callbacks are judged as the coordinator judges them
  * (docs/task-service-api.md, Reporting back) and recorded for the callbacks rule.
  */
 export interface CoordinatorOptions {
@@ -20,7 +23,17 @@ export interface CoordinatorOptions {
   clientId: string;
   clientSecret: string;
   audience: string;
+  /**
+   * The coordinator's token as the local identity provider issues it (`aud`, the default), or as Cognito does: an
+   * access token with no `aud`, the task services' scope and the coordinator's `client_id`.
+   */
+  tokenShape?: TokenShape;
 }
+
+export type TokenShape = 'aud' | 'cognito';
+
+/** The coordinator's app client id in the Cognito shape (AUTH_CLIENT_ID). */
+export const CHECK_COORDINATOR_CLIENT = 'task-service-check-coordinator';
 
 export interface Callback {
   taskId: string;
@@ -51,14 +64,19 @@ export interface CheckTask {
 /** What a service checked from `url` must be configured with, by the names the kit and the reference service read. */
 export function serviceConfig(
   url: string,
-  opts: Pick<CoordinatorOptions, 'clientId' | 'clientSecret' | 'audience'>,
+  opts: Pick<CoordinatorOptions, 'clientId' | 'clientSecret' | 'audience' | 'tokenShape'>,
   secret: string,
 ): Record<string, string> {
+  const audience: Record<string, string> =
+    opts.tokenShape === 'cognito'
+      ? { AUTH_SCOPE: TASK_SERVICE_SCOPE, AUTH_CLIENT_ID: CHECK_COORDINATOR_CLIENT }
+      : { AUTH_AUDIENCE: opts.audience };
   return {
     COORDINATOR_URL: url,
     AUTH_ISSUER: url,
     AUTH_JWKS_URI: `${url}/.well-known/jwks.json`,
-    AUTH_AUDIENCE: opts.audience,
+    ...audience,
+    AUTH_URL: url,
     TOKEN_URL: `${url}/oauth/token`,
     CLIENT_ID: opts.clientId,
     CLIENT_SECRET: opts.clientSecret,
@@ -70,9 +88,10 @@ export function serviceConfig(
 export const API_AUDIENCE = 'release-coordinator';
 
 export class FakeCoordinator {
-  readonly key: SigningKey = generateSigningKey();
+  /** Made in `start`, off the event loop (several checks may start at once). */
+  key!: SigningKey;
   /** A key nobody publishes: tokens signed with it are forgeries. */
-  readonly otherKey: SigningKey = generateSigningKey();
+  otherKey!: SigningKey;
   readonly tasks = new Map<string, CheckTask>();
   readonly callbacks: Callback[] = [];
   readonly events: unknown[] = [];
@@ -89,34 +108,74 @@ export class FakeCoordinator {
     return this.url;
   }
 
-  /** A token as the coordinator sends it (locally: aud task-services, role service), or a variant to be refused. */
-  token(kind: 'coordinator' | 'expired' | 'admin' | 'audience' | 'forged'): string {
-    const base = {
-      iss: this.issuer,
-      sub: 'coordinator',
-      client_id: 'coordinator',
-      roles: ['service'],
-      groups: [],
-      aud: this.opts.audience,
-    };
+  /** The shape of the coordinator's tokens (`--token-shape`). */
+  get shape(): TokenShape {
+    return this.opts.tokenShape ?? 'aud';
+  }
+
+  /**
+   * A token as the coordinator sends it (locally: aud task-services, role service; on Cognito: no aud, the task
+   * services' scope and the coordinator's client id), or a variant to be refused.
+   */
+  token(kind: 'coordinator' | 'expired' | 'admin' | 'audience' | 'forged' | 'own'): string {
+    const cognito = this.opts.tokenShape === 'cognito';
+    const base: Record<string, unknown> = cognito
+      ? {
+          iss: this.issuer,
+          sub: CHECK_COORDINATOR_CLIENT,
+          client_id: CHECK_COORDINATOR_CLIENT,
+          token_use: 'access',
+          scope: TASK_SERVICE_SCOPE,
+        }
+      : {
+          iss: this.issuer,
+          sub: 'coordinator',
+          client_id: 'coordinator',
+          roles: ['service'],
+          groups: [],
+          aud: this.opts.audience,
+        };
     switch (kind) {
       case 'expired':
         return signJwt(this.key, base, 600, Math.floor(Date.now() / 1000) - 3600);
       case 'admin':
-        return signJwt(this.key, {
-          ...base,
-          sub: 'admin',
-          client_id: 'admin',
-          roles: ['admin'],
-          aud: API_AUDIENCE,
-        });
+        return signJwt(
+          this.key,
+          cognito
+            ? {
+                ...base,
+                sub: 'admin',
+                client_id: 'dashboard',
+                scope: 'openid coordinator/admin',
+                'cognito:groups': ['admin'],
+              }
+            : { ...base, sub: 'admin', client_id: 'admin', roles: ['admin'], aud: API_AUDIENCE },
+        );
       case 'audience':
-        return signJwt(this.key, { ...base, aud: 'another-audience' });
+        // Another audience; on Cognito, the task services' scope held by another client.
+        return signJwt(
+          this.key,
+          cognito ? { ...base, client_id: 'another-client' } : { ...base, aud: 'another-audience' },
+        );
+      case 'own':
+        // A task service's own client token, for the coordinator's APIs: never the coordinator's.
+        return this.serviceToken();
       case 'forged':
         return signJwt(this.otherKey, base);
       default:
         return signJwt(this.key, base);
     }
+  }
+
+  /** A token of the service's own client, for its callbacks (client credentials). */
+  private serviceToken(): string {
+    const id = this.opts.clientId;
+    return signJwt(
+      this.key,
+      this.opts.tokenShape === 'cognito'
+        ? { iss: this.issuer, sub: id, client_id: id, token_use: 'access', scope: 'coordinator/service' }
+        : { iss: this.issuer, sub: id, client_id: id, roles: ['service'], groups: [], aud: API_AUDIENCE },
+    );
   }
 
   /** What the service must be configured with. */
@@ -125,6 +184,11 @@ export class FakeCoordinator {
   }
 
   async start(): Promise<void> {
+    const rsa = async (): Promise<SigningKey> => ({
+      kid: randomUUID(),
+      privateKey: (await promisify(generateKeyPair)('rsa', { modulusLength: 2048 })).privateKey,
+    });
+    [this.key, this.otherKey] = await Promise.all([rsa(), rsa()]);
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -165,8 +229,10 @@ export class FakeCoordinator {
         token_endpoint: `${this.url}/oauth/token`,
       });
     if (req.method === 'POST' && path === '/oauth/token') return this.tokenEndpoint(req, raw, res);
+    if (req.method === 'GET' && path === '/oauth/token/verify') return this.verifyEndpoint(req, res);
     const task = /^\/tasks\/([^/]+)\/?$/.exec(path);
     if (req.method === 'PATCH' && task) return this.report(req, decodeURIComponent(task[1]), raw, res);
+    if (req.method === 'GET' && task) return this.readTask(req, decodeURIComponent(task[1]), res);
     if (req.method === 'POST' && path === '/events') {
       if (!this.bearerOk(req)) return this.error(res, 401, 'unauthorized', 'no valid service token');
       try {
@@ -198,21 +264,61 @@ export class FakeCoordinator {
       return this.send(res, 400, { error: 'unsupported_grant_type' });
     if (id !== this.opts.clientId || !same(secret, this.opts.clientSecret))
       return this.send(res, 401, { error: 'invalid_client' });
-    const token = signJwt(this.key, {
-      iss: this.issuer,
-      sub: id,
-      client_id: id,
-      roles: ['service'],
-      groups: [],
-      aud: API_AUDIENCE,
-    });
+    const token = this.serviceToken();
     this.issued.add(token);
     this.send(res, 200, { access_token: token, token_type: 'Bearer', expires_in: 3600 });
+  }
+
+  /**
+   * `GET /oauth/token/verify?audience=<aud>` (the spec's `{auth_url}/oauth/token/verify`), as the local identity
+   * provider serves it: 200 with the claims of a valid token of this issuer that is the coordinator's (its `aud`, or
+   * on Cognito its scope and client), 401 for any other, 400 for an audience the check does not issue.
+   */
+  private verifyEndpoint(req: IncomingMessage, res: ServerResponse) {
+    const asked = new URL(req.url ?? '/', this.url).searchParams.get('audience') ?? this.opts.audience;
+    if (asked !== this.opts.audience)
+      return this.send(res, 400, {
+        error: {
+          code: 'invalid_request',
+          message: `Unknown audience ${JSON.stringify(asked)}`,
+          fields: { audience: [`must be ${this.opts.audience}`] },
+        },
+      });
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!m) return this.error(res, 401, 'unauthorized', 'a bearer token is required');
+    try {
+      const claims = verifyJwt(this.key, m[1], {
+        issuer: this.issuer,
+        audience: [],
+        nowSeconds: Math.floor(Date.now() / 1000),
+      });
+      const aud = claims.aud === undefined ? [] : Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+      const scopes = String(claims.scope ?? '').split(/\s+/);
+      const ours =
+        claims.aud === undefined
+          ? scopes.includes(TASK_SERVICE_SCOPE) && claims.client_id === CHECK_COORDINATOR_CLIENT
+          : aud.includes(asked);
+      if (!ours) throw new Error('not the coordinator’s token');
+      return this.send(res, 200, claims);
+    } catch {
+      return this.error(res, 401, 'unauthorized', `Invalid or expired token, or not one for ${asked}`);
+    }
   }
 
   private bearerOk(req: IncomingMessage): boolean {
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     return Boolean(m && this.issued.has(m[1]));
+  }
+
+  /**
+   * GET /tasks/<id> with the service's own token: a service asks about its tasks (the kit does at start and on a
+   * schedule, to clean up after the tasks the coordinator gave up on). Answered from the check's record of the task.
+   */
+  private readTask(req: IncomingMessage, id: string, res: ServerResponse) {
+    if (!this.bearerOk(req)) return this.error(res, 401, 'unauthorized', 'no valid service token');
+    const task = this.tasks.get(id);
+    if (!task) return this.error(res, 404, 'not_found', `Task ${id} not found`);
+    this.send(res, 200, { kf_id: id, item_id: id, state: task.state, progress: task.progress });
   }
 
   /** PATCH /tasks/<id>: the coordinator's callback, with its 400, 401, 404 and 409 answers. */

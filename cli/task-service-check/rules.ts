@@ -22,12 +22,21 @@ export const RULES = [
   { id: 'tokens', title: 'tokens that must be refused: none, expired, an admin’s, another audience’s' },
   { id: 'signatures', title: 'requests unsigned, signed for another service, or replayed' },
   { id: 'callbacks', title: 'callbacks sent back to the check' },
+  {
+    id: 'restarts',
+    title: 'killed and restarted mid-staging and mid-publishing: resumes, and a repeated publish is harmless',
+  },
 ] as const;
 export type RuleId = (typeof RULES)[number]['id'];
+
+/** A rule passed, failed, or was not run (`restarts` without `--restart-cmd`): never counted as passed. */
+export type RuleOutcome = 'pass' | 'fail' | 'not run';
 
 export interface RuleResult {
   rule: RuleId;
   title: string;
+  outcome: RuleOutcome;
+  /** outcome is pass. */
   ok: boolean;
   reason: string;
   ms: number;
@@ -41,10 +50,12 @@ const fail = (why: string): never => {
 export interface Exchange {
   status: number;
   body: unknown;
+  /** For a 401 to a request that should have passed: the settings the service must be started with. */
+  hint?: string;
 }
 
 type Signing = 'valid' | 'none' | 'other' | 'stale' | { replay: Record<string, string> };
-type TokenKind = 'coordinator' | 'expired' | 'admin' | 'audience' | 'forged' | 'none';
+export type TokenKind = 'coordinator' | 'expired' | 'admin' | 'audience' | 'forged' | 'own' | 'none';
 
 export interface RuleContext {
   url: string;
@@ -56,6 +67,14 @@ export interface RuleContext {
   pollMs: number;
   /** Whether the service must send callbacks. */
   callbacks: boolean;
+  /** The settings the service must be started with, named in the reason of every unexpected 401. */
+  settings: string;
+  /** Set by the first request the service did not answer in time: later requests fail at once, saying so. */
+  down?: string;
+  /** Kills and restarts the service (--restart-cmd), for the restarts rule. */
+  restart?: () => Promise<void>;
+  /** While the restarts rule has the service down: the cancel rule's watch does not ask it. */
+  restarting?: boolean;
 }
 
 /** A forward move of the check's record of a task (replies and callbacks may arrive in any order). */
@@ -64,6 +83,9 @@ export function advance(task: CheckTask, to: TaskState) {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How long the check waits for any one answer of the service. */
+export const REQUEST_TIMEOUT_MS = 15_000;
 
 /** Talks to the service as the coordinator does, validating every exchange against the contract. */
 export class ServiceClient {
@@ -94,11 +116,22 @@ export class ServiceClient {
     what: string,
     url: string,
     init: { method: string; headers: Record<string, string>; body?: string },
+    expectPass = false,
   ): Promise<Exchange> {
+    if (this.ctx.down) fail(`not tried: the service stopped answering (${this.ctx.down})`);
     let res: Response;
     try {
-      res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(15_000) });
+      res = await fetch(url, {
+        ...init,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
     } catch (err) {
+      if ((err as Error).name === 'TimeoutError') {
+        // Fail fast: every later request would wait as long; the rules that need the service say so at once.
+        this.ctx.down ??= `${what}: no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+        return fail(this.ctx.down);
+      }
       const cause = (err as { cause?: { code?: string } }).cause?.code;
       return fail(`${what}: no answer (${cause ?? (err instanceof Error ? err.message : String(err))})`);
     }
@@ -109,14 +142,23 @@ export class ServiceClient {
     } catch {
       body = text;
     }
-    return { status: res.status, body };
+    return {
+      status: res.status,
+      body,
+      ...(res.status === 401 && expectPass ? { hint: this.ctx.settings } : {}),
+    };
   }
 
   async status(): Promise<Exchange> {
-    const out = await this.exchange('GET /status', `${this.ctx.url}/status`, {
-      method: 'GET',
-      headers: { Accept: 'application/json', ...this.authorization('coordinator') },
-    });
+    const out = await this.exchange(
+      'GET /status',
+      `${this.ctx.url}/status`,
+      {
+        method: 'GET',
+        headers: { Accept: 'application/json', ...this.authorization('coordinator') },
+      },
+      true,
+    );
     const bad = this.ctx.contract.response('getStatus', out.status, out.body);
     if (bad) this.problems.push(`GET /status: ${bad}`);
     return out;
@@ -134,20 +176,36 @@ export class ServiceClient {
       const bad = this.ctx.contract.request('postTask', payload);
       if (bad) this.problems.push(`the check's own ${action}: ${bad}`);
     }
-    const signed = this.signature(opts.signing ?? 'valid', body);
-    const headers = {
-      'Content-Type': 'application/json',
-      Accept: 'application/json',
-      ...this.authorization(opts.token ?? 'coordinator'),
-      ...signed,
-      ...(task.requestId ? { 'X-Request-Id': task.requestId } : {}),
-    };
-    if ((opts.signing ?? 'valid') === 'valid') this.lastSigned = { headers, body };
-    const out = await this.exchange(`${action} ${task.id}`, `${this.ctx.url}/tasks`, {
-      method: 'POST',
-      headers,
-      body,
-    });
+    const expectPass =
+      (opts.token ?? 'coordinator') === 'coordinator' && (opts.signing ?? 'valid') === 'valid';
+    let out: Exchange | undefined;
+    for (let attempt = 1; !out; attempt++) {
+      const signed = this.signature(opts.signing ?? 'valid', body);
+      const headers = {
+        'Content-Type': 'application/json',
+        Accept: 'application/json',
+        ...this.authorization(opts.token ?? 'coordinator'),
+        ...signed,
+        ...(task.requestId ? { 'X-Request-Id': task.requestId } : {}),
+      };
+      if ((opts.signing ?? 'valid') === 'valid') this.lastSigned = { headers, body };
+      try {
+        out = await this.exchange(
+          `${action} ${task.id}`,
+          `${this.ctx.url}/tasks`,
+          { method: 'POST', headers, body },
+          expectPass,
+        );
+      } catch (err) {
+        // A connection reset before any answer is sent again once, newly signed, as the coordinator does.
+        if (
+          attempt > 1 ||
+          !(err instanceof RuleFailure) ||
+          !/ECONNRESET|UND_ERR_SOCKET|EPIPE/.test(err.message)
+        )
+          throw err;
+      }
+    }
     const bad = this.ctx.contract.response('postTask', out.status, out.body);
     if (bad) this.problems.push(`${action} ${task.id}: ${bad}`);
     return out;
@@ -199,7 +257,8 @@ export function expectOk(what: string, out: Exchange, task: CheckTask) {
 
 function message(out: Exchange): string {
   const m = (out.body as { message?: unknown; error?: { message?: unknown } } | undefined)?.message;
-  return typeof m === 'string' ? ` (${m})` : '';
+  const said = typeof m === 'string' ? ` (${m})` : '';
+  return out.hint ? `${said}: ${out.hint}` : said;
 }
 
 export type CheckTaskRef = CheckTask;

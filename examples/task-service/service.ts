@@ -43,16 +43,31 @@ export interface RunningTaskService {
   /** Set to false to make GET /status answer 503. */
   ready: boolean;
   stop(): Promise<void>;
+  /** As a kill and a restart: the work stops, then a new service over the same tasks and port resumes it. */
+  restart(): Promise<void>;
 }
 
 /** The service in this process, its tasks in memory (tests, the demo, the benchmarks). */
 export async function startTaskService(opts: TaskServiceOptions, listen: { port: number; host: string }) {
   const store = kit.memoryStore();
   const work = fakeWork(opts, () => service.ready);
+  const start = async (at: { port: number; host: string }) => {
+    const svc = kit.createTaskService(work, { ...opts, store });
+    return { svc, running: await kit.serve(svc, at) };
+  };
+  let current = await start(listen);
   const service: RunningTaskService = {
-    ...(await kit.serve(kit.createTaskService(work, { ...opts, store }), listen)),
+    url: current.running.url,
+    server: current.running.server,
     tasks: store.tasks,
     ready: true,
+    stop: () => current.running.stop(),
+    restart: async () => {
+      await current.running.stop();
+      current = await start({ port: Number(new URL(service.url).port), host: listen.host });
+      service.server = current.running.server;
+      await current.svc.resume();
+    },
   };
   return service;
 }

@@ -1,51 +1,26 @@
-import { CognitoIdentityProviderClient } from '@aws-sdk/client-cognito-identity-provider';
 import type { ServiceClientProvisioner } from '../coordinator/ports.js';
 import { parseEnv } from '../shared/config.js';
 import * as z from '../shared/zod.js';
-import { cognitoServiceClients } from './cognito-service-clients.js';
-import { idpServiceClients } from './idp-service-clients.js';
+import { lambdaClient } from './aws.js';
+import { gatedServiceClients } from './gated-service-clients.js';
 
 /**
- * Where `create_client` makes a task service's client, from the env:
+ * Who makes the task services' clients. The TaskServices function never calls the identity provider's client API
+ * itself: `create_client` and the deletion of a service go to the service-client gate, a function of its own that
+ * holds the only grant to make and delete clients (functions/coordinator/service-client-gate.ts):
  *
- *   TASK_SERVICE_CLIENTS_USER_POOL_ID (+ TASK_SERVICE_CLIENTS_SCOPE)   Cognito app clients (the CDK app sets both)
- *   TASK_SERVICE_CLIENTS_IDP_URL (+ _IDP_CLIENT_ID, _IDP_CLIENT_SECRET) the local identity provider (npm start)
+ *   TASK_SERVICE_CLIENTS_FUNCTION_NAME   the gate's function name or ARN (the CDK app sets it with Cognito; the
+ *                                        local stack always)
  *
- * Neither: null, and `create_client: true` is a 400 (an external OIDC issuer's clients are made there).
+ * Without it: null, and `create_client: true` is a 400 (an external OIDC issuer's clients are made there).
  */
-const env = z.object({
-  TASK_SERVICE_CLIENTS_USER_POOL_ID: z.optional(z.string().check(z.minLength(1))),
-  // Also the scope the functions take these clients' tokens by (functions/shared/config.ts): empty there turns that
-  // off, which leaves nothing to grant here.
-  TASK_SERVICE_CLIENTS_SCOPE: z._default(z.string(), 'coordinator/service'),
-  TASK_SERVICE_CLIENTS_IDP_URL: z.optional(z.url()),
-  TASK_SERVICE_CLIENTS_IDP_CLIENT_ID: z.optional(z.string().check(z.minLength(1))),
-  TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET: z.optional(z.string().check(z.minLength(1))),
+const gateEnv = z.object({
+  TASK_SERVICE_CLIENTS_FUNCTION_NAME: z.optional(z.string().check(z.minLength(1))),
 });
 
 export function serviceClientsFromEnv(
   vars: NodeJS.ProcessEnv = process.env,
 ): ServiceClientProvisioner | null {
-  const c = parseEnv(env, vars);
-  if (c.TASK_SERVICE_CLIENTS_USER_POOL_ID && !c.TASK_SERVICE_CLIENTS_SCOPE)
-    throw new Error(
-      'Invalid configuration: TASK_SERVICE_CLIENTS_USER_POOL_ID needs a TASK_SERVICE_CLIENTS_SCOPE for the clients it makes',
-    );
-  if (c.TASK_SERVICE_CLIENTS_USER_POOL_ID)
-    return cognitoServiceClients(new CognitoIdentityProviderClient({}), {
-      userPoolId: c.TASK_SERVICE_CLIENTS_USER_POOL_ID,
-      scope: c.TASK_SERVICE_CLIENTS_SCOPE,
-    });
-  if (c.TASK_SERVICE_CLIENTS_IDP_URL) {
-    if (!c.TASK_SERVICE_CLIENTS_IDP_CLIENT_ID || !c.TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET)
-      throw new Error(
-        'Invalid configuration: TASK_SERVICE_CLIENTS_IDP_URL needs TASK_SERVICE_CLIENTS_IDP_CLIENT_ID and TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET',
-      );
-    return idpServiceClients({
-      url: c.TASK_SERVICE_CLIENTS_IDP_URL,
-      adminClientId: c.TASK_SERVICE_CLIENTS_IDP_CLIENT_ID,
-      adminClientSecret: c.TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET,
-    });
-  }
-  return null;
+  const name = parseEnv(gateEnv, vars).TASK_SERVICE_CLIENTS_FUNCTION_NAME;
+  return name ? gatedServiceClients(lambdaClient, name) : null;
 }

@@ -10,12 +10,18 @@ import type {
   StatusBody,
   TaskServiceClient,
 } from '../coordinator/ports.js';
-import { addressRefusal, checkServiceUrl, type UrlPolicy } from '../coordinator/url-policy.js';
+import {
+  addressRefusal,
+  checkServiceUrl,
+  isPrivateNetwork,
+  type UrlPolicy,
+} from '../coordinator/url-policy.js';
 import type { CallOutcome, TaskServiceCalls } from '../orchestration/ports.js';
 import { type Clock, systemClock } from '../shared/clock.js';
-import { boolEnv, parseEnv } from '../shared/config.js';
+import { boolEnv, csv, parseEnv } from '../shared/config.js';
 import { hasCode } from '../shared/errors.js';
 import { logKeys } from '../shared/log.js';
+import { untrusted } from '../shared/untrusted-text.js';
 import * as z from '../shared/zod.js';
 import type { TokenProvider } from './token-client.js';
 import { signatureHeaders } from './webhook-signing.js';
@@ -44,7 +50,9 @@ function describeNetworkError(err: unknown): CallFailure {
     return { kind: 'timeout', message: 'timed out' };
   // fetch puts the system error in `cause`; node:http raises it directly.
   const code = e?.cause?.code ?? e?.code;
-  const detail = code ?? e?.cause?.message ?? e?.message ?? 'network error';
+  // An error's message may repeat bytes the service sent (a malformed header, say): cut short (untrusted-text.ts).
+  const message = e?.cause?.message ?? e?.message;
+  const detail = code ?? (message === undefined ? 'network error' : untrusted(message));
   const what =
     code === 'ECONNREFUSED'
       ? 'connection refused'
@@ -65,14 +73,28 @@ export function join(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}${path}`;
 }
 
-/** TASK_SERVICE_ALLOW_PRIVATE / TASK_SERVICE_ALLOW_HTTP, both false unless set (the local stack sets both). */
+/**
+ * TASK_SERVICE_ALLOW_PRIVATE / TASK_SERVICE_ALLOW_HTTP, both false unless set (the local stack sets both), and
+ * TASK_SERVICE_NETWORKS, comma-separated private CIDR blocks (the CDK app sets it from `taskServiceNetworks`).
+ */
 const policyEnv = z.object({
   TASK_SERVICE_ALLOW_PRIVATE: boolEnv(false),
   TASK_SERVICE_ALLOW_HTTP: boolEnv(false),
+  TASK_SERVICE_NETWORKS: csv(''),
 });
 export function urlPolicyFromEnv(env: NodeJS.ProcessEnv = process.env): UrlPolicy {
   const c = parseEnv(policyEnv, env);
-  return { allowPrivate: c.TASK_SERVICE_ALLOW_PRIVATE, allowHttp: c.TASK_SERVICE_ALLOW_HTTP };
+  const networks = c.TASK_SERVICE_NETWORKS;
+  const invalid = networks.filter((n) => !isPrivateNetwork(n));
+  if (invalid.length)
+    throw new Error(
+      `Invalid configuration: TASK_SERVICE_NETWORKS: ${invalid.join(', ')} is not a private CIDR block`,
+    );
+  return {
+    allowPrivate: c.TASK_SERVICE_ALLOW_PRIVATE,
+    allowHttp: c.TASK_SERVICE_ALLOW_HTTP,
+    ...(networks.length ? { allowNetworks: networks } : {}),
+  };
 }
 
 /**

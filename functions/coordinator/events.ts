@@ -1,5 +1,6 @@
 import { ForbiddenError, NotFoundError, ValidationError } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
+import { looksLikeStateChange } from './forged-messages.js';
 import { type Actor, requireActsFor } from './identity.js';
 import type { CoordinatorEvent, NewEvent } from './model.js';
 import type {
@@ -19,27 +20,13 @@ type Deps = {
 };
 
 /**
- * The forms of the coordinator's own state-change messages (event-messages.ts, release-steps.ts). Subscribers (a
- * Slack notifier, say) key on them, so a client may not write a message of these forms: it could fake a publish.
- */
-const STATE_CHANGE_FORMS = [
-  /^\s*release\s+\S+\s*,\s*version\s+\S+\s+changed\s+from\s+\S+\s+to\s+\S+/i,
-  /^\s*release\s+\S+\s*,\s*version\s+\S+\s+created\s+in\s+state\s/i,
-  /^\s*task\s+\S+\s+changed\s+from\s+\S+\s+to\s+\S+/i,
-];
-
-export function looksLikeStateChange(message: string): boolean {
-  return STATE_CHANGE_FORMS.some((form) => form.test(message));
-}
-
-/**
  * POST /events, written by a client (`source: client`). Every referenced record must exist (400 naming the field
  * otherwise); the checks ride in the same transaction as the put. A task is stored under its release, so an event
  * naming a task but no release costs one lookup first. An event about a task or task service bound to another client
- * is a 403 (identity.ts); a message in the form of a state change is a 400 naming `message`.
+ * is a 403 (identity.ts); a message that reads as a state change (forged-messages.ts) is a 400 naming `message`.
  */
 export async function createEvent(deps: Deps, input: NewEvent, actor: Actor): Promise<CoordinatorEvent> {
-  if (looksLikeStateChange(input.message))
+  if (await looksLikeStateChange(input.message))
     throw ValidationError.field(
       'message',
       'has the form of a coordinator state change ("release <id>, version <v> changed from <a> to <b>" or "task <id> changed from <a> to <b>"), which only the coordinator writes',

@@ -19,8 +19,10 @@ export interface Actor {
  * A task service bound to a client (`client_id`) accepts writes about it - its tasks' callbacks, events naming it
  * or its tasks - only from that client or an admin (403 otherwise). An unbound service keeps the spec's behaviour:
  * any service token may. A service that no longer exists binds nothing. A token accepted only as a task service's
- * own client (`boundClientOnly`) may write about the service bound to it alone. Nobody but an admin writes about a
- * quarantined service (quarantine.ts).
+ * own client (`boundClientOnly`) may write about the service bound to it alone: never about a service without a
+ * client or one that no longer exists. The callback's write holds the same rule as a condition on the service item
+ * (`bindingCheck`, functions/adapters/dynamodb/releases/reports.ts). Nobody but an admin writes about a quarantined
+ * service (quarantine.ts).
  */
 export async function requireActsFor(
   deps: { taskServices: Pick<TaskServiceRepository, 'get'> },

@@ -56,8 +56,11 @@ export const publishRetriesAsked = (extras: Record<string, unknown>): number =>
 export const EVENT_TYPES = ['info', 'warning', 'error'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** Who wrote an event: the coordinator itself (state changes, orchestration) or a client through POST /events. */
-export const EVENT_SOURCES = ['coordinator', 'client'] as const;
+/**
+ * Who wrote an event: the coordinator itself (state changes, orchestration), a client through POST /events, or the
+ * original coordinator, whose events `drc import` brings over (it did not record which were its own).
+ */
+export const EVENT_SOURCES = ['coordinator', 'client', 'original'] as const;
 export type EventSource = (typeof EVENT_SOURCES)[number];
 
 const timestamp = z.string();

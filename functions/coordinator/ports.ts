@@ -125,6 +125,18 @@ export interface ServiceClientProvisioner {
   replaceSecret(clientId: string): Promise<{ clientSecret: string }>;
 }
 
+/**
+ * The clients the service-client gate made (functions/coordinator/service-client-gate.ts), one record each, kept in
+ * the coordinator table under keys only the gate's role may write (lib/capabilities.ts).
+ */
+export interface ServiceClientRecords {
+  /** Records a client the gate made, with the name of the service it was made for. */
+  add(clientId: string, serviceName: string): Promise<void>;
+  /** Whether the gate made this client (and has not deleted it). */
+  has(clientId: string): Promise<boolean>;
+  remove(clientId: string): Promise<void>;
+}
+
 export interface NewRelease {
   name: string;
   description: string;
@@ -253,8 +265,8 @@ export interface TaskReportWrite {
   events: NewEvent[];
   /** The release states in which the report may be written; checked in the write, without reading the release. */
   phases: readonly ReleaseState[];
-  /** Who reports: anyone but an admin must be the client the task's service is bound to, if it is bound. */
-  actor: { isAdmin: boolean; identity: string | null };
+  /** Who reports: the write is conditioned on the rule of functions/coordinator/identity.ts (an admin skips it). */
+  actor: { isAdmin: boolean; identity: string | null; boundClientOnly?: boolean };
 }
 
 export type ReportOutcome =

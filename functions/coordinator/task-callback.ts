@@ -127,6 +127,14 @@ async function judgeAndWrite(
   actor: Actor,
 ): Promise<Task> {
   let target: ReportTarget | null = await deps.releases.reportTarget(id);
+  // A report answered without a write (a refused transition, a no-op) reads the service's binding first, so such an
+  // answer tells a caller who may not write the task nothing but that (403); a write carries the same rule as a
+  // condition (TaskReports), so the hot path reads nothing more.
+  let mayAct = false;
+  const requireMayAct = async (task: Task) => {
+    if (!mayAct) await requireActsFor(deps, actor, task.taskServiceId, `Task ${task.id}`);
+    mayAct = true;
+  };
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     if (!target) throw new NotFoundError(`Task ${id} not found`);
     const task = target.task;
@@ -138,6 +146,7 @@ async function judgeAndWrite(
         target = await deps.releases.confirmTarget(target);
         continue;
       }
+      await requireMayAct(task);
       throw new ConflictError(`Task ${id} may not change from ${task.state} to ${to}`);
     }
     const progress = report.progress ?? task.progress;
@@ -145,6 +154,7 @@ async function judgeAndWrite(
       // A report of exactly what the task is (a report sent again after a Retry-After): nothing to write while the
       // release is live. Once it is over, every report is a 409, this one too. The index may lag and says nothing
       // of the release, so the task is confirmed first, with its release's state, in one read.
+      await requireMayAct(task);
       if (!target.confirmed || target.phase === undefined) {
         target = await deps.releases.confirmTarget(target);
         continue;
@@ -174,7 +184,7 @@ async function judgeAndWrite(
       target = outcome.target;
       continue;
     }
-    if (outcome.why === 'forbidden') throw forbidden(id, task.taskServiceId);
+    if (outcome.why === 'forbidden') throw forbidden(id, task.taskServiceId, actor);
     if (outcome.why === 'quarantined') throw quarantinedService(`Task ${id}`, task.taskServiceId);
     if (outcome.why === 'gone') throw new NotFoundError(`Task ${id} not found`);
     throw phaseConflict(id, to, changes, outcome.phase);
@@ -182,9 +192,11 @@ async function judgeAndWrite(
   throw new RetryableConflictError(`Task ${id} is changing concurrently; retry`);
 }
 
-const forbidden = (id: string, serviceId: string) =>
+const forbidden = (id: string, serviceId: string, actor: Actor) =>
   new ForbiddenError(
-    `Task ${id} belongs to task service ${serviceId}, which is bound to another client; only that client or an admin may write it`,
+    actor.boundClientOnly
+      ? `Task ${id} belongs to task service ${serviceId}, which is not bound to this client; a task service's own client may only write about its own service`
+      : `Task ${id} belongs to task service ${serviceId}, which is bound to another client; only that client or an admin may write it`,
   );
 
 function phaseConflict(

@@ -9,7 +9,9 @@ import { ValidationError } from '../shared/errors.js';
  *   1. http or https, with a host, and no credentials in the URL;
  *   2. never an instance-metadata address (169.254.169.254, fd00:ec2::254) or any link-local address;
  *   3. loopback, private, shared (CGNAT), unspecified and unique-local addresses only with TASK_SERVICE_ALLOW_PRIVATE,
- *      and loopback and unspecified addresses never on AWS (the Lambda runtime API listens on loopback);
+ *      and loopback and unspecified addresses never on AWS (the Lambda runtime API listens on loopback); private
+ *      addresses inside the networks TASK_SERVICE_NETWORKS lists (a deployment's task services in its VPC) are
+ *      allowed without it, and no other private address is;
  *   4. plain http only with TASK_SERVICE_ALLOW_HTTP;
  *   5. multicast, broadcast, documentation, deprecated and reserved addresses never.
  *
@@ -28,6 +30,11 @@ export interface UrlPolicy {
   /** TASK_SERVICE_ALLOW_HTTP: plain http may be used (the local stack sets it). */
   allowHttp: boolean;
   /**
+   * TASK_SERVICE_NETWORKS: private CIDR blocks whose addresses may be called although `allowPrivate` is off (the
+   * operator's task-service networks, reached through the deployment's VPC).
+   */
+  allowNetworks?: string[];
+  /**
    * Whether this runs on AWS (Lambda or another AWS compute), where loopback is never opened, whatever
    * `allowPrivate` says. Unset: read from the environment (runsOnAws).
    */
@@ -35,7 +42,7 @@ export interface UrlPolicy {
 }
 
 export const PRIVATE_RULE =
-  'loopback and private addresses are refused unless TASK_SERVICE_ALLOW_PRIVATE=true';
+  'loopback and private addresses are refused unless TASK_SERVICE_ALLOW_PRIVATE=true, and private ones outside the networks TASK_SERVICE_NETWORKS lists';
 export const HTTP_RULE = 'plain http is refused unless TASK_SERVICE_ALLOW_HTTP=true';
 export const AWS_LOOPBACK_RULE =
   'loopback addresses are always refused on AWS, whatever TASK_SERVICE_ALLOW_PRIVATE says (the Lambda runtime API listens there)';
@@ -75,14 +82,28 @@ const NEVER = cidrs([
   '2001::/32', // Teredo: tunnels to an IPv4 address hidden in the address
 ]);
 const LOOPBACK = cidrs(['127.0.0.0/8', '0.0.0.0/8', '::1/128', '::/128']);
-const PRIVATE = cidrs([
+/** The private ranges an operator may list as task-service networks. */
+const OPERATOR_PRIVATE = cidrs([
   '10.0.0.0/8',
   '100.64.0.0/10',
   '172.16.0.0/12',
   '192.168.0.0/16',
-  '198.18.0.0/15',
   'fc00::/7',
 ]);
+const PRIVATE = [...OPERATOR_PRIVATE, ...cidrs(['198.18.0.0/15'])];
+
+/** Whether a CIDR block lies wholly inside one of the private ranges (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7). */
+export function isPrivateNetwork(cidr: string): boolean {
+  let net: Range;
+  try {
+    net = ipaddr.parseCIDR(cidr);
+  } catch {
+    return false;
+  }
+  return OPERATOR_PRIVATE.some(
+    ([range, bits]) => range.kind() === net[0].kind() && net[1] >= bits && net[0].match(range, bits),
+  );
+}
 /** IPv6 forms that carry an IPv4 address in their last 32 bits. */
 const V4_IN_LAST_32 = cidrs(['::ffff:0:0/96', '::/96', '::ffff:0:0:0/96', '64:ff9b::/96']);
 const SIX_TO_FOUR = cidrs(['2002::/16']);
@@ -116,7 +137,8 @@ export function addressRefusal(address: string, policy: UrlPolicy): string | nul
   const loopback = within(ip, LOOPBACK);
   if (loopback && (policy.onAws ?? runsOnAws()))
     return `${shown} is a loopback address; ${AWS_LOOPBACK_RULE}`;
-  if ((loopback || within(ip, PRIVATE)) && !policy.allowPrivate)
+  if (loopback && !policy.allowPrivate) return `${shown} is a loopback or private address; ${PRIVATE_RULE}`;
+  if (within(ip, PRIVATE) && !policy.allowPrivate && !within(ip, cidrs(policy.allowNetworks ?? [])))
     return `${shown} is a loopback or private address; ${PRIVATE_RULE}`;
   return null;
 }

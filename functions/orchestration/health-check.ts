@@ -25,6 +25,8 @@ export interface HealthReport {
   ok: string[];
   failing: string[];
   down: string[];
+  /** Of `down`, the services that are enabled (the ones the TaskServiceDown alarm counts). */
+  enabledDown: string[];
   failedReleases: string[];
 }
 
@@ -48,6 +50,7 @@ export async function runHealthChecks(
     ok: [],
     failing: [],
     down: [],
+    enabledDown: [],
     failedReleases: [],
   };
   const checkOne = async (service: (typeof services)[number]) => {
@@ -68,6 +71,7 @@ export async function runHealthChecks(
       return;
     }
     report.down.push(service.id);
+    if (service.enabled) report.enabledDown.push(service.id);
     const reason = `task service "${service.name}" (${service.id}) is down: GET /status failed ${count} time(s) in a row (last: ${out.reason})`;
     const active = await workInProgressOf(deps, service.id);
     const byRelease = new Map<string, string[]>();
@@ -96,5 +100,8 @@ export async function runHealthChecks(
   };
   await Promise.all(Array.from({ length: Math.min(deps.concurrency, services.length) }, worker));
   if (report.down.length || report.failing.length) log.warn('health check', { ...report });
+  // Every run, zero included, so the alarm returns to OK once the services answer again. A disabled service gets no
+  // new tasks: its being down needs nobody at night.
+  metric(METRIC.taskServicesDown, {}, report.enabledDown.length);
   return report;
 }

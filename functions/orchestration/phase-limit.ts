@@ -22,7 +22,11 @@ export interface Phase {
   working: readonly TaskState[];
 }
 
-export function phaseOf(agg: ReleaseAggregate): Phase | null {
+/**
+ * The phase a release is in and when it began, from the release record and its orchestration attributes alone (what
+ * the active-release index gives the reconciler, which reports the oldest phase's age for the ReleaseStuck alarm).
+ */
+export function phaseOf(agg: Pick<ReleaseAggregate, 'release' | 'extras'>): Phase | null {
   const created = Date.parse(agg.release.createdAt);
   switch (agg.release.state) {
     case 'initializing':

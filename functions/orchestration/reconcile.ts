@@ -2,6 +2,7 @@ import type { OrchestrationState } from '../coordinator/ports.js';
 import { log } from '../shared/log.js';
 import { count, METRIC, seconds } from '../shared/metrics.js';
 import { ensureDriven } from './executions.js';
+import { phaseOf } from './phase-limit.js';
 import type { Executions } from './ports.js';
 import { type WakeLatch, wakeOwed } from './wake-latch.js';
 
@@ -66,11 +67,15 @@ export async function reconcile(deps: ReconcileDeps): Promise<ReconcileReport> {
   await Promise.all(Array.from({ length: Math.min(deps.concurrency, active.length) }, worker));
   if (report.started.length || report.woken.length || report.failed.length)
     log.warn('reconciler', { ...report });
-  // What the alarms watch: work the reconciler had to redrive (a lost start or wake), and how long the oldest
-  // non-terminal release has been around (a stuck release ages past the alarm's threshold).
+  // What the alarms watch: work the reconciler had to redrive (a lost start or wake), and how long the oldest phase
+  // at work has lasted since it began (a stuck phase ages past the ReleaseStuck threshold before MAX_PHASE_SECONDS
+  // fails it); and for the dashboard, how long the oldest non-terminal release has been around.
   count(METRIC.reconcilerRedrives, {}, report.started.length + report.woken.length);
   count(METRIC.activeReleases, {}, active.length);
+  const now = Date.now();
   const oldest = Math.min(...active.map(({ release }) => Date.parse(release.createdAt)));
-  seconds(METRIC.oldestActiveReleaseAge, active.length ? (Date.now() - oldest) / 1000 : 0);
+  seconds(METRIC.oldestActiveReleaseAge, active.length ? (now - oldest) / 1000 : 0);
+  const phaseStarts = active.flatMap((a) => phaseOf(a)?.startedAtMs ?? []);
+  seconds(METRIC.oldestPhaseAge, phaseStarts.length ? (now - Math.min(...phaseStarts)) / 1000 : 0);
   return report;
 }

@@ -1,4 +1,5 @@
 import type { TaskAction, TaskState } from '#packages/task-service/src/protocol.js';
+import { untrusted } from '../shared/untrusted-text.js';
 import * as z from '../shared/zod.js';
 
 /**
@@ -97,11 +98,13 @@ export function interpretReply(
   if (!parsed.success) return { ok: false, reason: 'reply is not a JSON object with a state' };
   const reply = parsed.data;
   const id = reply.task_id ?? reply.kf_id;
+  // Whatever the reply holds is repeated in the reason cut short (untrusted-text.ts): a reason is stored on the
+  // task and in an event, and logged.
   if (id !== undefined && id !== null && id !== taskId)
-    return { ok: false, reason: `reply is about task ${String(id)}, not ${taskId}` };
+    return { ok: false, reason: `reply is about task ${untrusted(id)}, not ${taskId}` };
   const state = normalizeState(reply.state);
   if (!state) {
-    const shown = typeof reply.state === 'string' ? `"${reply.state.slice(0, 40)}"` : 'no state';
+    const shown = reply.state === undefined ? 'no state' : `state ${untrusted(reply.state)}`;
     return { ok: false, reason: `reply has ${shown}, which is not a task state` };
   }
   // To cancel, `failed` is an answer like any other: the task has stopped (its service may have failed it first).

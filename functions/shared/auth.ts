@@ -60,7 +60,8 @@ export interface TokenVerifier {
   verify(token: string): Promise<Principal>;
   /**
    * Verifies the token of a task service's own app client, for the routes that take one (a contract's
-   * `serviceClients`: PATCH /tasks/{id}, POST /events) when `verify` refused it. Absent: no such token is accepted.
+   * `serviceClients`: PATCH /tasks/{id}, POST /events, GET /tasks, GET /tasks/{id}) when `verify` refused it.
+   * Absent: no such token is accepted.
    */
   verifyServiceClient?(token: string): Promise<Principal>;
 }

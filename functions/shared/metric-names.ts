@@ -26,6 +26,13 @@ export const METRIC = {
   reconcilerRedrives: 'ReconcilerRedrives',
   /** Seconds since the oldest non-terminal release was created (the reconciler reads them every minute). */
   oldestActiveReleaseAge: 'OldestActiveReleaseAgeSeconds',
+  /**
+   * Seconds since the oldest staging or publishing phase at work began (functions/orchestration/phase-limit.ts): what
+   * MAX_PHASE_SECONDS limits, and the ReleaseStuck alarm watches.
+   */
+  oldestPhaseAge: 'OldestPhaseAgeSeconds',
+  /** Enabled task services that are down (the health check reports the count every run). */
+  taskServicesDown: 'TaskServicesDown',
   activeReleases: 'ActiveReleases',
 } as const;
 

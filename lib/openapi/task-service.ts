@@ -47,7 +47,9 @@ const SCHEMAS = {
 } satisfies Record<string, z.core.$ZodType>;
 
 const DESCRIPTIONS: Partial<Record<keyof typeof SCHEMAS, string>> = {
-  ServiceStatus: 'The service is ready for tasks. `version` is the service’s own software version.',
+  ServiceStatus:
+    'The service is ready for tasks: its `name`, a `message` for people and `version`, the service’s own software ' +
+    'version, all three required.',
   ActionRequest: 'One of the five actions, told apart by `action`; any other action is a 400.',
   TaskReply:
     'The task as the service sees it, for every action. `kf_id` is the task id (the spec’s name for it); ' +
@@ -144,7 +146,8 @@ export function generateTaskServiceDocument(version: string): Json {
           summary: 'Health: ready for tasks or not',
           description:
             'Called at registration and every health interval. Not signed (the service may not know its secret ' +
-            'yet); it carries the bearer token. Anything but a 200 with a string `name` counts as unavailable.',
+            'yet); it carries the bearer token. A 200 carries `name`, `message` and `version`; anything but a 200 ' +
+            'with a string `name` counts as unavailable.',
           security: [{ coordinatorToken: [] }],
           responses: {
             200: { description: 'Ready for tasks', content: json('ServiceStatus') },
@@ -194,6 +197,9 @@ export function generateTaskServiceDocument(version: string): Json {
             401: errorAnswer(
               'No valid coordinator token, or a signature that is missing, wrong, stale or replayed',
             ),
+            403: errorAnswer(
+              'A valid coordinator token without a role the service requires; the coordinator fails the task',
+            ),
             404: errorAnswer(
               'No such task (any action but initialize for a task the service never initialized)',
             ),
@@ -236,7 +242,21 @@ export function generateTaskServiceDocument(version: string): Json {
             409: {
               description:
                 'The change of state is not allowed from the task’s state or in its release’s phase (the ' +
-                'message lists what is allowed; none once the release is over)',
+                'message lists what is allowed; none once the release is over). With Retry-After: concurrent ' +
+                'changes outlasted the coordinator’s retries, nothing was written: send it again after that long',
+              content: json('CoordinatorError'),
+            },
+            429: {
+              description:
+                'Too many requests (a gateway in front of the coordinator): nothing was written; send the same ' +
+                'report again after Retry-After',
+              headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+            },
+            503: {
+              description:
+                'The coordinator’s data store kept throttling the write (`busy`): nothing was written; send the ' +
+                'same report again after Retry-After',
+              headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
               content: json('CoordinatorError'),
             },
           },

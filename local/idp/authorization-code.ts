@@ -4,6 +4,7 @@ import { AppError } from '#functions/shared/errors.js';
 import { signJwt } from '../jwt.js';
 import { type IdpContext, tokenResponse } from './context.js';
 import type { Reply } from './http.js';
+import { issueRefreshToken } from './refresh-token.js';
 
 // RFC 6749 §3.2: the token endpoint must ignore parameters it does not know, so this body is not strict.
 export const tokenBody = z.object({
@@ -15,6 +16,8 @@ export const tokenBody = z.object({
   code: z.string().optional(),
   redirect_uri: z.string().optional(),
   code_verifier: z.string().optional(),
+  // refresh_token
+  refresh_token: z.string().optional(),
 });
 export type TokenBody = z.infer<typeof tokenBody>;
 
@@ -26,7 +29,7 @@ const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /**
  * The authorization_code grant (development sign-in, public clients): the code is spent by its first exchange, and
- * answers an access token for the APIs plus an ID token for the client.
+ * answers an access token for the APIs, an ID token for the client and a refresh token (refresh-token.ts).
  */
 export function authorizationCodeGrant(ctx: IdpContext, body: TokenBody): Reply {
   const missing = (['code', 'redirect_uri', 'client_id', 'code_verifier'] as const).filter((k) => !body[k]);
@@ -75,8 +78,20 @@ export function authorizationCodeGrant(ctx: IdpContext, body: TokenBody): Reply 
     ctx.ttl,
     ctx.nowSeconds(),
   );
+  const refreshToken = issueRefreshToken(ctx, {
+    clientId: issued.clientId,
+    sub: issued.sub,
+    roles: issued.roles,
+    groups: issued.groups,
+    scope: issued.scope,
+  });
   return {
     status: 200,
-    body: { ...tokenResponse(accessToken, ctx.ttl), id_token: idToken, scope: issued.scope },
+    body: {
+      ...tokenResponse(accessToken, ctx.ttl),
+      id_token: idToken,
+      refresh_token: refreshToken,
+      scope: issued.scope,
+    },
   };
 }

@@ -19,7 +19,7 @@ export function discoveryRoutes(ctx: IdpContext): Routes {
             ? {
                 // The development sign-in (authorization code + PKCE) for browser apps such as the dashboard.
                 authorization_endpoint: `${ctx.issuer}/authorize`,
-                grant_types_supported: ['client_credentials', 'authorization_code'],
+                grant_types_supported: ['client_credentials', 'authorization_code', 'refresh_token'],
                 response_types_supported: ['code'],
                 response_modes_supported: ['query'],
                 code_challenge_methods_supported: ['S256'],

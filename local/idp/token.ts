@@ -12,10 +12,11 @@ import {
   readBody,
   sameSecret,
 } from './http.js';
+import { refreshTokenGrant } from './refresh-token.js';
 
 /**
  * The token endpoint (client credentials, form or JSON, secret in the body or by HTTP Basic; the authorization code
- * with PKCE while the development sign-in is on) and the verify endpoint task services call.
+ * with PKCE and its refresh token while the development sign-in is on) and the verify endpoint task services call.
  */
 export function tokenRoutes(ctx: IdpContext): Routes {
   return {
@@ -24,8 +25,11 @@ export function tokenRoutes(ctx: IdpContext): Routes {
         const body = parse(tokenBody, decodeBody(req, await readBody(req), true));
         if (body.grant_type === 'authorization_code' && ctx.devTokens)
           return authorizationCodeGrant(ctx, body);
+        if (body.grant_type === 'refresh_token' && ctx.devTokens) return refreshTokenGrant(ctx, body);
         if (body.grant_type !== 'client_credentials') {
-          const allowed = ctx.devTokens ? 'client_credentials or authorization_code' : 'client_credentials';
+          const allowed = ctx.devTokens
+            ? 'client_credentials, authorization_code or refresh_token'
+            : 'client_credentials';
           throw new AppError(400, 'unsupported_grant_type', `Only grant_type=${allowed} is supported`, {
             grant_type: [`must be ${allowed}`],
           });

@@ -66,8 +66,9 @@ export async function startIdentityProvider(
       COORDINATOR_TOKEN_URL: idp.tokenUrl,
       COORDINATOR_CLIENT_ID: clients.coordinator.client_id,
       COORDINATOR_CLIENT_SECRET: clients.coordinator.client_secret,
-      // `create_client` makes each task service its own client here, with an admin client's credentials (as the
-      // deployed coordinator makes Cognito app clients with its IAM role). Without an admin client: not offered.
+      // The service-client gate (bin/local.ts runs it) makes each task service its own client here, with an admin
+      // client's credentials (as the deployed gate makes Cognito app clients with its IAM role). Without an admin
+      // client: no gate, and `create_client` is not offered.
       ...(admin
         ? {
             TASK_SERVICE_CLIENTS_IDP_URL: idp.url,

@@ -91,7 +91,9 @@ export interface paths {
         };
         /**
          * List tasks, newest first
-         * @description Any valid bearer token.
+         * @description A task service's own client, and a `service` token bound to a task service, list that service's tasks only (`task_service=<its id>`, else 403).
+         *
+         *     Any valid bearer token.
          */
         get: operations["listTasks"];
         put?: never;
@@ -111,7 +113,9 @@ export interface paths {
         };
         /**
          * Read a task
-         * @description Any valid bearer token.
+         * @description A task service's own client, and a `service` token bound to a task service, read that service's tasks only (403 for another service’s task).
+         *
+         *     Any valid bearer token.
          */
         get: operations["getTask"];
         put?: never;
@@ -412,6 +416,138 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/import/task-services": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import task services of the original coordinator
+         * @description Unbound, with no signing secret yet. Records are written with their own ids and timestamps, only where the id is free: a record imported before is `present`, one whose id another record holds is refused. A second run writes nothing.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["importTaskServices"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import/studies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import studies of the original coordinator
+         * @description A study mirrored here already is present; its last publication is taken when the original has a later one. Records are written with their own ids and timestamps, only where the id is free: a record imported before is `present`, one whose id another record holds is refused. A second run writes nothing.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["importStudies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import/releases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import releases with their tasks of the original coordinator
+         * @description Releases still active in the original are refused, or with active_as ended here as failed or canceled, with their unfinished tasks. Task states waiting and initialized become pending; rejected becomes failed, with an event of the task naming it. Records are written with their own ids and timestamps, only where the id is free: a record imported before is `present`, one whose id another record holds is refused. A second run writes nothing.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["importReleases"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import/release-notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import release notes of the original coordinator
+         * @description A note whose release is not here is refused. Records are written with their own ids and timestamps, only where the id is free: a record imported before is `present`, one whose id another record holds is refused. A second run writes nothing.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["importReleaseNotes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import events of the original coordinator
+         * @description Events keep their source `original`. One whose release or task is not here is refused. Records are written with their own ids and timestamps, only where the id is free: a record imported before is `present`, one whose id another record holds is refused. A second run writes nothing.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["importEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/import/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record an import run
+         * @description One event naming no release, with what the run read, wrote, found present and refused.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["recordImportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -661,7 +797,7 @@ export interface components {
             task_service: string | null;
             task: string | null;
             /** @enum {string} */
-            source: "coordinator" | "client";
+            source: "coordinator" | "client" | "original";
             created_at: string;
         };
         Study: {
@@ -1078,6 +1214,8 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            /** @description A task service's token lists the tasks of another service, or names none */
+            403: components["responses"]["Error403"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
         };
@@ -1114,6 +1252,8 @@ export interface operations {
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
+            /** @description A task service's token reads another service's task */
+            403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -2009,6 +2149,356 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    importTaskServices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: unknown[];
+                    /** @default false */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Import task services of the original coordinator */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dry_run: boolean;
+                        /** @description One per record sent (a release also has one per task), in order */
+                        results: {
+                            /** @enum {string} */
+                            resource: "task_service" | "study" | "release" | "task" | "release_note" | "event";
+                            /** @description The record kf_id; null when it had none that could be read */
+                            id: string | null;
+                            /**
+                             * @description written (in a dry run: would be), present (imported before: skipped), refused (nothing written)
+                             * @enum {string}
+                             */
+                            outcome: "written" | "present" | "refused";
+                            /** @description Why it was refused */
+                            reason?: string;
+                            /** @description Imported, but worth a look */
+                            flags?: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    importStudies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: unknown[];
+                    /** @default false */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Import studies of the original coordinator */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dry_run: boolean;
+                        /** @description One per record sent (a release also has one per task), in order */
+                        results: {
+                            /** @enum {string} */
+                            resource: "task_service" | "study" | "release" | "task" | "release_note" | "event";
+                            /** @description The record kf_id; null when it had none that could be read */
+                            id: string | null;
+                            /**
+                             * @description written (in a dry run: would be), present (imported before: skipped), refused (nothing written)
+                             * @enum {string}
+                             */
+                            outcome: "written" | "present" | "refused";
+                            /** @description Why it was refused */
+                            reason?: string;
+                            /** @description Imported, but worth a look */
+                            flags?: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    importReleases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: unknown[];
+                    /** @default false */
+                    dry_run?: boolean;
+                    /** @enum {string} */
+                    active_as?: "failed" | "canceled";
+                };
+            };
+        };
+        responses: {
+            /** @description Import releases with their tasks of the original coordinator */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dry_run: boolean;
+                        /** @description One per record sent (a release also has one per task), in order */
+                        results: {
+                            /** @enum {string} */
+                            resource: "task_service" | "study" | "release" | "task" | "release_note" | "event";
+                            /** @description The record kf_id; null when it had none that could be read */
+                            id: string | null;
+                            /**
+                             * @description written (in a dry run: would be), present (imported before: skipped), refused (nothing written)
+                             * @enum {string}
+                             */
+                            outcome: "written" | "present" | "refused";
+                            /** @description Why it was refused */
+                            reason?: string;
+                            /** @description Imported, but worth a look */
+                            flags?: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    importReleaseNotes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: unknown[];
+                    /** @default false */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Import release notes of the original coordinator */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dry_run: boolean;
+                        /** @description One per record sent (a release also has one per task), in order */
+                        results: {
+                            /** @enum {string} */
+                            resource: "task_service" | "study" | "release" | "task" | "release_note" | "event";
+                            /** @description The record kf_id; null when it had none that could be read */
+                            id: string | null;
+                            /**
+                             * @description written (in a dry run: would be), present (imported before: skipped), refused (nothing written)
+                             * @enum {string}
+                             */
+                            outcome: "written" | "present" | "refused";
+                            /** @description Why it was refused */
+                            reason?: string;
+                            /** @description Imported, but worth a look */
+                            flags?: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    importEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    records: unknown[];
+                    /** @default false */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Import events of the original coordinator */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        dry_run: boolean;
+                        /** @description One per record sent (a release also has one per task), in order */
+                        results: {
+                            /** @enum {string} */
+                            resource: "task_service" | "study" | "release" | "task" | "release_note" | "event";
+                            /** @description The record kf_id; null when it had none that could be read */
+                            id: string | null;
+                            /**
+                             * @description written (in a dry run: would be), present (imported before: skipped), refused (nothing written)
+                             * @enum {string}
+                             */
+                            outcome: "written" | "present" | "refused";
+                            /** @description Why it was refused */
+                            reason?: string;
+                            /** @description Imported, but worth a look */
+                            flags?: string[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    recordImportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body, by the same caller within 24 hours, answers the first result again (marked `Idempotent-Replayed: true`) and writes nothing new */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    source: string;
+                    /** @enum {string} */
+                    outcome: "completed" | "stopped";
+                    /** @enum {string} */
+                    active_as?: "failed" | "canceled";
+                    totals: {
+                        task_service?: {
+                            read: number;
+                            written: number;
+                            present: number;
+                            refused: number;
+                            flagged: number;
+                        };
+                        study?: {
+                            read: number;
+                            written: number;
+                            present: number;
+                            refused: number;
+                            flagged: number;
+                        };
+                        release?: {
+                            read: number;
+                            written: number;
+                            present: number;
+                            refused: number;
+                            flagged: number;
+                        };
+                        task?: {
+                            read: number;
+                            written: number;
+                            present: number;
+                            refused: number;
+                            flagged: number;
+                        };
+                        release_note?: {
+                            read: number;
+                            written: number;
+                            present: number;
+                            refused: number;
+                            flagged: number;
+                        };
+                        event?: {
+                            read: number;
+                            written: number;
+                            present: number;
+                            refused: number;
+                            flagged: number;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Record an import run */
+            200: {
+                headers: {
+                    /** @description `true` when this answer repeats the first one for the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description A request with this Idempotency-Key is still running (Retry-After says when to retry) */
+            409: components["responses"]["Error409"];
+            /** @description This Idempotency-Key was used with a different body */
+            422: components["responses"]["Error422"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
         };

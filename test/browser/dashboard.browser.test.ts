@@ -37,6 +37,8 @@ beforeAll(async () => {
   const servicePort = await freePort();
   stack = await spawnStack({
     POLL_SECONDS: '1',
+    // As the CDK app deploys it: every task service bound to the client that acts for it.
+    TASK_SERVICE_CLIENT_REQUIRED: 'true',
     // Uploads above 5 MiB go in 5 MiB parts, so a 6 MiB file exercises the multipart path in the browser.
     MULTIPART_THRESHOLD_BYTES: String(5 * MiB),
     MULTIPART_PART_SIZE_BYTES: String(5 * MiB),
@@ -134,6 +136,40 @@ describe('the dashboard, end to end', () => {
     await expectAccessible(page, 'releases (empty)');
   });
 
+  it('1b. keeps no token in localStorage, stays signed in across a reload, and connects to the stack alone', async () => {
+    const storage = () =>
+      page.evaluate(() => ({
+        local: Object.entries(localStorage),
+        session: Object.entries(sessionStorage),
+      }));
+    const before = await storage();
+    const response = await page.reload();
+    await page.getByRole('region', { name: 'Signed-in user' }).waitFor();
+    expect(await page.getByTestId('roles').textContent()).toBe('admin');
+    const after = await storage();
+    for (const { local, session } of [before, after]) {
+      // Nothing of the sign-in in localStorage, whatever its key.
+      expect(local.filter(([, v]) => /access_token|id_token|refresh_token|code_verifier/.test(v))).toEqual(
+        [],
+      );
+      // The tab's user is in sessionStorage, without its refresh token (kept in memory only).
+      const user = session.find(([k]) => k.startsWith('user:'));
+      expect(user, JSON.stringify(session.map(([k]) => k))).toBeDefined();
+      expect(JSON.parse(user![1]).access_token).toMatch(/^ey/);
+      expect(JSON.parse(user![1]).refresh_token).toBeUndefined();
+    }
+    // The page may connect to its own origin, the two APIs, the identity provider and S3, and nowhere else.
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    const connect = /connect-src ([^;]*)/.exec(csp)?.[1].trim().split(/\s+/);
+    const origin = (u: string) => new URL(u).origin;
+    const known = ["'self'", origin(stack.url.coordinator), origin(stack.url.files), origin(stack.url.idp)];
+    expect(connect).toEqual(expect.arrayContaining(known));
+    // The one more is S3 (s3rver), where uploads go straight.
+    const rest = (connect ?? []).filter((c) => !known.includes(c));
+    expect(rest).toHaveLength(1);
+    expect(rest[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
   it('2. registers a task service, then disables and enables it, all from the keyboard', async () => {
     await tabTo(page, nav('Task services'));
     await page.keyboard.press('Enter');
@@ -152,6 +188,25 @@ describe('the dashboard, end to end', () => {
     await page.keyboard.press('Enter');
     await page.getByText('Registered stager.').waitFor();
 
+    // The signing secret, shown this once, with a copy button and a warning; the client field says it is required,
+    // as this deployment binds every service to its client.
+    const secrets = page.getByRole('region', { name: 'Secrets of stager' });
+    const signing = secrets.getByRole('textbox', { name: 'Signing secret' });
+    const secret = await signing.inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    expect(await secrets.textContent()).toMatch(/Shown only now: .* It cannot be shown again\./);
+    await tabTo(page, secrets.getByRole('button', { name: 'Copy signing secret' }));
+    await page.keyboard.press('Enter');
+    await secrets.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    const client = page.getByLabel('OAuth client (required)');
+    expect(await client.getAttribute('aria-required')).toBe('true');
+    await expectAccessible(page, 'task services, a registration with its secret');
+    await screenshot(page, '05b-task-service-secret');
+    await tabTo(page, secrets.getByRole('button', { name: 'I have kept them' }));
+    await page.keyboard.press('Enter');
+    expect(await page.getByRole('region', { name: 'Secrets of stager' }).count()).toBe(0);
+
     const row = page.locator('tr[data-service=stager]');
     await row.waitFor();
     expect(await row.textContent()).toContain('acts as task-service');
@@ -169,6 +224,44 @@ describe('the dashboard, end to end', () => {
     expect((await api('/task-services')).results[0].enabled).toBe(true);
     await expectAccessible(page, 'task services');
     await screenshot(page, '05-task-services');
+  });
+
+  it('2b. registers a service with a client of its own, whose secret is shown once beside the signing secret', async () => {
+    await tabTo(page, page.getByLabel('Name'));
+    await page.keyboard.type('client-maker');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(service.url);
+    await tabTo(page, page.getByLabel('Create a client for it'));
+    await page.keyboard.press('Space');
+    // The client is made by the coordinator: no id to type, and none required.
+    expect(await page.getByLabel('OAuth client (required)').isDisabled()).toBe(true);
+    await tabTo(page, page.getByRole('button', { name: 'Register' }));
+    await page.keyboard.press('Enter');
+    const secrets = page.getByRole('region', { name: 'Secrets of client-maker' });
+    await secrets.waitFor();
+    const made = (await api('/task-services')).results.find((s: any) => s.name === 'client-maker');
+    expect(made.client_id).toBeTruthy();
+    expect(await secrets.textContent()).toContain(made.client_id);
+    expect(await secrets.getByRole('textbox', { name: 'Signing secret' }).inputValue()).toMatch(/^whsec_/);
+    const clientSecret = await secrets.getByRole('textbox', { name: 'Client secret' }).inputValue();
+    // The secret gets that client its tokens: it is the client the service is bound to.
+    const token = await fetch(`${stack.url.idp}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: made.client_id,
+        client_secret: clientSecret,
+      }),
+    });
+    expect(token.status).toBe(200);
+    // It would get tasks in the releases below, which its client cannot report on.
+    const token2 = readFileSync(`${stack.dataDir}/admin-token`, 'utf8').trim();
+    const removed = await fetch(`${stack.url.coordinator}/task-services/${made.kf_id}`, {
+      method: 'DELETE',
+      headers: { Authorization: `Bearer ${token2}` },
+    });
+    expect(removed.ok).toBe(true);
   });
 
   it('3. creates a release with a study picked from the searchable list', async () => {
@@ -316,6 +409,7 @@ describe('the dashboard, end to end', () => {
           url: slow.url,
           description: 'publishes slowly',
           author: 'tests',
+          client_id: 'task-service',
         })
       ).item_id;
       const id = (await apiWrite('POST', '/releases', { name: 'Autumn release', studies: [STUDY.id] }))
@@ -496,6 +590,7 @@ describe('the dashboard, end to end', () => {
         'sign-in',
         'identity provider sign-in form',
         'releases (empty)',
+        'task services, a registration with its secret',
         'task services',
         'new release form',
         'release (staged)',

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COVERAGE_DIR, type Coverage, documentOf } from '../helpers/contract.js';
+import { functionEntries } from '#lib/bundling.js';
+import { COVERAGE_DIR, type Coverage, documentOf, HANDLERS_FILE_PREFIX } from '../helpers/contract.js';
 
 /**
  * Every route of both OpenAPI documents was exercised by this run's integration tests (the `integration` project
@@ -17,7 +18,7 @@ describe('contract coverage', () => {
       `${dir}: run the integration project first (npm test runs it before this one)`,
     ).toBe(true);
     const seen: Coverage = {};
-    for (const file of readdirSync(dir))
+    for (const file of readdirSync(dir).filter((f) => !f.startsWith(HANDLERS_FILE_PREFIX)))
       for (const [op, statuses] of Object.entries(
         JSON.parse(readFileSync(join(dir, file), 'utf8')) as Coverage,
       ))
@@ -36,5 +37,16 @@ describe('contract coverage', () => {
     for (const op of all.filter((o) => !succeeded.includes(o)))
       process.stdout.write(`  only errors seen: ${op} ${seen[op]?.join(', ') ?? '-'}\n`);
     expect(missing).toEqual([]);
+  });
+
+  it('finds every function of the app called by the integration tests, from the bundle that deploys', () => {
+    const called = new Map<string, Set<string>>();
+    for (const file of readdirSync(dir).filter((f) => f.startsWith(HANDLERS_FILE_PREFIX)))
+      for (const [entry, mode] of JSON.parse(readFileSync(join(dir, file), 'utf8')) as [string, string][])
+        called.set(entry, new Set([...(called.get(entry) ?? []), mode]));
+    const notFromBundle = functionEntries()
+      .filter((fn) => !called.get(fn.entry)?.has('bundled'))
+      .map((fn) => `${fn.entry} (${fn.names.join(', ')})`);
+    expect(notFromBundle).toEqual([]);
   });
 });

@@ -165,3 +165,16 @@ export function checkRecorded(): string[] {
   // The same problem from many fuzz cases is one problem.
   return [...new Set(problems)];
 }
+
+/** The file that lists the function entries whose handler a test file called, and in which mode. */
+export const HANDLERS_FILE_PREFIX = 'handlers-';
+
+/** Writes which functions' handlers this test file called (local/handlers.ts records them). */
+export function recordCalledHandlers(called: ReadonlyMap<string, string>): void {
+  if (!called.size) return;
+  mkdirSync(COVERAGE_DIR, { recursive: true });
+  writeFileSync(
+    join(COVERAGE_DIR, `${HANDLERS_FILE_PREFIX}${randomUUID()}.json`),
+    JSON.stringify([...called]),
+  );
+}

@@ -15,7 +15,7 @@ import { Terminals } from './terminals.js';
  * of each document every terminal still running a server gets Ctrl-C, and the server must exit with status 0.
  *
  * The blocks read their base URLs from variables that default to the standard local ones (C, FILES, IDP, TS_PORT,
- * KIT_PORT, KIT_CHECK_PORT, CHECK_PORT),
+ * KIT_PORT, KIT_CHECK_PORT, KIT_WORKER_PORT, CHECK_PORT),
  * so a reader gets the defaults and this run gets its own ports.
  *
  * WALKTHROUGH_STACK=running runs them against a stack you started yourself (the URLs from C, FILES, IDP or the
@@ -38,7 +38,16 @@ const verbose = process.env.WALKTHROUGH_VERBOSE === '1';
 let stack: NpmStart | undefined;
 /** The sessions' TMPDIR (the blocks' mktemp -d lands here) and block files; made when the run starts. */
 let scratch = '';
-const urls = { C: '', FILES: '', IDP: '', TS_PORT: '', KIT_PORT: '', KIT_CHECK_PORT: '', CHECK_PORT: '' };
+const urls = {
+  C: '',
+  FILES: '',
+  IDP: '',
+  TS_PORT: '',
+  KIT_PORT: '',
+  KIT_CHECK_PORT: '',
+  KIT_WORKER_PORT: '',
+  CHECK_PORT: '',
+};
 
 /**
  * A reader's new terminal: no node_modules/.bin on PATH (only npm scripts and npx put it there), so `npx` runs on
@@ -99,7 +108,7 @@ beforeAll(async () => {
     urls.IDP = stack.urls.idp;
   }
   urls.TS_PORT = String(process.env.TS_PORT ?? (await freePort()));
-  for (const name of ['KIT_PORT', 'KIT_CHECK_PORT', 'CHECK_PORT'] as const)
+  for (const name of ['KIT_PORT', 'KIT_CHECK_PORT', 'KIT_WORKER_PORT', 'CHECK_PORT'] as const)
     urls[name] = String(process.env[name] ?? (await freePort()));
 }, 180_000);
 

@@ -1,4 +1,4 @@
-import { type User, UserManager, WebStorageStateStore } from 'oidc-client-ts';
+import { type StateStore, type User, UserManager, WebStorageStateStore } from 'oidc-client-ts';
 import type { DashboardConfig } from './config';
 
 /**
@@ -76,6 +76,56 @@ export function sessionOf(user: User): Session {
   };
 }
 
+/**
+ * Where the signed-in user is kept (docs/security.md, The dashboard): never in localStorage, which every tab and
+ * every later visit share and any injected script reads.
+ *
+ * - The access and ID tokens in this tab's sessionStorage, so a reload keeps the tab signed in; another tab, or
+ *   the same tab once closed, starts signed out (a sign-in there goes through the identity provider's own session,
+ *   so it asks for nothing when that session is alive).
+ * - The refresh token in memory only: it renews the access token while the page lives; after a reload, renewal
+ *   goes through the identity provider's session ("Sign in again"), never through a token kept in storage.
+ */
+export class TabUserStore implements StateStore {
+  private readonly inMemory = new Map<string, string>();
+  constructor(private readonly storage: Storage = window.sessionStorage) {}
+
+  async set(key: string, value: string): Promise<void> {
+    this.inMemory.set(key, value);
+    this.storage.setItem(key, withoutRefreshToken(value));
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.inMemory.get(key) ?? this.storage.getItem(key);
+  }
+
+  async remove(key: string): Promise<string | null> {
+    const value = await this.get(key);
+    this.inMemory.delete(key);
+    this.storage.removeItem(key);
+    return value;
+  }
+
+  async getAllKeys(): Promise<string[]> {
+    const keys = new Set(this.inMemory.keys());
+    for (let i = 0; i < this.storage.length; i++) {
+      const key = this.storage.key(i);
+      if (key !== null) keys.add(key);
+    }
+    return [...keys];
+  }
+}
+
+/** A stored user (oidc-client-ts's User.toStorageString) without its refresh token. */
+function withoutRefreshToken(value: string): string {
+  try {
+    const { refresh_token: _, ...rest } = JSON.parse(value) as Record<string, unknown>;
+    return JSON.stringify(rest);
+  } catch {
+    return value;
+  }
+}
+
 export interface Auth {
   manager: UserManager;
   /** The signed-in session, if any and not expired. */
@@ -94,8 +144,9 @@ export function createAuth(config: DashboardConfig): Auth {
     post_logout_redirect_uri: `${location.origin}/`,
     response_type: 'code',
     scope: config.scope,
-    // Kept per browser, not per tab, so a release opened in a new tab needs no second sign-in.
-    userStore: new WebStorageStateStore({ store: window.localStorage }),
+    // Per tab, the refresh token in memory only (TabUserStore); the sign-in's own state (PKCE verifier) per tab too.
+    userStore: new TabUserStore(),
+    stateStore: new WebStorageStateStore({ store: window.sessionStorage }),
     // Renewal only with a refresh token (Cognito gives one); never through a hidden iframe.
     automaticSilentRenew: false,
     loadUserInfo: false,

@@ -19,6 +19,13 @@ export interface DashboardConfig {
   logoutUrl: string | null;
   /** How often an open release is re-read (ms). Conditional requests keep an unchanged one to a 304. */
   pollMs: number;
+  /** What registering a task service takes here (the deployment's TASK_SERVICE_CLIENT_REQUIRED, create_client). */
+  taskServices: {
+    /** Every service must be bound to the OAuth client that acts for it. */
+    clientRequired: boolean;
+    /** The coordinator can make that client itself (`create_client`). */
+    createClient: boolean;
+  };
 }
 
 const trim = (url: string) => url.replace(/\/+$/, '');
@@ -35,6 +42,8 @@ export function parseConfig(raw: unknown): DashboardConfig {
   const r = raw as Record<string, unknown>;
   if (typeof r.clientId !== 'string' || !r.clientId) throw new Error('config.json: clientId is required');
   const poll = typeof r.pollMs === 'number' && r.pollMs >= 250 ? r.pollMs : 1000;
+  const ts =
+    typeof r.taskServices === 'object' && r.taskServices ? (r.taskServices as Record<string, unknown>) : null;
   return {
     coordinatorUrl: requireUrl(r, 'coordinatorUrl'),
     filesUrl: requireUrl(r, 'filesUrl'),
@@ -43,5 +52,10 @@ export function parseConfig(raw: unknown): DashboardConfig {
     scope: typeof r.scope === 'string' && r.scope ? r.scope : 'openid',
     logoutUrl: typeof r.logoutUrl === 'string' && r.logoutUrl ? r.logoutUrl : null,
     pollMs: poll,
+    taskServices: {
+      clientRequired: ts?.clientRequired === true,
+      // Offered unless the deployment says it cannot: a coordinator without it answers the request with an error.
+      createClient: ts?.createClient !== false,
+    },
   };
 }

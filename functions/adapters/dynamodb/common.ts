@@ -38,6 +38,8 @@ import { BatchGetCommand, type Documents, QueryCommand, type QueryCommandInput }
  *   registry guard REGISTRY       / SERVICES  (servicesRev, releaseSeq: settles DELETE task service vs POST /releases;
  *                                            `tasks:<service>`: how many tasks each service was given, moved by the
  *                                            creating transaction, which already writes this item)
+ *   gate's client  SCLIENT#<client id> / SCLIENT   a client the service-client gate made (service-client-records.ts);
+ *                                            only the gate's role may write these keys (lib/capabilities.ts)
  *   counter        CNT#<name>#<nn> / CNT     n (see Counter below and C for the names)
  *   schema         SCHEMA         / VERSION   the layout version the start-up migration brought the table to
  * studies table
@@ -95,6 +97,9 @@ export const EVENT_LIST_SHARDS = 4;
  */
 export const VIEW_SHARDS = 8;
 
+/** The partition keys of the gate's client records start so (lib/ grants the gate's role these keys only). */
+export const SERVICE_CLIENT_RECORD_PREFIX = 'SCLIENT#';
+
 export const K = {
   taskService: (id: string) => ({ pk: `TS#${id}`, sk: 'TS' }),
   servicesEnabled: (enabled: boolean) => `TS#EN#${enabled}`,
@@ -129,6 +134,11 @@ export const K = {
   version: (v: string) => ({ pk: `VERSION#${v}`, sk: 'VERSION' }),
   highestVersion: () => ({ pk: 'VERSION', sk: 'HIGHEST' }),
   registry: () => ({ pk: 'REGISTRY', sk: 'SERVICES' }),
+  /** A client the service-client gate made; SERVICE_CLIENT_RECORD_PREFIX is what IAM keys the gate's grant on. */
+  serviceClientRecord: (clientId: string) => ({
+    pk: `${SERVICE_CLIENT_RECORD_PREFIX}${clientId}`,
+    sk: 'SCLIENT',
+  }),
   /** gsi2 partition of the releases that are not terminal (see above). */
   ACTIVE_RELEASES: 'ACTIVE#RE',
   activeRelease: (createdAt: string, id: string) => ({ gsi2pk: 'ACTIVE#RE', gsi2sk: `${createdAt}#${id}` }),

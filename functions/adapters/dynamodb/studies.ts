@@ -5,6 +5,11 @@ import type { Page } from '#functions/shared/list.js';
 import { C, CounterDeltas, decode, K, pageOf, queryAll, readCount, type Tables, transact } from './common.js';
 import { BatchGetCommand, type Documents, GetCommand, UpdateCommand } from './documents.js';
 
+/** The stored study (key layout in common.ts): what the sync writes, with the last publication, as one item. */
+export function studyItem(s: Study): Record<string, unknown> {
+  return { ...K.study(s.id), gsi1pk: 'SD', gsi1sk: K.listSk(s.createdAt, s.id), ...s };
+}
+
 /**
  * Studies mirrored from the dataservice (studies table, pk SD#<id>). Read by the coordinator and the file service;
  * written only by the study sync (mirrored fields) and by publishing (last_pub_version / last_pub_date, through

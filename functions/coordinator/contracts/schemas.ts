@@ -126,7 +126,7 @@ export function coordinatorSchemas(describe: Describe) {
     task: nullableUrl('the task it is about'),
     source: describe(
       z.enum(EVENT_SOURCES),
-      'Written by the coordinator itself, or by a client (POST /events)',
+      'Written by the coordinator itself, by a client (POST /events), or by the original coordinator (imported)',
     ),
     created_at: timestamp,
   });

@@ -19,6 +19,8 @@ export const taskRoutes = {
     method: 'GET',
     path: '/tasks',
     access: 'read',
+    // A task service lists its own tasks with its own client's token (task_service=<its id>: tasks.ts).
+    serviceClients: true,
     query: z.object({
       ...pageQuery,
       release: z.optional(ref('RE', 'releases')),
@@ -26,7 +28,8 @@ export const taskRoutes = {
       state: z.optional(z.enum(TASK_STATES)),
     }),
   },
-  getTask: { method: 'GET', path: '/tasks/{id}', access: 'read' },
+  // A task service reads its own tasks with its own client's token (tasks.ts).
+  getTask: { method: 'GET', path: '/tasks/{id}', access: 'read', serviceClients: true },
   reportTask: {
     method: 'PATCH',
     path: '/tasks/{id}',
@@ -49,13 +52,25 @@ export function taskDocs(s: CoordinatorSchemas, describe: Describe): GroupDoc<ty
     operations: {
       listTasks: {
         summary: 'List tasks, newest first',
+        description:
+          "A task service's own client, and a `service` token bound to a task service, list that service's " +
+          'tasks only (`task_service=<its id>`, else 403).',
         queryDocs: {
           state: 'Only tasks in this state',
           task_service: "A task service's tasks (TS_ id or URL)",
         },
         answers: { 200: pageOf(describe, s.Task) },
+        errors: { 403: "A task service's token lists the tasks of another service, or names none" },
       },
-      getTask: { summary: 'Read a task', params: id, answers: { 200: s.Task } },
+      getTask: {
+        summary: 'Read a task',
+        description:
+          "A task service's own client, and a `service` token bound to a task service, read that service's tasks " +
+          'only (403 for another service’s task).',
+        params: id,
+        answers: { 200: s.Task },
+        errors: { 403: "A task service's token reads another service's task" },
+      },
       reportTask: {
         summary: 'Report a task’s state or progress (task services)',
         description:

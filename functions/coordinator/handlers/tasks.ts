@@ -9,14 +9,18 @@ import { httpApp } from '#functions/shared/http/app.js';
 import { actorOf } from '#functions/shared/http/authentication.js';
 import { parse } from '#functions/shared/http/parse.js';
 import { ok } from '#functions/shared/http/response.js';
+import type { Request } from '#functions/shared/http/router.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { taskRoutes } from '../contracts/tasks.js';
 import { parseProgress, reportTask } from '../task-callback.js';
-import { getTask, listTasks } from '../tasks.js';
+import { getTask, listTasks, type TaskReader } from '../tasks.js';
 import { taskJson } from '../views.js';
 
-/** /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. */
+/**
+ * /tasks and /tasks/{id}. PATCH is the task services' callback: service or admin role. A task service reads its own
+ * tasks with its own client's token too, and a token that speaks for one service reads no other's (tasks.ts).
+ */
 const { env, verifier } = httpRuntime();
 const doc = documentClient();
 const tables = tablesFromEnv();
@@ -27,6 +31,11 @@ const deps = {
   publisher: eventPublisher(),
   orchestrator: releaseOrchestrator(releases, sfnMachineFromEnv()),
 };
+
+const readerOf = (req: { principal: Request['principal'] }): TaskReader => ({
+  ...actorOf(req),
+  isService: req.principal.isService,
+});
 
 export const handler = httpApp({
   verifier,
@@ -40,6 +49,7 @@ export const handler = httpApp({
           deps,
           { releaseId: q.release, taskServiceId: q.task_service, state: q.state },
           q,
+          readerOf(req),
         );
         const results = page.items.map((t) => taskJson(t, req.baseUrl));
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, q, page.count, results));
@@ -47,7 +57,7 @@ export const handler = httpApp({
     },
     {
       ...taskRoutes.getTask,
-      handle: async (req) => ok(taskJson(await getTask(deps, req.params.id), req.baseUrl)),
+      handle: async (req) => ok(taskJson(await getTask(deps, req.params.id, readerOf(req)), req.baseUrl)),
     },
     {
       ...taskRoutes.reportTask,

@@ -64,7 +64,7 @@ export interface ReporterOptions {
 
 /**
  * Sends one callback: a task's new state, progress or both, with the coordinator's correlation id (`requestId`) of
- * the action it answers.
+ * the action it answers. Once `signal` aborts (the task was canceled), no further attempt is made: `ended`.
  *
  * @example
  * ```ts
@@ -74,7 +74,12 @@ export interface ReporterOptions {
  * await report('TA_4BTJ95CW', { progress: 40 });
  * ```
  */
-export type Report = (taskId: string, body: TaskCallback, requestId?: string) => Promise<CallbackOutcome>;
+export type Report = (
+  taskId: string,
+  body: TaskCallback,
+  requestId?: string,
+  signal?: AbortSignal,
+) => Promise<CallbackOutcome>;
 
 /** A 409 that says the work should stop: the task has ended, or its release is being canceled or is over. */
 const FINAL_CONFLICT =
@@ -122,9 +127,10 @@ export function reporter(opts: ReporterOptions): Report {
   const maxWait = opts.maxWaitSeconds ?? 30;
   const log = opts.log ?? (() => {});
   const base = opts.coordinatorUrl.replace(/\/+$/, '');
-  return async (taskId, body, requestId) => {
+  return async (taskId, body, requestId, signal) => {
     let refreshed = false;
     for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (signal?.aborted) return 'ended';
       let wait: number | undefined;
       let status = 0;
       try {

@@ -1,5 +1,11 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  paginateScan,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { TaskState } from './contract.js';
 import type { StoredTask, TaskChange, TaskStore } from './store.js';
 
@@ -30,7 +36,7 @@ const isConditionFailure = (err: unknown) =>
  * Tasks in a DynamoDB table (the document client), for a service with several instances or on Lambda. The table
  * has a string partition key `pk` and nothing else: tasks are `task#<id>`, signature ids `message#<id>` with an
  * `expires_at` (seconds) to use as the table's TTL attribute. Changes are conditional writes, so two instances
- * never both move a task.
+ * never both move a task. `list` scans the table (the tasks of one service: a small table), with consistent reads.
  *
  * @example
  * ```ts
@@ -113,6 +119,26 @@ export function dynamoDbStore(opts: DynamoDbStoreOptions): TaskStore {
         if (isConditionFailure(err)) return undefined;
         throw err;
       }
+    },
+    async list(states) {
+      const out: StoredTask[] = [];
+      if (states.length === 0) return out;
+      const pages = paginateScan(
+        { client: db },
+        {
+          TableName: opts.table,
+          ConsistentRead: true,
+          FilterExpression: `begins_with(pk, :task) AND #state IN (${states.map((_, i) => `:s${i}`).join(', ')})`,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: {
+            ':task': 'task#',
+            ...Object.fromEntries(states.map((s, i) => [`:s${i}`, s])),
+          },
+        },
+      );
+      for await (const page of pages)
+        for (const item of page.Items ?? []) out.push(strip(item) as StoredTask);
+      return out;
     },
     async claimMessage(id, expiresAtMs) {
       try {

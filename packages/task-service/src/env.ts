@@ -1,14 +1,19 @@
 import * as z from 'zod/mini';
 import type { AuthOptions } from './auth.js';
+import type { CallbackOutcome } from './callbacks.js';
 import { TASK_SERVICE_AUDIENCE, TASK_SERVICE_SCOPE } from './contract.js';
 import { dynamoDbStore } from './dynamodb-store.js';
+import type { TaskUpdate } from './engine.js';
 import { fileStore } from './file-store.js';
 import { functionUrlHandler } from './lambda.js';
 import { type RunningServer, serve } from './node.js';
-import { createTaskService, type TaskServiceOptions, type TaskWork } from './service.js';
-import { secretFile } from './signature.js';
+import { sqsQueue } from './queue.js';
+import { checkNodeVersion, localDefaultsOnAws } from './runtime.js';
+import { fileSecretSource, type SecretSource, secretsManagerSource } from './secrets.js';
+import { createTaskService, type TaskService, type TaskServiceOptions, type TaskWork } from './service.js';
 import { memoryStore } from './store.js';
 import { clientCredentials } from './token.js';
+import { workerHandler } from './worker.js';
 
 const list = z.pipe(
   z._default(z.string(), ''),
@@ -52,6 +57,8 @@ export const ENV = z.object({
   AUTH_REQUIRED_ROLE: z.optional(z.string()),
   WEBHOOK_SECRET: z.optional(z.string()),
   WEBHOOK_SECRET_FILE: z.optional(z.string()),
+  /** A Secrets Manager secret (ARN or name) holding the service's secret document (SecretDocument). */
+  SECRET_ID: z.optional(z.string().check(z.minLength(1))),
   CALLBACK_TOKEN: z.optional(z.string()),
   TOKEN_URL: z.optional(url),
   CLIENT_ID: z._default(z.string(), 'task-service'),
@@ -61,6 +68,11 @@ export const ENV = z.object({
   TASK_STORE: z.optional(z.enum(['memory', 'file', 'dynamodb'])),
   TASK_STORE_FILE: z.optional(z.string()),
   TASK_TABLE: z.optional(z.string()),
+  /** in-process (a Node server), worker (a work queue: SQS with WORK_QUEUE_URL, else in this process) or inline. */
+  RUN_MODE: z.optional(z.enum(['in-process', 'worker', 'inline'])),
+  WORK_QUEUE_URL: z.optional(url),
+  /** How often the kit asks the coordinator about the tasks it gave up on (0: only at start). */
+  SWEEP_SECONDS: z._default(z.coerce.number().check(z.int(), z.minimum(0)), 300),
 });
 
 /**
@@ -79,12 +91,16 @@ export interface EnvSettings {
   options: TaskServiceOptions;
   /** Where `serve` listens (PORT, HOST). */
   listen: { port: number; host: string };
+  /** How often the service asks the coordinator about the tasks it gave up on (SWEEP_SECONDS; 0: at start only). */
+  sweepSeconds: number;
   /** Lines worth printing at start: what is not checked, what does not survive a restart. */
   notes: string[];
 }
 
 /**
- * Reads a service's settings from `env` (ENV). Throws an Error naming each invalid setting.
+ * Reads a service's settings from `env` (ENV). Throws an Error naming each invalid setting, and, on AWS (Lambda,
+ * ECS, any AWS_EXECUTION_ENV), each setting left to a local default that would fail there (`AUTH_ISSUER`,
+ * `CLIENT_ID`, `CLIENT_SECRET`, `TASK_TABLE`, and for a server `HOST`).
  *
  * @example
  * ```ts
@@ -94,12 +110,17 @@ export interface EnvSettings {
  * const running = await serve(createTaskService(work, { ...options, log: () => {} }), listen);
  * ```
  */
-export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EnvSettings {
+export function settingsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { server?: boolean } = {},
+): EnvSettings {
   const parsed = ENV.safeParse(env);
   if (!parsed.success)
     throw new Error(
       `invalid settings: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
+  const onAws = localDefaultsOnAws(env, { server: opts.server ?? false });
+  if (onAws.length) throw new Error(`invalid settings on AWS: ${onAws.join('; ')}`);
   const e = parsed.data;
   const rules = {
     audience: e.AUTH_AUDIENCE.length ? e.AUTH_AUDIENCE : [TASK_SERVICE_AUDIENCE],
@@ -115,9 +136,9 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EnvSettin
         : { mode: 'jwks', issuer: e.AUTH_ISSUER, jwksUri: e.AUTH_JWKS_URI, ...rules };
   const notes: string[] = [];
   if (e.AUTH_MODE === 'none') notes.push('tokens are not checked (AUTH_MODE=none): for trials only');
-  if (!e.WEBHOOK_SECRET && !e.WEBHOOK_SECRET_FILE)
+  if (!e.WEBHOOK_SECRET && !e.WEBHOOK_SECRET_FILE && !e.SECRET_ID)
     notes.push(
-      'signatures are not checked: set WEBHOOK_SECRET or WEBHOOK_SECRET_FILE to the secret the registration answered',
+      'signatures are not checked: set WEBHOOK_SECRET_FILE (or SECRET_ID, or WEBHOOK_SECRET) to where the registration wrote its secret',
     );
   const kind = e.TASK_STORE ?? (e.TASK_STORE_FILE ? 'file' : e.TASK_TABLE ? 'dynamodb' : 'memory');
   if (kind === 'file' && !e.TASK_STORE_FILE)
@@ -134,13 +155,23 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EnvSettin
       : kind === 'dynamodb'
         ? dynamoDbStore({ table: e.TASK_TABLE as string })
         : memoryStore();
+  const source: SecretSource | undefined = e.SECRET_ID
+    ? secretsManagerSource({ secretId: e.SECRET_ID })
+    : e.WEBHOOK_SECRET_FILE
+      ? fileSecretSource(e.WEBHOOK_SECRET_FILE)
+      : undefined;
+  // Set explicitly, the client wins; else the secret document's (a registration with create_client), else the
+  // local shared client.
+  const explicit = (name: 'CLIENT_ID' | 'CLIENT_SECRET') => (env[name] ? env[name] : undefined);
+  const fromSource = async (field: 'clientId' | 'clientSecret') => source && (await source.read())[field];
   const callbackToken = e.CALLBACK_TOKEN
     ? async () => e.CALLBACK_TOKEN as string
     : e.TOKEN_URL
       ? clientCredentials({
           tokenUrl: e.TOKEN_URL,
-          clientId: e.CLIENT_ID,
-          clientSecret: e.CLIENT_SECRET,
+          clientId: async () => explicit('CLIENT_ID') ?? (await fromSource('clientId')) ?? e.CLIENT_ID,
+          clientSecret: async () =>
+            explicit('CLIENT_SECRET') ?? (await fromSource('clientSecret')) ?? e.CLIENT_SECRET,
           scope: e.TOKEN_SCOPE,
         })
       : undefined;
@@ -150,17 +181,16 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): EnvSettin
       name: e.SERVICE_NAME,
       version: e.SERVICE_VERSION,
       auth,
-      signingSecrets: e.WEBHOOK_SECRET_FILE
-        ? secretFile(e.WEBHOOK_SECRET_FILE)
-        : secret
-          ? () => [secret]
-          : undefined,
+      signingSecrets: source ? source.signingSecrets : secret ? () => [secret] : undefined,
       store,
       coordinatorUrl: e.COORDINATOR_URL,
       callbackToken,
+      ...(e.RUN_MODE ? { run: e.RUN_MODE } : {}),
+      ...(e.WORK_QUEUE_URL ? { queue: sqsQueue({ url: e.WORK_QUEUE_URL }) } : {}),
       log: (line) => process.stdout.write(`[${e.SERVICE_NAME}] ${line}\n`),
     },
     listen: { port: e.PORT, host: e.HOST },
+    sweepSeconds: e.SWEEP_SECONDS,
     notes,
   };
 }
@@ -186,16 +216,19 @@ export async function runTaskService(
   overrides: Partial<TaskServiceOptions> = {},
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningServer> {
-  const { options, listen, notes } = settingsFromEnv(env);
+  checkNodeVersion();
+  const { options, listen, notes, sweepSeconds } = settingsFromEnv(env, { server: true });
   const merged = { ...options, ...overrides };
   const log = merged.log ?? (() => {});
-  const running = await serve(createTaskService(work, merged), listen);
-  log(`listening on ${running.url}`);
-  for (const note of notes) log(note);
+  const service = createTaskService(work, merged);
+  const running = await serve(service, listen);
+  let timer: ReturnType<typeof setInterval> | undefined;
   let stopping = false;
+  // Before anything else is awaited: a signal from now on stops the service cleanly.
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
+    clearInterval(timer);
     log(`${signal}: stopping`);
     running.stop().then(
       () => process.exit(0),
@@ -204,11 +237,43 @@ export async function runTaskService(
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
-  return running;
+  log(`listening on ${running.url} (${merged.run ?? 'in-process'})`);
+  for (const note of notes) log(note);
+  // Before anything resumes: the tasks the coordinator gave up on while this service was down are cleaned up.
+  const sweep = () =>
+    service.sweep().then(
+      (r) => r.asked && log(`asked the coordinator about ${r.asked} task(s): ${r.canceled} it gave up on`),
+      (err) => log(`sweep: ${String(err)}`),
+    );
+  await sweep();
+  if (!stopping) await service.resume().catch((err) => log(`resume: ${String(err)}`));
+  if (sweepSeconds > 0 && !stopping) {
+    timer = setInterval(sweep, sweepSeconds * 1000);
+    timer.unref();
+  }
+  const stop = running.stop;
+  return {
+    ...running,
+    stop: async () => {
+      clearInterval(timer);
+      await stop();
+    },
+  };
+}
+
+/** One service per module instance, made at the first invocation (so a cold start that fails says why). */
+function lazily<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
 }
 
 /**
- * A Lambda handler (function URL) for a service, settings from the environment; the work runs inline.
+ * A Lambda handler (function URL) for a service, settings from the environment. With `WORK_QUEUE_URL` (what the
+ * CDK construct sets) the work goes to the worker function through SQS, and `start` and `publish` answer at once;
+ * without it the work runs inline, before the answer, and must end within the coordinator's action timeout.
  *
  * @example
  * ```ts
@@ -218,6 +283,73 @@ export async function runTaskService(
  * ```
  */
 export function lambdaFromEnv(work: TaskWork, env: NodeJS.ProcessEnv = process.env) {
-  const { options } = settingsFromEnv(env);
-  return functionUrlHandler(createTaskService(work, { ...options, run: 'inline' }));
+  const handler = lazily(() => {
+    checkNodeVersion();
+    const { options } = settingsFromEnv(env);
+    const run = options.run ?? (options.queue ? 'worker' : 'inline');
+    if (run === 'in-process')
+      throw new Error('invalid settings: RUN_MODE=in-process on Lambda, which freezes after each answer');
+    if (run === 'worker' && !options.queue)
+      throw new Error('invalid settings: RUN_MODE=worker on Lambda needs WORK_QUEUE_URL');
+    return functionUrlHandler(createTaskService(work, { ...options, run }));
+  });
+  return (event: Parameters<ReturnType<typeof functionUrlHandler>>[0]) => handler()(event);
+}
+
+/**
+ * The worker function of the Lambda worker mode (workerHandler), settings from the environment: the same settings
+ * as the function URL's (lambdaFromEnv), with `WORK_QUEUE_URL`. Export it beside the function URL's handler:
+ *
+ * @example
+ * ```ts
+ * import { lambdaFromEnv, workerFromEnv } from '@release-coordinator/task-service';
+ *
+ * const work = { start: async () => {}, publish: async () => {} };
+ * export const handler = lambdaFromEnv(work);
+ * export const worker = workerFromEnv(work);
+ * ```
+ */
+export function workerFromEnv(work: TaskWork, env: NodeJS.ProcessEnv = process.env) {
+  const worker = lazily(() => {
+    checkNodeVersion();
+    const { options } = settingsFromEnv(env);
+    if (!options.queue) throw new Error('invalid settings: the worker needs WORK_QUEUE_URL');
+    return workerHandler(createTaskService(work, { ...options, run: 'worker' }), options.queue);
+  });
+  return (...args: Parameters<ReturnType<typeof workerHandler>>) => worker()(...args);
+}
+
+const reporters = new Map<NodeJS.ProcessEnv, TaskService>();
+
+/**
+ * For an outside job (a Batch job, a Step Functions task, a script) that `start` or `publish` handed its work to
+ * (`task.handOff()`): reports progress, a checkpoint, or the end of the work (`staged` or `published`, or `failed`)
+ * through the service's own task store and to the coordinator, with the same settings as the service (`TASK_TABLE`
+ * or `TASK_STORE_FILE`, `COORDINATOR_URL`, `TOKEN_URL` and its client, `SECRET_ID`). Answers `ended` when the task or
+ * its release has ended: stop, the service cleans up (its next sweep runs its `cancel()`).
+ *
+ * @example
+ * ```ts
+ * import { reportTask } from '@release-coordinator/task-service';
+ *
+ * const taskId = process.env.TASK_ID ?? '';
+ * if ((await reportTask(taskId, { progress: 50 })) === 'ended') process.exit(0);
+ * await reportTask(taskId, { state: 'staged' });
+ * ```
+ */
+export async function reportTask(
+  taskId: string,
+  update: TaskUpdate,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<CallbackOutcome> {
+  let service = reporters.get(env);
+  if (!service) {
+    const { options } = settingsFromEnv(env);
+    const none = async () => {
+      throw new Error('reportTask runs no work');
+    };
+    service = createTaskService({ start: none, publish: none }, { ...options, cleanupElsewhere: true });
+    reporters.set(env, service);
+  }
+  return service.reportTask(taskId, update);
 }

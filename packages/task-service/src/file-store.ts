@@ -2,9 +2,18 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { applyChange, type StoredTask, type TaskStore } from './store.js';
 
+/** The file's JSON: tasks and claimed message ids, keyed by id. */
 interface FileContent {
   tasks: Record<string, StoredTask>;
   messages: Record<string, number>;
+}
+
+/**
+ * An object of the file read into a Map. Ids are any strings the coordinator sends, `__proto__`, `constructor` or
+ * `toString` included: a Map never confuses them with what a plain object inherits.
+ */
+function mapOf<T>(record: Record<string, T> | undefined): Map<string, T> {
+  return new Map(record && typeof record === 'object' ? Object.entries(record) : []);
 }
 
 /**
@@ -24,10 +33,12 @@ interface FileContent {
  * ```
  */
 export function fileStore(path: string, now: () => number = Date.now): TaskStore {
-  let content: FileContent = { tasks: {}, messages: {} };
+  let tasks = new Map<string, StoredTask>();
+  let messages = new Map<string, number>();
   try {
     const read = JSON.parse(readFileSync(path, 'utf8')) as Partial<FileContent>;
-    content = { tasks: read.tasks ?? {}, messages: read.messages ?? {} };
+    tasks = mapOf(read.tasks);
+    messages = mapOf(read.messages);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
       throw new Error(`the task store ${path} is not readable: ${String(err)}`);
@@ -35,7 +46,9 @@ export function fileStore(path: string, now: () => number = Date.now): TaskStore
   mkdirSync(dirname(path), { recursive: true });
   const save = () => {
     const at = now();
-    for (const [id, until] of Object.entries(content.messages)) if (until <= at) delete content.messages[id];
+    for (const [id, until] of messages) if (until <= at) messages.delete(id);
+    // Object.fromEntries defines every key as an own property, `__proto__` too, and JSON.parse reads it back so.
+    const content: FileContent = { tasks: Object.fromEntries(tasks), messages: Object.fromEntries(messages) };
     const temp = `${path}.${process.pid}.tmp`;
     writeFileSync(temp, JSON.stringify(content));
     renameSync(temp, path);
@@ -43,29 +56,33 @@ export function fileStore(path: string, now: () => number = Date.now): TaskStore
   // Every method is synchronous inside: no two changes interleave in one process.
   return {
     async get(taskId) {
-      const task = content.tasks[taskId];
+      const task = tasks.get(taskId);
       return task ? { ...task } : undefined;
     },
     async create(task) {
-      const existing = content.tasks[task.task_id];
+      const existing = tasks.get(task.task_id);
       if (existing) return { ...existing };
-      content.tasks[task.task_id] = { ...task };
+      tasks.set(task.task_id, { ...task });
       save();
       return { ...task };
     },
     async update(taskId, change, onlyFrom) {
-      const task = content.tasks[taskId];
+      const task = tasks.get(taskId);
       if (!task || (onlyFrom && !onlyFrom.includes(task.state))) return undefined;
-      content.tasks[taskId] = applyChange(task, change);
+      const changed = applyChange(task, change);
+      tasks.set(taskId, changed);
       save();
-      return { ...content.tasks[taskId] };
+      return { ...changed };
     },
     async claimMessage(id, expiresAtMs) {
-      const until = content.messages[id];
+      const until = messages.get(id);
       if (until !== undefined && until > now()) return false;
-      content.messages[id] = expiresAtMs;
+      messages.set(id, expiresAtMs);
       save();
       return true;
+    },
+    async list(states) {
+      return [...tasks.values()].filter((t) => states.includes(t.state)).map((t) => ({ ...t }));
     },
   };
 }

@@ -1,5 +1,6 @@
 import { type AuthOptions, tokenChecker } from './auth.js';
 import { type CallbackOutcome, type Report, reporter } from './callbacks.js';
+import type { TaskContext } from './context.js';
 import {
   ACTION_RULES,
   ActionRequest,
@@ -9,45 +10,18 @@ import {
   TASK_ACTIONS,
   type TaskAction,
   type TaskReply,
-  type TaskState,
 } from './contract.js';
-import { KitError, TaskEndedError } from './errors.js';
-import { type Secrets, signatureChecker } from './signature.js';
+import { createEngine, type RunMode, type TaskUpdate } from './engine.js';
+import { KitError } from './errors.js';
+import { type JobOutcome, localQueue, type WorkJob, type WorkQueue } from './queue.js';
+import type { Secrets } from './secrets.js';
+import { signatureChecker } from './signature.js';
 import { memoryStore, type StoredTask, type TaskStore } from './store.js';
+import { coordinatorTaskState } from './sweep.js';
 import type { TokenSource } from './token.js';
 
-/**
- * What the work of one task is given: the task, a signal that aborts it, and its progress reports.
- *
- * @example
- * ```ts
- * import type { TaskContext } from '@release-coordinator/task-service';
- *
- * async function stage(task: TaskContext) {
- *   for (const [i, study] of task.studies.entries()) {
- *     task.log(`staging ${study} for ${task.releaseId}`);
- *     await task.progress(Math.round((100 * (i + 1)) / task.studies.length));
- *   }
- * }
- * ```
- */
-export interface TaskContext {
-  taskId: string;
-  releaseId: string;
-  /** The release's study ids. */
-  studies: string[];
-  /** The coordinator's correlation id of the action that started this work. */
-  requestId?: string;
-  /** Aborted when the task is canceled, or the coordinator says the task or its release has ended. */
-  signal: AbortSignal;
-  /**
-   * Records and reports progress (0 to 100). Throws TaskEndedError once the task or its release has ended, so that
-   * work which reports progress stops there even if it never looks at `signal`.
-   */
-  progress(percent: number): Promise<void>;
-  /** Logs a line about this task (through the service's `log`). */
-  log(line: string): void;
-}
+export type { TaskContext } from './context.js';
+export type { RunMode, TaskUpdate } from './engine.js';
 
 /**
  * What a service's tasks do: the author's part. `start` stages, `publish` makes the staged work public; the others
@@ -71,11 +45,23 @@ export interface TaskContext {
 export interface TaskWork {
   /** Called on the first initialize of a task; throwing refuses it (503). */
   initialize?(task: TaskContext): Promise<void> | void;
-  /** The staging. Resolving makes the task `staged`, throwing `failed`. */
-  start(task: TaskContext): Promise<void> | void;
-  /** The publishing. Resolving makes the task `published`, throwing `failed`. */
-  publish(task: TaskContext): Promise<void> | void;
-  /** Called once when a task that had not ended is canceled (its signal is already aborted): discard the work. */
+  /**
+   * The staging, begun after `start` is answered `running`. Resolving makes the task `staged`, throwing `failed`;
+   * answering `task.handOff()` (a HandedOff) leaves it `running` for an outside job, which reports with
+   * `reportTask`. Any other answer is ignored.
+   */
+  start(task: TaskContext): unknown;
+  /**
+   * The publishing, as `start`: resolving makes the task `published`, throwing `failed`; answering
+   * `task.handOff()` leaves it `publishing` for an outside job.
+   */
+  publish(task: TaskContext): unknown;
+  /**
+   * The clean-up of a canceled task (its signal is already aborted): discard the staged work. Called once per
+   * cancel, after the answer (the coordinator never waits for it), with `task.state` the state the task was canceled
+   * in; also for a cancel of a `published` task (undo the publication if you can; the task stays published), and for
+   * a task the coordinator gave up on while the service was down. Make it safe to run twice.
+   */
   cancel?(task: TaskContext): Promise<void> | void;
   /** Readiness for GET /status: false (or a message) answers 503. Default: ready. */
   status?(): Promise<boolean | string> | boolean | string;
@@ -127,11 +113,24 @@ export interface TaskServiceOptions {
   /** The service's own token for callbacks (token.ts: client credentials). */
   callbackToken?: TokenSource;
   /**
-   * `background` (a server): answer at once, run the work after; a task found `running` or `publishing` with no
-   * work in this process (after a restart) has its work started again at the next action for it. `inline` (Lambda,
-   * which freezes after answering): run the work before answering, for work that ends within the action timeout.
+   * Where the work of `start` and `publish` runs (docs/task-service-authors.md, "Three ways to run"):
+   * `in-process` (the default: a Node server or container) answers `running` at once and runs the work here;
+   * `worker` answers at once and sends the work to `queue` (SQS on AWS, where an SQS-triggered worker runs it;
+   * by default a queue in this process); `inline` runs the work before answering, for work that ends within the
+   * coordinator's action timeout on a Lambda function without a worker. `get_status` never runs work.
    */
-  run?: 'background' | 'inline';
+  run?: RunMode;
+  /** The work queue of the worker mode (default: `localQueue()`, in this process). */
+  queue?: WorkQueue;
+  /**
+   * How often running work re-reads its task, and stops when another instance canceled it (default 5 s; 0: never).
+   */
+  watchSeconds?: number;
+  /**
+   * For a process that only reports (an outside job's `reportTask`): a task that ends while it reports is marked for
+   * clean-up, which the service's own sweep runs, instead of running `cancel()` here.
+   */
+  cleanupElsewhere?: boolean;
   /** Where the service logs its requests, callbacks and work (default: nowhere). */
   log?: (line: string) => void;
   /** The clock, in milliseconds since the epoch (default Date.now). */
@@ -196,16 +195,23 @@ export interface TaskService {
   handle(request: KitRequest): Promise<KitResponse>;
   /** Where its tasks are. */
   store: TaskStore;
+  /**
+   * An outside job's report on the work `start` or `publish` handed to it: progress, a checkpoint, or its end
+   * (`staged` or `published`, or `failed`), recorded in the store and sent to the coordinator. The answer says
+   * whether to go on: `ended` when the task or its release has ended (stop, and discard the work).
+   */
+  reportTask(taskId: string, update: TaskUpdate): Promise<CallbackOutcome>;
+  /** Runs one job of the worker mode (the Lambda worker, or the local queue, calls it). */
+  runJob(job: WorkJob, opts?: { stopAt?: number }): Promise<JobOutcome>;
+  /** Asks the coordinator about the tasks still at work or staged here, and cancels those it gave up on. */
+  sweep(): Promise<{ asked: number; canceled: number }>;
+  /** After a restart: runs again the work that was going on (attempt + 1), and the clean-ups left. */
+  resume(): Promise<number>;
   /** Resolves when no work is running (tests; a graceful stop). */
   idle(): Promise<void>;
   /** Aborts all running work (the tasks keep their state; a restart picks them up again). */
   stop(): void;
 }
-
-const WORKING: Partial<Record<TaskState, { phase: 'start' | 'publish'; done: TaskState }>> = {
-  running: { phase: 'start', done: 'staged' },
-  publishing: { phase: 'publish', done: 'published' },
-};
 
 /**
  * The kit's core: the task-service API around an author's work, independent of how requests arrive (`serve` serves
@@ -232,7 +238,8 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
   const store = opts.store ?? memoryStore();
   const now = opts.now ?? Date.now;
   const log = opts.log ?? (() => {});
-  const mode = opts.run ?? 'background';
+  const mode = opts.run ?? 'in-process';
+  const queue = mode === 'worker' ? (opts.queue ?? localQueue({ log })) : undefined;
   const checkToken = tokenChecker(opts.auth, opts.fetch);
   const checkSignature = opts.signingSecrets
     ? signatureChecker({
@@ -252,8 +259,26 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
         log,
       })
     : async () => 'recorded';
-  /** The work running in this process, by task. */
-  const live = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  const engine = createEngine({
+    work,
+    store,
+    report,
+    log,
+    now,
+    mode,
+    queue,
+    watchMs: (opts.watchSeconds ?? 5) * 1000,
+    cleanupElsewhere: opts.cleanupElsewhere,
+    ask: opts.coordinatorUrl
+      ? coordinatorTaskState({
+          coordinatorUrl: opts.coordinatorUrl,
+          token: opts.callbackToken,
+          fetch: opts.fetch,
+          log,
+        })
+      : undefined,
+  });
+  queue?.attach?.((job) => engine.runJob(job));
 
   const reply = (task: StoredTask): TaskReply => ({
     name: opts.name,
@@ -264,70 +289,6 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
     progress: task.progress,
     date_submitted: task.date_submitted,
   });
-
-  const context = (task: StoredTask, controller: AbortController, during?: TaskState): TaskContext => ({
-    taskId: task.task_id,
-    releaseId: task.release_id,
-    studies: task.studies,
-    requestId: task.request_id,
-    signal: controller.signal,
-    log: (line) => log(`${task.task_id} ${line}`),
-    progress: async (percent) => {
-      if (controller.signal.aborted) throw new TaskEndedError(`task ${task.task_id} has ended`);
-      const value = Math.max(0, Math.min(100, Math.round(percent)));
-      const updated = during ? await store.update(task.task_id, { progress: value }, [during]) : undefined;
-      if (!updated) return end(controller, task.task_id);
-      if ((await report(task.task_id, { progress: value }, task.request_id)) === 'ended')
-        return end(controller, task.task_id, during);
-    },
-  });
-
-  /** The coordinator says the task or its release has ended: stop the work, and say canceled here too. */
-  const end = async (controller: AbortController, taskId: string, during?: TaskState): Promise<never> => {
-    if (during) await store.update(taskId, { state: 'canceled' }, [during]);
-    controller.abort(new TaskEndedError(`task ${taskId} has ended`));
-    throw new TaskEndedError(`task ${taskId} has ended`);
-  };
-
-  /** Runs a task's work to its end state, reporting it; never throws. */
-  const runWork = (task: StoredTask): Promise<void> => {
-    const working = WORKING[task.state];
-    if (!working || live.has(task.task_id)) return live.get(task.task_id)?.done ?? Promise.resolve();
-    const controller = new AbortController();
-    const during = task.state;
-    const done = (async () => {
-      let outcome: { state: TaskState; progress?: number };
-      try {
-        await work[working.phase](context(task, controller, during));
-        outcome = { state: working.done, progress: 100 };
-      } catch (err) {
-        if (controller.signal.aborted || err instanceof TaskEndedError) return;
-        log(`${task.task_id} ${working.phase} failed: ${(err as Error)?.message ?? String(err)}`);
-        outcome = { state: 'failed' };
-      }
-      if (controller.signal.aborted) return;
-      const changed = await store.update(task.task_id, outcome, [during]);
-      if (!changed) return;
-      const answer: CallbackOutcome = await report(task.task_id, outcome, task.request_id);
-      if (answer === 'ended' && outcome.state !== 'failed')
-        await store.update(task.task_id, { state: 'canceled' }, [outcome.state]);
-    })()
-      .catch((err) => log(`${task.task_id} work: ${String(err)}`))
-      .finally(() => live.delete(task.task_id));
-    live.set(task.task_id, { controller, done });
-    return done;
-  };
-
-  /** Starts the work of a task that is working here or, after a restart, was working before it. */
-  const ensureWork = async (task: StoredTask): Promise<StoredTask> => {
-    if (!WORKING[task.state]) return task;
-    if (mode === 'inline') {
-      if (!live.has(task.task_id)) await runWork(task);
-      return (await store.get(task.task_id)) ?? task;
-    }
-    void runWork(task);
-    return task;
-  };
 
   const act = async (request: ActionRequest, requestId: string | undefined): Promise<StoredTask> => {
     const action = request.action;
@@ -344,7 +305,7 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
         ...(requestId ? { request_id: requestId } : {}),
       };
       try {
-        await work.initialize?.(context(fresh, new AbortController()));
+        await work.initialize?.(engine.context(fresh, new AbortController(), 'pending'));
       } catch (err) {
         throw new KitError('rejected', `initialize refused: ${(err as Error)?.message ?? String(err)}`);
       }
@@ -356,27 +317,30 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
       throw new KitError('invalid_input', `task ${task.task_id} belongs to release ${task.release_id}`);
     if (requestId && requestId !== task.request_id)
       task = (await store.update(task.task_id, { request_id: requestId })) ?? task;
+    if (action === 'cancel' && task.state === 'published') return engine.cancelPublished(task);
     const rule = ACTION_RULES[action][task.state];
     if (rule === 'reject') throw new KitError('rejected', `cannot ${action} a ${task.state} task`);
-    if (rule === 'same' || rule === undefined) return ensureWork(task);
-    if (action === 'cancel') {
-      const running = live.get(task.task_id);
-      running?.controller.abort(new TaskEndedError(`task ${task.task_id} was canceled`));
-      const canceled = await store.update(task.task_id, { state: 'canceled' }, [task.state]);
-      if (!canceled) return (await store.get(task.task_id)) ?? task;
-      if (work.cancel) {
-        const controller = new AbortController();
-        controller.abort();
-        await Promise.resolve(work.cancel(context(canceled, controller))).catch((err) =>
-          log(`${task.task_id} cancel: ${String(err)}`),
-        );
-      }
-      return canceled;
-    }
-    // start (pending -> running) or publish (staged -> publishing): whoever moves the task runs its work.
-    const moved = await store.update(task.task_id, { state: rule, progress: 0 }, [task.state]);
+    // A repeat answers the task as it is: get_status only ever reads the store.
+    if (rule === 'same' || rule === undefined) return task;
+    if (action === 'cancel')
+      return (await engine.cancelHere(task)) ?? (await store.get(task.task_id)) ?? task;
+    // start (pending -> running) or publish (staged -> publishing): whoever moves the task hands its work on.
+    // Copied: the memory store changes its task objects in place.
+    const before = { state: task.state, progress: task.progress };
+    const moved = await store.update(
+      task.task_id,
+      { state: rule, progress: 0, attempt: 0, checkpoint: null, handed_off: false },
+      [task.state],
+    );
     if (!moved) return (await store.get(task.task_id)) ?? task;
-    return ensureWork(moved);
+    try {
+      await engine.dispatch(moved);
+    } catch (err) {
+      // The work could not be handed on (the queue is unavailable): as if the action never came, and a 503.
+      await store.update(task.task_id, before, [rule]);
+      throw err;
+    }
+    return mode === 'inline' ? ((await store.get(task.task_id)) ?? moved) : moved;
   };
 
   const json = (
@@ -450,11 +414,18 @@ export function createTaskService(work: TaskWork, opts: TaskServiceOptions): Tas
   return {
     handle,
     store,
+    reportTask: engine.reportTask,
+    runJob: engine.runJob,
+    sweep: engine.sweep,
+    resume: engine.resume,
     idle: async () => {
-      while (live.size) await Promise.all([...live.values()].map((w) => w.done));
+      await engine.idle();
+      await queue?.idle?.();
+      await engine.idle();
     },
     stop: () => {
-      for (const w of live.values()) w.controller.abort(new TaskEndedError('the service is stopping'));
+      queue?.stop?.();
+      engine.stop();
     },
   };
 }

@@ -1,20 +1,7 @@
-import { readFileSync, statSync } from 'node:fs';
 import { Webhook } from 'standardwebhooks';
 import { SIGNATURE_HEADERS, SIGNATURE_TOLERANCE_SECONDS } from './contract.js';
 import { KitError } from './errors.js';
-
-/**
- * The service's current signing secrets (`whsec_…`): one, or two during a rotation's grace period. Called for every
- * action, so a secret that changes takes effect at once.
- *
- * @example
- * ```ts
- * import type { Secrets } from '@release-coordinator/task-service';
- *
- * const secrets: Secrets = () => [process.env.WEBHOOK_SECRET ?? ''].filter(Boolean);
- * ```
- */
-export type Secrets = () => string[];
+import { fileSecretSource, type Secrets } from './secrets.js';
 
 /**
  * The secrets and the replay records of `signatureChecker`.
@@ -57,7 +44,11 @@ export interface SignatureCheckOptions {
 export function signatureChecker(opts: SignatureCheckOptions) {
   const now = opts.now ?? Date.now;
   return async (raw: string, headers: Record<string, string | undefined>): Promise<void> => {
-    const current = opts.secrets();
+    let current = await opts.secrets();
+    if (current.length === 0 && opts.secrets.refresh) {
+      await opts.secrets.refresh();
+      current = await opts.secrets();
+    }
     if (current.length === 0)
       throw new KitError('unauthorized', 'no signing secret configured yet: actions are refused');
     const signed = Object.fromEntries(SIGNATURE_HEADERS.map((h) => [h, headers[h] ?? ''])) as Record<
@@ -68,15 +59,22 @@ export function signatureChecker(opts: SignatureCheckOptions) {
     if (missing.length)
       throw new KitError('unauthorized', `the request is not signed (no ${missing.join(', ')})`);
     let why = '';
-    const verified = current.some((secret) => {
-      try {
-        new Webhook(secret).verify(raw, signed);
-        return true;
-      } catch (err) {
-        why = (err as Error).message;
-        return false;
-      }
-    });
+    const verifies = (secrets: string[]) =>
+      secrets.some((secret) => {
+        try {
+          new Webhook(secret).verify(raw, signed);
+          return true;
+        } catch (err) {
+          why = (err as Error).message;
+          return false;
+        }
+      });
+    let verified = verifies(current);
+    if (!verified && opts.secrets.refresh) {
+      // A secret just written (a registration, a rotation) that the cache has not seen yet.
+      await opts.secrets.refresh();
+      verified = verifies(await opts.secrets());
+    }
     if (!verified) throw new KitError('unauthorized', `the signature does not verify: ${why}`);
     const fresh = await opts.claim(signed['webhook-id'], now() + 2 * SIGNATURE_TOLERANCE_SECONDS * 1000);
     if (!fresh) throw new KitError('unauthorized', 'the signature does not verify: replayed webhook-id');
@@ -86,8 +84,9 @@ export function signatureChecker(opts: SignatureCheckOptions) {
 /**
  * The signing secret from a file, read again whenever the file changes, so that the secret the coordinator answers
  * at registration (or rotation) takes effect without a restart. The file holds the `whsec_…` value (or several,
- * separated by white space), or the JSON answer of `POST /task-services` / `rotate-secret` (its `secret` field). A
- * missing or empty file gives no secret: every action is refused until there is one.
+ * separated by white space), the JSON answer of `POST /task-services` / `rotate-secret` (its `secret` field), or the
+ * secret document `drc … --secret-to file:<path>` writes (SecretDocument: with the previous secret during a
+ * rotation's grace period). A missing or empty file gives no secret: every action is refused until there is one.
  *
  * @example
  * ```ts
@@ -101,27 +100,5 @@ export function signatureChecker(opts: SignatureCheckOptions) {
  * ```
  */
 export function secretFile(path: string): Secrets {
-  let cache: { mtimeMs: number; size: number; secrets: string[] } | undefined;
-  return () => {
-    let stat: { mtimeMs: number; size: number };
-    try {
-      stat = statSync(path);
-    } catch {
-      cache = undefined;
-      return [];
-    }
-    if (cache && cache.mtimeMs === stat.mtimeMs && cache.size === stat.size) return cache.secrets;
-    const text = readFileSync(path, 'utf8').trim();
-    let secrets: string[] = [];
-    if (text.startsWith('{')) {
-      try {
-        const secret = (JSON.parse(text) as { secret?: unknown }).secret;
-        if (typeof secret === 'string') secrets = [secret];
-      } catch {
-        secrets = [];
-      }
-    } else secrets = text.split(/\s+/).filter(Boolean);
-    cache = { mtimeMs: stat.mtimeMs, size: stat.size, secrets };
-    return secrets;
-  };
+  return fileSecretSource(path).signingSecrets;
 }

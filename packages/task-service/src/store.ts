@@ -27,10 +27,20 @@ export interface StoredTask {
   date_submitted: string;
   /** The coordinator's correlation id (X-Request-Id) of the last action, sent back on the callbacks. */
   request_id?: string;
+  /** How many times the work of the current phase (start or publish) has begun: 2 or more is a re-run. */
+  attempt?: number;
+  /** What the work saved last with `saveCheckpoint` (JSON), handed to a re-run; null once its phase is over. */
+  checkpoint?: unknown;
+  /** The work was handed to an outside job, which reports through `reportTask`: a restart does not run it again. */
+  handed_off?: boolean;
+  /** The state the task was in when it was canceled (or `published`, for a cancel of a published task). */
+  cancel_from?: TaskState;
+  /** The author's `cancel()` clean-up: `pending` until it has run, then `done`. */
+  cleanup?: 'pending' | 'done';
 }
 
 /**
- * A change to a stored task: its state, progress or last correlation id.
+ * A change to a stored task: its state, progress, last correlation id, or what the kit keeps about its work.
  *
  * @example
  * ```ts
@@ -43,12 +53,18 @@ export interface TaskChange {
   state?: TaskState;
   progress?: number;
   request_id?: string;
+  attempt?: number;
+  checkpoint?: unknown;
+  handed_off?: boolean;
+  cancel_from?: TaskState;
+  cleanup?: 'pending' | 'done';
 }
 
 /**
  * Where the kit keeps its tasks, so that an action after a restart of the service finds its task (a 404 for a task
  * the service once initialized fails the release). Three come with the kit: `memoryStore` (tests, trials),
- * `fileStore` (a local file) and `dynamoDbStore`; anything with these four methods will do.
+ * `fileStore` (a local file) and `dynamoDbStore`; anything with these methods will do. Without `list`, the kit
+ * neither resumes work after a restart nor asks the coordinator about the tasks it gave up on.
  *
  * @example
  * ```ts
@@ -78,6 +94,8 @@ export interface TaskStore {
    * store, so that replays are refused across restarts and across the instances of a Lambda function.
    */
   claimMessage(id: string, expiresAtMs: number): Promise<boolean>;
+  /** The tasks in one of `states`: what a restart resumes, and what the kit asks the coordinator about. */
+  list?(states: readonly TaskState[]): Promise<StoredTask[]>;
 }
 
 /**
@@ -91,10 +109,9 @@ export interface TaskStore {
  * ```
  */
 export function applyChange(task: StoredTask, change: TaskChange): StoredTask {
-  const out = { ...task };
-  if (change.state !== undefined) out.state = change.state;
-  if (change.progress !== undefined) out.progress = change.progress;
-  if (change.request_id !== undefined) out.request_id = change.request_id;
+  const out: StoredTask = { ...task };
+  for (const [field, value] of Object.entries(change))
+    if (value !== undefined) (out as unknown as Record<string, unknown>)[field] = value;
   return out;
 }
 
@@ -152,6 +169,9 @@ export function memoryStore(now: () => number = Date.now): MemoryTaskStore {
       if (messages.has(id)) return false;
       messages.set(id, expiresAtMs);
       return true;
+    },
+    async list(states) {
+      return [...tasks.values()].filter((t) => states.includes(t.state));
     },
   };
 }

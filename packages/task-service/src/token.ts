@@ -38,7 +38,8 @@ export interface TokenSource {
 export interface ClientCredentialsOptions {
   /** The identity provider's token endpoint. */
   tokenUrl: string;
-  clientId: string;
+  /** The client id, or a function that reads it (from a secret store) each time a token is fetched. */
+  clientId: string | (() => Promise<string>);
   /** The client secret, or a function that reads it (from a secret store) each time a token is fetched. */
   clientSecret: string | (() => Promise<string>);
   /** Scopes to ask for (Cognito: e.g. `coordinator/service`); none asks for the client's defaults. */
@@ -100,13 +101,14 @@ export function clientCredentials(opts: ClientCredentialsOptions): TokenSource {
 
   const request = async (): Promise<RequestInit> => {
     const secret = typeof opts.clientSecret === 'string' ? opts.clientSecret : await opts.clientSecret();
+    const clientId = typeof opts.clientId === 'string' ? opts.clientId : await opts.clientId();
     const params: Record<string, string> = { grant_type: 'client_credentials' };
-    if (style !== 'basic') Object.assign(params, { client_id: opts.clientId, client_secret: secret });
+    if (style !== 'basic') Object.assign(params, { client_id: clientId, client_secret: secret });
     if (opts.scope) params.scope = opts.scope;
     if (opts.audience) params.audience = opts.audience;
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (style === 'basic') {
-      const pair = `${encodeURIComponent(opts.clientId)}:${encodeURIComponent(secret)}`;
+      const pair = `${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`;
       headers.Authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
     }
     if (style === 'json') headers['Content-Type'] = 'application/json';

@@ -35,6 +35,7 @@ export async function startFront(
   kit: TaskService,
   store: MemoryTaskStore,
   opts: FakeTaskServiceOptions,
+  port = 0,
 ): Promise<Front> {
   const hanging = new Set<ServerResponse>();
   const flakyLeft = new Map(
@@ -134,7 +135,7 @@ export async function startFront(
   };
 
   const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((r) => server.listen(0, host === '127.0.0.1' ? host : '0.0.0.0', r));
+  await new Promise<void>((r) => server.listen(port, host === '127.0.0.1' ? host : '0.0.0.0', r));
   return { url: `http://${host}:${(server.address() as AddressInfo).port}`, close };
 }
 

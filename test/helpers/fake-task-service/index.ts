@@ -38,23 +38,37 @@ export async function startFakeTaskService(options: FakeTaskServiceOptions = {})
     idle: () => kit.idle(),
     close: async () => {},
     stop: async () => {},
+    restart: async () => {},
   };
   const callback = callbackSender(options, fake.callbacks, stopping.signal);
-  const kit = createTaskService(fakeWork(options, tasks, callback), {
-    name,
-    version: '1.0.0',
-    auth: options.quirks?.anyAudience ? { mode: 'none' } : (options.auth ?? { mode: 'none' }),
-    signingSecrets: options.signingSecrets,
-    store: store satisfies TaskStore,
-    log: options.log,
-  });
-  const front = await startFront(fake, kit, tasks, options);
+  /** What the publishOnce quirk has published: it outlives a restart, as a publication would. */
+  const published = new Set<string>();
+  const makeKit = () =>
+    createTaskService(fakeWork(options, tasks, callback, published), {
+      name,
+      version: '1.0.0',
+      auth: options.quirks?.anyAudience ? { mode: 'none' } : (options.auth ?? { mode: 'none' }),
+      signingSecrets: options.signingSecrets,
+      store: store satisfies TaskStore,
+      log: options.log,
+    });
+  let kit = makeKit();
+  let front = await startFront(fake, kit, tasks, options);
+  const port = new URL(front.url).port;
   fake.url = front.url;
-  fake.close = front.close;
+  fake.close = () => front.close();
   fake.stop = async () => {
     stopping.abort();
     kit.stop();
     await front.close();
+  };
+  fake.restart = async () => {
+    // As a process that is killed: its work stops where it is, its port closes; the tasks stay in the store.
+    kit.stop();
+    await front.close();
+    kit = makeKit();
+    front = await startFront(fake, kit, tasks, options, Number(port));
+    await kit.resume();
   };
   return fake;
 }

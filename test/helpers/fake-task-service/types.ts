@@ -50,6 +50,13 @@ export interface Quirks {
   unknownActionAsStatus?: boolean;
   /** Fields added to every callback's body. */
   callbackExtra?: Record<string, unknown>;
+  /**
+   * Cancel is answered and recorded (get_status says canceled), but the timed work goes on to its end and reports
+   * it by callback anyway.
+   */
+  ignoreCancel?: boolean;
+  /** A task's publish work fails when it runs a second time (a restart mid-publish runs it again). */
+  publishOnce?: boolean;
 }
 
 export interface FakeTaskServiceOptions {
@@ -165,4 +172,9 @@ export interface FakeTaskService {
   close(): Promise<void>;
   /** Stops everything: the work, the callbacks being sent again, and the listening. */
   stop(): Promise<void>;
+  /**
+   * As a kill and a restart of the process: the work stops where it is and the port closes; then a new service
+   * over the same tasks listens on the same port and resumes the work that was going on.
+   */
+  restart(): Promise<void>;
 }

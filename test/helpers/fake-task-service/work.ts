@@ -32,6 +32,7 @@ export function fakeWork(
   opts: FakeTaskServiceOptions,
   store: MemoryTaskStore,
   callback: SendCallback,
+  published: Set<string> = new Set(),
 ): TaskWork {
   const phases: Record<'start' | 'publish', Phase> = {
     start: {
@@ -68,10 +69,14 @@ export function fakeWork(
   const end = (phase: Phase) => (phase.fails ? 'failed' : phase.done);
   const endChange = (state: TaskState) => (state === 'failed' ? { state } : { state, progress: 100 });
 
+  /** Progress reports on their way, which a cancel lets arrive first (as the kit's own reports do). */
+  const sending = new Map<string, Promise<unknown>>();
   const progress = async (task: TaskContext, phase: Phase, percent: number) => {
     const updated = await store.update(task.taskId, { progress: Math.round(percent) }, [phase.during]);
-    if (!updated) throw new TaskEndedError(`task ${task.taskId} has ended`);
-    const outcome = await callback(task.taskId, { progress: updated.progress }, updated.request_id);
+    if (!updated || task.signal.aborted) throw new TaskEndedError(`task ${task.taskId} has ended`);
+    const sent = callback(task.taskId, { progress: updated.progress }, updated.request_id);
+    sending.set(task.taskId, sent);
+    const outcome = await sent.finally(() => sending.delete(task.taskId));
     if (outcome === 'ended') {
       await store.update(task.taskId, { state: 'canceled' }, [phase.during]);
       throw new TaskEndedError(`task ${task.taskId} has ended`);
@@ -79,6 +84,20 @@ export function fakeWork(
   };
 
   const run = (phase: Phase) => async (task: TaskContext) => {
+    if (opts.quirks?.publishOnce && phase.done === 'published') {
+      // The publication's first effect (its destination) is made at once: a second run finds it there.
+      if (published.has(task.taskId))
+        throw new Error(`${task.taskId} is already published: the destination exists`);
+      published.add(task.taskId);
+    }
+    if (opts.quirks?.ignoreCancel && phase.polls === 0) {
+      // Deaf to cancel: the work sleeps through it, and reports its end whatever the task's state.
+      await sleep(phase.ms);
+      const state = end(phase);
+      await store.update(task.taskId, endChange(state), [phase.during]);
+      await callback(task.taskId, endChange(state), task.requestId);
+      return;
+    }
     if (phase.polls > 0) {
       const ended = await new Promise<StoredTask>((resolve, reject) => {
         waiting.set(task.taskId, resolve);
@@ -113,6 +132,7 @@ export function fakeWork(
     start: run(phases.start),
     publish: run(phases.publish),
     beforeAction: async (action, request) => {
+      if (action === 'cancel') await Promise.race([sending.get(request.task_id), sleep(2000)]);
       const task = await store.get(request.task_id);
       if (!task || task.release_id !== request.release_id) return;
       const phase = action === 'start' ? phases.start : action === 'publish' ? phases.publish : undefined;

@@ -19,6 +19,7 @@ import {
   startTaskService,
 } from '#examples/task-service/service.js';
 import { freePort } from '#local/dynamodb-local.js';
+import { fileSecretSource } from '#packages/task-service/src/secrets.js';
 import { type SpawnedStack, spawnStack } from '#test/helpers/spawned-stack.js';
 
 /**
@@ -447,6 +448,48 @@ describe('drc services, releases and events', () => {
     expect(await json(['services', 'rm', added.kf_id])).toEqual({ deleted: added.kf_id });
   });
 
+  it('services add --create-client --secret-to file: writes the secrets where the kit reads them; rotate-secret keeps the old one for its grace', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'drc-secret-to-')), 'stager.secret.json');
+    const added = await json([
+      'services',
+      'add',
+      'secret to file',
+      service.url,
+      '--create-client',
+      '--disabled',
+      '--secret-to',
+      `file:${path}`,
+    ]);
+    // The answer names where the secrets went, and shows none of them.
+    expect(added).toMatchObject({ secret_to: `file:${path}`, client_id: expect.stringMatching(/^ts-/) });
+    expect(JSON.stringify(added)).not.toMatch(/whsec_/);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const source = fileSecretSource(path);
+    const first = await source.read();
+    expect(first).toMatchObject({ clientId: added.client_id, taskServiceId: added.kf_id });
+    expect(first.signing).toEqual([expect.stringMatching(/^whsec_/)]);
+    // The client written is the one the local identity provider made.
+    const token = await fetch(`${stack.url.idp}/oauth/token`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: first.clientId ?? '',
+        client_secret: first.clientSecret ?? '',
+      }),
+    });
+    expect(token.status).toBe(200);
+    const rotated = await json(['services', 'rotate-secret', added.kf_id, '--secret-to', `file:${path}`]);
+    expect(rotated.secret_to).toBe(`file:${path}`);
+    const after = await source.read();
+    expect(after.signing).toEqual([expect.stringMatching(/^whsec_/), first.signing[0]]);
+    expect(after.signing[0]).not.toBe(first.signing[0]);
+    expect(after).toMatchObject({ clientId: first.clientId, clientSecret: first.clientSecret });
+    const bad = await drc(['services', 'rotate-secret', added.kf_id, '--secret-to', 'no spaces please']);
+    expect(bad.code).toBe(2);
+    await json(['services', 'rm', added.kf_id]);
+  });
+
   it('services rm deletes it', async () => {
     expect(await json(['services', 'rm', serviceId])).toEqual({ deleted: serviceId });
     expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).not.toContain(serviceId);
@@ -472,7 +515,12 @@ describe('drc files, signed URLs and developer tokens', () => {
   });
 
   it('dev-tokens create | ls | rm', async () => {
-    const created = await json(['dev-tokens', 'create', 'cli-laptop']);
+    // Without a study choice and without a terminal to ask on: a usage error that says what to give.
+    const unchosen = await drc(['dev-tokens', 'create', 'cli-unchosen']);
+    expect(unchosen.code).toBe(2);
+    expect(unchosen.stderr).toMatch(/--study <id…> or --all-studies/);
+    const before = Date.now();
+    const created = await json(['dev-tokens', 'create', 'cli-laptop', '--all-studies']);
     expect(created.name).toBe('cli-laptop');
     expect(created.token.length).toBeGreaterThan(20);
     const listed = await json(['dev-tokens', 'ls']);
@@ -480,7 +528,13 @@ describe('drc files, signed URLs and developer tokens', () => {
     expect(mine.token).not.toBe(created.token);
     expect(await json(['dev-tokens', 'rm', 'cli-laptop'])).toEqual({ deleted: 'cli-laptop' });
     expect((await json(['dev-tokens', 'ls'])).results.map((t: any) => t.name)).not.toContain('cli-laptop');
-    expect(created).toMatchObject({ expires_at: null, studies: null });
+    // Every study, as chosen, for 30 days: the CLI's default expiry.
+    expect(created.studies).toBeNull();
+    expect(Date.parse(created.expires_at) - before).toBeGreaterThan(30 * 86_400_000 - 60_000);
+    expect(Date.parse(created.expires_at) - before).toBeLessThan(30 * 86_400_000 + 60_000);
+    const forever = await json(['dev-tokens', 'create', 'cli-forever', '--all-studies', '--no-expiry']);
+    expect(forever).toMatchObject({ expires_at: null, studies: null });
+    await json(['dev-tokens', 'rm', 'cli-forever']);
   });
 
   it('dev-tokens create --expires-in --study narrows the token', async () => {
@@ -498,7 +552,14 @@ describe('drc files, signed URLs and developer tokens', () => {
     expect(created.studies).toEqual(['SD_AAAAAAA1', 'SD_AAAAAAA2']);
     expect(Date.parse(created.expires_at) - before).toBeGreaterThan(3500_000);
     expect(Date.parse(created.expires_at) - before).toBeLessThan(3700_000);
-    const at = await json(['dev-tokens', 'create', 'cli-until', '--expires-at', '2099-01-01T00:00:00Z']);
+    const at = await json([
+      'dev-tokens',
+      'create',
+      'cli-until',
+      '--all-studies',
+      '--expires-at',
+      '2099-01-01T00:00:00Z',
+    ]);
     expect(at.expires_at).toBe('2099-01-01T00:00:00.000000Z');
     await json(['dev-tokens', 'rm', 'cli-narrow']);
     await json(['dev-tokens', 'rm', 'cli-until']);

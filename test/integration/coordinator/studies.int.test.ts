@@ -13,9 +13,10 @@ const requested: string[] = [];
 let failAfterFirstPage = false;
 
 let api: CoordinatorApi;
-let runStudySync: (
-  source?: string,
-) => Promise<{ total: number; new: number; deleted: number; restored: number }>;
+type SyncResult = { total: number; new: number; deleted: number; restored: number };
+let runStudySync: (source?: string) => Promise<SyncResult>;
+/** The scheduled function's own entry point: it reads STUDIES_SOURCE. */
+let scheduledHandler: () => Promise<SyncResult>;
 
 const study = (n: number, extra: Record<string, unknown> = {}) => ({
   kf_id: `SD_${String(n).padStart(8, '0')}`,
@@ -58,9 +59,10 @@ beforeAll(async () => {
   sourceUrl = `http://127.0.0.1:${(source.address() as AddressInfo).port}/api`;
   api = await startCoordinatorApi();
   // The scheduled function's module, from the sources or the bundle (LOCAL_HANDLERS).
-  ({ runStudySync } = await loadHandlerModule<{ runStudySync: typeof runStudySync }>(
-    'functions/coordinator/handlers/study-sync.ts',
-  ));
+  ({ runStudySync, handler: scheduledHandler } = await loadHandlerModule<{
+    runStudySync: typeof runStudySync;
+    handler: typeof scheduledHandler;
+  }>('functions/coordinator/handlers/study-sync.ts'));
 });
 afterAll(async () => {
   await api?.close();
@@ -135,6 +137,15 @@ describe('study sync from a dataservice URL', () => {
 });
 
 describe('study sync from a file', () => {
+  it('runs on schedule from STUDIES_SOURCE, the way EventBridge invokes it', async () => {
+    process.env.STUDIES_SOURCE = 'local/studies.sample.json';
+    try {
+      expect((await scheduledHandler()).total).toBe(5);
+    } finally {
+      delete process.env.STUDIES_SOURCE;
+    }
+  });
+
   it('loads the bundled sample file', async () => {
     const result = await runStudySync('local/studies.sample.json');
     expect(result.total).toBe(5);

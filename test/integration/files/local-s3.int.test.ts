@@ -36,4 +36,21 @@ describe('the local S3 component', () => {
     c2.destroy();
     await second.stop();
   });
+
+  it('answers CORS for the origins it was given only (the dashboard’s, in npm start)', async () => {
+    const s3 = await startS3({ dir, port: 0, bucket: 'cors', corsOrigins: ['http://127.0.0.1:3005'] });
+    const preflight = (origin: string) =>
+      fetch(`${s3.env.AWS_ENDPOINT_URL_S3}/cors/some-key`, {
+        method: 'OPTIONS',
+        headers: { Origin: origin, 'Access-Control-Request-Method': 'PUT' },
+      });
+    const allowed = await preflight('http://127.0.0.1:3005');
+    expect(allowed.status).toBe(200);
+    // s3rver answers a preflight it allows with `*`; one from another origin is refused.
+    expect(allowed.headers.get('access-control-allow-origin')).not.toBeNull();
+    const other = await preflight('https://elsewhere.example');
+    expect(other.status).toBe(403);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    await s3.stop();
+  });
 });

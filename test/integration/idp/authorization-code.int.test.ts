@@ -7,6 +7,7 @@ import { createTokenVerifier } from '#functions/shared/auth.js';
 import { FakeClock } from '#functions/shared/clock.js';
 import { CODE_TTL_SECONDS } from '#local/idp/authorize.js';
 import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
+import { REFRESH_TTL_SECONDS } from '#local/idp/refresh-token.js';
 import { type Idp, startIdp } from '#local/idp/server.js';
 
 // The development sign-in (authorization code + PKCE) of the local identity provider, over real HTTP, with the
@@ -109,7 +110,7 @@ describe('discovery', () => {
       token_endpoint: `${idp.issuer}/oauth/token`,
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
-      grant_types_supported: ['client_credentials', 'authorization_code'],
+      grant_types_supported: ['client_credentials', 'authorization_code', 'refresh_token'],
     });
     expect(body.token_endpoint_auth_methods_supported).toContain('none');
   });
@@ -303,6 +304,70 @@ describe('sign-in and the code exchange', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('invalid_request');
     expect(Object.keys(res.body.error.fields).sort()).toEqual(['code', 'code_verifier', 'redirect_uri']);
+  });
+});
+
+describe('refresh tokens', () => {
+  /** The verifier the APIs use, for this provider's tokens. */
+  const verifierFor = (provider: Idp) =>
+    createTokenVerifier({
+      AUTH_ISSUER: provider.issuer,
+      AUTH_AUDIENCE: ['release-coordinator'],
+      AUTH_JWKS_URI: provider.jwksUri,
+      AUTH_ROLES_CLAIMS: ['roles', 'cognito:groups', 'scope'],
+      AUTH_GROUPS_CLAIMS: ['groups'],
+      AUTH_ADMIN_ROLE: 'admin',
+      AUTH_SERVICE_ROLE: 'service',
+      AUTH_GRACE_SECONDS: 0,
+    });
+  async function signedIn(typed = { sub: 'olga', roles: 'admin', groups: 'SD_AAAAAAAA' }) {
+    const verifier = verifierOf();
+    const code = await codeFor(verifier, typed);
+    const tokens = await exchange({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      client_id: 'dashboard',
+      code_verifier: verifier,
+    });
+    expect(tokens.status).toBe(200);
+    return tokens.body;
+  }
+
+  it('the code exchange answers a refresh token that buys new access tokens for the same person', async () => {
+    const first = await signedIn();
+    expect(typeof first.refresh_token).toBe('string');
+    clock.advance(30 * 60_000);
+    const again = await exchange({
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: 'dashboard',
+    });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
+    expect(again.body.access_token).not.toBe(first.access_token);
+    const principal = await verifierFor(idp).verify(again.body.access_token);
+    expect(principal).toMatchObject({ sub: 'olga', isAdmin: true, groups: ['SD_AAAAAAAA'] });
+  });
+
+  it('is refused by the APIs as an access token, for another client, and once it has expired', async () => {
+    const { refresh_token: refresh } = await signedIn();
+    await expect(verifierFor(idp).verify(refresh)).rejects.toThrow();
+    const other = await exchange({ grant_type: 'refresh_token', refresh_token: refresh, client_id: 'drc' });
+    expect(other.status).toBe(400);
+    expect(other.body.error.code).toBe('invalid_grant');
+    clock.advance(REFRESH_TTL_SECONDS * 1000 + 1000);
+    const late = await exchange({
+      grant_type: 'refresh_token',
+      refresh_token: refresh,
+      client_id: 'dashboard',
+    });
+    expect(late.body.error.code).toBe('invalid_grant');
+    const missing = await exchange({ grant_type: 'refresh_token', client_id: 'dashboard' });
+    expect(missing.body.error).toMatchObject({
+      code: 'invalid_request',
+      fields: { refresh_token: ['Required'] },
+    });
   });
 });
 

@@ -73,7 +73,7 @@ describe('discovery', () => {
       jwks_uri: `${idp.issuer}/.well-known/jwks.json`,
       token_endpoint: `${idp.issuer}/oauth/token`,
       token_verify_endpoint: `${idp.issuer}/oauth/token/verify`,
-      grant_types_supported: ['client_credentials', 'authorization_code'],
+      grant_types_supported: ['client_credentials', 'authorization_code', 'refresh_token'],
       id_token_signing_alg_values_supported: ['RS256'],
     });
   });

@@ -43,6 +43,7 @@ describe('the dashboard server', () => {
       scope: 'openid',
       logoutUrl: null,
       pollMs: 1000,
+      taskServices: { clientRequired: false, createClient: true },
     };
     const ready = await fetch(`${base}/config.json`);
     expect(ready.status).toBe(200);

@@ -96,4 +96,27 @@ describe('fault matrix', () => {
     );
     expect(await h.execution(rel.item_id)).toBe('SUCCEEDED');
   });
+
+  it('fails the task, naming its service, when initialize answers a 900,000-character task_id', async () => {
+    const hostile = 'x'.repeat(900_000);
+    const [bad, good] = await h.addServices(2, (i) =>
+      i === 0
+        ? { stageMs: 0, actions: { initialize: { json: { state: 'pending', task_id: hostile } } } }
+        : {},
+    );
+    const rel = await h.createRelease();
+    const done = await h.waitFor(rel.item_id, isTerminal);
+    expect(done.state).toBe('failed');
+    const badTask = done.tasks.find((t: any) => t.task_service.endsWith(bad.id));
+    const goodTask = done.tasks.find((t: any) => t.task_service.endsWith(good.id));
+    expect(badTask.state).toBe('failed');
+    expect(goodTask.state).toBe('canceled');
+    const events = await h.events(rel.item_id);
+    expect(events.some((e) => /orchestration error/.test(e.message))).toBe(false);
+    const culprit = events.find((e) => e.event_type === 'error' && e.task?.endsWith(badTask.item_id));
+    expect(culprit.message).toContain(`initialize to task service "${bad.fake.name}" (${bad.id}) failed`);
+    // The id is repeated cut to 200 characters, with its length (functions/shared/untrusted-text.ts).
+    expect(culprit.message).toContain(`"${'x'.repeat(200)}…" (900000 characters)`);
+    expect(culprit.message.length).toBeLessThan(1000);
+  });
 });

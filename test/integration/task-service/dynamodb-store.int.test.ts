@@ -73,4 +73,24 @@ describe('dynamoDbStore on DynamoDB Local', () => {
     now += 601_000;
     expect(await b.claimMessage('msg_1', now + 600_000)).toBe(true);
   });
+
+  it('lists the tasks in the states asked for (not the replay records), and keeps a checkpoint and its clearing', async () => {
+    const store = dynamoDbStore({ table, client: docs });
+    await store.create({ ...task, task_id: 'TA_LIST_R', state: 'running' });
+    await store.create({ ...task, task_id: 'TA_LIST_S', state: 'staged' });
+    await store.claimMessage('msg_list', Date.now() + 60_000);
+    expect(
+      await store.update('TA_LIST_R', { checkpoint: { done: ['SD_1'] }, attempt: 2 }, ['running']),
+    ).toMatchObject({ checkpoint: { done: ['SD_1'] }, attempt: 2 });
+    const listed = await store.list?.(['running', 'staged']);
+    const ids = (listed ?? []).map((t) => t.task_id);
+    expect(ids).toEqual(expect.arrayContaining(['TA_LIST_R', 'TA_LIST_S']));
+    expect((listed ?? []).every((t) => ['running', 'staged'].includes(t.state))).toBe(true);
+    expect(await store.list?.([])).toEqual([]);
+    expect(await store.update('TA_LIST_R', { state: 'staged', checkpoint: null }, ['running'])).toMatchObject(
+      {
+        checkpoint: null,
+      },
+    );
+  });
 });

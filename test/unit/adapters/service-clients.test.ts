@@ -76,30 +76,13 @@ describe('Cognito app clients for task services', () => {
   });
 });
 
-describe('which identity provider makes the clients', () => {
-  it('Cognito with TASK_SERVICE_CLIENTS_USER_POOL_ID, the local provider with TASK_SERVICE_CLIENTS_IDP_URL, else none', async () => {
+describe('who makes the clients for the TaskServices function', () => {
+  it('the service-client gate with TASK_SERVICE_CLIENTS_FUNCTION_NAME, never the identity provider itself; else none', () => {
     expect(serviceClientsFromEnv({})).toBeNull();
-    cognito
-      .on(CreateUserPoolClientCommand)
-      .resolves({ UserPoolClient: { ClientId: 'c', ClientSecret: 's' } });
-    const viaCognito = serviceClientsFromEnv({
-      TASK_SERVICE_CLIENTS_USER_POOL_ID: 'us-east-1_P',
-      AWS_REGION: 'us-east-1',
-    });
-    expect(await viaCognito?.create('x')).toEqual({ clientId: 'c', clientSecret: 's' });
-    expect(cognito.commandCalls(CreateUserPoolClientCommand)[0].args[0].input).toMatchObject({
-      UserPoolId: 'us-east-1_P',
-      AllowedOAuthScopes: ['coordinator/service'],
-    });
-    expect(() => serviceClientsFromEnv({ TASK_SERVICE_CLIENTS_IDP_URL: 'http://127.0.0.1:1' })).toThrow(
-      /TASK_SERVICE_CLIENTS_IDP_CLIENT_ID/,
-    );
+    // The identity provider's own settings are the gate's: the TaskServices function does not call it directly.
     expect(
-      serviceClientsFromEnv({
-        TASK_SERVICE_CLIENTS_IDP_URL: 'http://127.0.0.1:1',
-        TASK_SERVICE_CLIENTS_IDP_CLIENT_ID: 'admin',
-        TASK_SERVICE_CLIENTS_IDP_CLIENT_SECRET: 'x',
-      }),
-    ).not.toBeNull();
+      serviceClientsFromEnv({ TASK_SERVICE_CLIENTS_USER_POOL_ID: 'us-east-1_P', AWS_REGION: 'us-east-1' }),
+    ).toBeNull();
+    expect(serviceClientsFromEnv({ TASK_SERVICE_CLIENTS_FUNCTION_NAME: 'ServiceClientGate' })).not.toBeNull();
   });
 });

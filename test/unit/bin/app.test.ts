@@ -3,12 +3,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { AUTH_FUNCTIONS } from '#lib/auth-manifest.js';
 import { functionEntries } from '#lib/bundling.js';
 import { REPO_ROOT } from '#lib/service-function.js';
 
 /**
- * The operator's commands, run as an operator runs them: the CDK CLI (`npm run synth`, and the deploy commands of
- * docs/deploy.md as written) on this checkout, with a concrete account and region and without, cdk-nag included.
+ * The operator's commands, run as an operator runs them: the CDK CLI (`npm run synth`, the block of docs/deploy.md
+ * that synthesizes for an account without credentials, and the deploy commands of docs/deploy.md as written) on this
+ * checkout, with a concrete account and region and without, cdk-nag included.
  *
  * No AWS credentials exist in these runs (no key in the environment, no config or credentials file, no instance
  * metadata), so a deploy goes as far as an operator's would before it needs them: argument parsing, the whole synth
@@ -23,6 +25,8 @@ import { REPO_ROOT } from '#lib/service-function.js';
  * file, run one command after another, so the CLI runs do not compete with each other.
  *
  * @covers bin/app.ts
+ * @covers docs/deploy.md
+ * @covers cdk.json
  */
 const work = mkdtempSync(join(tmpdir(), 'cdk-cli-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -73,8 +77,47 @@ function run(command: string, args: string[], env: Record<string, string>): Run 
   return { status: result.status, output: `${result.stdout}\n${result.stderr}`, outdir };
 }
 
-/** `npm run synth`, as docs/deploy.md gives it; `--` passes the output directory on to `cdk synth`. */
-const npmRunSynth = (env: Record<string, string>) => run('npm', ['run', 'synth', '--'], env);
+/** `npm run synth`, as docs/deploy.md gives it; `--` passes the context and the output directory on to `cdk synth`. */
+const npmRunSynth = (env: Record<string, string>, context: string[] = []) =>
+  run('npm', ['run', 'synth', '--', ...context], env);
+/** What a deploy to an account must decide (lib/deploy-checks.ts), as an operator gives it. */
+const DECISIONS = [
+  '-c',
+  'alarmEmail=oncall@example.org',
+  '-c',
+  'studiesSource=https://dataservice.example.org',
+];
+
+/**
+ * The shell block of docs/deploy.md that synthesizes for an account without credentials
+ * (`<!-- walkthrough: terminal: synth -->`), run by bash as written, in the repository, with the environment `run`
+ * gives the CLI. docs/deploy.md is not one of the walkthrough documents (test/walkthroughs), which need a local stack;
+ * this block needs none.
+ */
+function runDeployDocBlock(env: Record<string, string>): Run {
+  const doc = readFileSync(join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+  const block = /<!-- walkthrough: terminal: synth[^>]*-->\s*```bash\n([\s\S]*?)\n```/.exec(doc)?.[1];
+  if (!block) throw new Error('docs/deploy.md has no synth block');
+  const result = spawnSync('bash', ['-euo', 'pipefail', '-c', block], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: CLI_TIMEOUT - 10_000,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? work,
+      TMPDIR: work,
+      AWS_CONFIG_FILE: join(work, 'no-aws-config'),
+      AWS_SHARED_CREDENTIALS_FILE: join(work, 'no-aws-credentials'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+      CDK_DISABLE_CLI_TELEMETRY: 'true',
+      CDK_BUNDLE_CACHE_DIR: cache,
+      ...env,
+    },
+  });
+  const output = `${result.stdout}\n${result.stderr}`;
+  const outdir = /Successfully synthesized to (\S+)/.exec(output)?.[1] ?? '';
+  return { status: result.status, output, outdir };
+}
 const npxCdk = (args: string[], env: Record<string, string>) =>
   run('npx', ['--no-install', 'cdk', ...args], env);
 
@@ -108,35 +151,49 @@ describe('the CDK CLI, as an operator runs it', () => {
   let euWest1: Run;
 
   it(
-    '`npm run synth` with the account and region the CLI takes from credentials (us-east-1, the CLI’s default)',
+    '`npm run synth` with the account and region the CLI takes from credentials (us-east-1, the CLI’s default), an alarm destination and a studies source: the public shape, with no feature-flag notice',
     () => {
-      first = npmRunSynth({ CDK_DEFAULT_ACCOUNT: ACCOUNT });
+      first = npmRunSynth({ CDK_DEFAULT_ACCOUNT: ACCOUNT }, DECISIONS);
       expect(first.status, first.output).toBe(0);
       expectSynthesized(first, `aws://${ACCOUNT}/us-east-1`);
-      // One bundle per function entry (Health and FilesHealth share one).
-      expect(functionAssets(first.outdir)).toHaveLength(functionEntries().length);
+      expect(first.output).not.toMatch(/feature flags are not configured/);
+      // One bundle per function entry (Health and FilesHealth share one), but the Cognito trigger deployed only with
+      // identityProvider.
+      const deployed = functionEntries().filter((e) => !AUTH_FUNCTIONS.some((f) => f.entry === e.entry));
+      expect(functionAssets(first.outdir)).toHaveLength(deployed.length);
       expect(existsSync(cache)).toBe(true);
     },
     CLI_TIMEOUT,
   );
 
   it(
-    '`npm run synth` in eu-west-1 (AWS_REGION), with the bundles of the first run, byte for byte',
+    'docs/deploy.md’s block synthesizes the private-network shape for an account without credentials, in eu-west-1, with the bundles of the first run',
     () => {
-      euWest1 = npmRunSynth({ ...AFTER_FIRST, AWS_REGION: 'eu-west-1', CDK_DEFAULT_ACCOUNT: ACCOUNT });
+      euWest1 = runDeployDocBlock(AFTER_FIRST);
       expect(euWest1.status, euWest1.output).toBe(0);
       expectSynthesized(euWest1, `aws://${ACCOUNT}/eu-west-1`);
       expect(functionAssets(euWest1.outdir)).toEqual(functionAssets(first.outdir));
+      const coordinator = JSON.parse(
+        readFileSync(join(euWest1.outdir, 'ReleaseCoordinator-Coordinator.template.json'), 'utf8'),
+      ) as { Resources: Record<string, { Type: string; Properties: Record<string, any> }> };
+      const resources = Object.values(coordinator.Resources);
+      expect(resources.filter((r) => r.Type === 'AWS::EC2::VPCEndpoint')).toHaveLength(2);
+      const inVpc = resources.filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.VpcConfig);
+      expect(inVpc.map((r) => r.Properties.Environment.Variables.TASK_SERVICE_NETWORKS)).toEqual(
+        Array(4).fill('10.20.0.0/16'),
+      );
     },
     CLI_TIMEOUT,
   );
 
   it(
-    '`npm run synth` with no AWS settings at all (no CDK_DEFAULT_ACCOUNT, no region: the CLI’s default region)',
+    '`npm run synth` with no AWS settings at all (no CDK_DEFAULT_ACCOUNT, no region: the CLI’s default region) passes, warning of the missing decisions',
     () => {
       const r = npmRunSynth(AFTER_FIRST);
       expect(r.status, r.output).toBe(0);
       expectSynthesized(r, 'aws://unknown-account/us-east-1');
+      expect(r.output).toMatch(/Deploying needs alarmEmail or alarmTopicArn/);
+      expect(r.output).toMatch(/Deploying needs studiesSource/);
     },
     CLI_TIMEOUT,
   );

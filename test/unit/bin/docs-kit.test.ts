@@ -20,7 +20,7 @@ function docsKit(...args: string[]): Promise<{ code: number; output: string }> {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'bin/docs-kit.ts', ...args],
-      { cwd: ROOT, timeout: 120_000, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
+      { cwd: ROOT, timeout: 240_000, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } },
       (err, stdout, stderr) =>
         done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
     );
@@ -44,13 +44,14 @@ describe('the kit’s reference (npm run docs:kit)', () => {
         join(out, 'broken'),
       ),
     ]);
-  }, 120_000);
+  }, 240_000);
 
-  it('builds from the kit’s entry point with no warning, every export documented with an example', () => {
+  it('builds from the kit’s entry points (the kit, and its CDK construct) with no warning, every export documented with an example', () => {
     expect(kit.output).not.toMatch(/\[(warning|error)\]/);
     expect(kit.code).toBe(0);
     expect(existsSync(join(out, 'kit/index.html'))).toBe(true);
-    expect(existsSync(join(out, 'kit/functions/createTaskService.html'))).toBe(true);
+    expect(existsSync(join(out, 'kit/functions/index.createTaskService.html'))).toBe(true);
+    expect(existsSync(join(out, 'kit/classes/cdk.TaskServiceConstruct.html'))).toBe(true);
   });
 
   it('fails on an undocumented export, one without an example, and a type that is not exported', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bearerToken, credentialsPath } from '#cli/auth.js';
+import { bearerToken, credentialsPath, loginMethod } from '#cli/auth.js';
 import { loadConfig, writePrivateJson } from '#cli/config.js';
 
 const dirs: string[] = [];
@@ -37,5 +37,42 @@ describe('drc token choice', () => {
   it('without a login says how to log in', async () => {
     const config = loadConfig({ DRC_CONFIG_DIR: tempDir() });
     await expect(bearerToken(config)).rejects.toThrow(/drc login/);
+  });
+});
+
+describe('which login drc login makes', () => {
+  const local = loadConfig({});
+  const deployed = loadConfig({
+    DRC_ISSUER: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc',
+    DRC_CLIENT_ID: 'abc123',
+  });
+
+  it('a dev token by default on the local stack, a sign-in once the environment names the provider', () => {
+    expect(loginMethod(local, {})).toBe('dev_token');
+    expect(local.signIn).toEqual({
+      issuer: 'http://127.0.0.1:3002',
+      clientId: 'drc',
+      scope: 'openid email profile',
+      configured: false,
+    });
+    expect(loginMethod(deployed, {})).toBe('authorization_code');
+    expect(deployed.signIn).toMatchObject({ clientId: 'abc123', configured: true });
+  });
+
+  it('a sign-in when asked for (--browser, --no-browser, a client id without a secret)', () => {
+    expect(loginMethod(local, { browser: false })).toBe('authorization_code');
+    expect(loginMethod(local, { browser: true })).toBe('authorization_code');
+    expect(loginMethod(local, { clientId: 'drc' })).toBe('authorization_code');
+  });
+
+  it('client credentials with a secret, a dev token with its options, whatever the environment says', () => {
+    expect(loginMethod(deployed, { clientId: 'admin', clientSecret: 's' })).toBe('client_credentials');
+    expect(loginMethod(deployed, { sub: 'me' })).toBe('dev_token');
+    expect(() => loginMethod(local, { clientSecret: 's' })).toThrow(
+      /--client-id and --client-secret go together/,
+    );
+    expect(() => loginMethod(local, { sub: 'me', browser: false })).toThrow(
+      /make a dev token, not a sign-in/,
+    );
   });
 });

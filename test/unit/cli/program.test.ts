@@ -49,6 +49,7 @@ describe('drc, assembled from its command groups', () => {
         'dev-tokens create',
         'dev-tokens ls',
         'dev-tokens rm',
+        'import',
         'task-service check',
         'maintenance',
       ].sort(),
@@ -79,8 +80,10 @@ describe('drc, assembled from its command groups', () => {
     const argv = ['services', 'add', 'svc', 'http://127.0.0.1:1', '--create-client', '--client-id', 'c'];
     expect(await run([...argv, '--json', '--token', 't'])).toBe(2);
     expect(await run(['--json', '--token', 't', ...argv])).toBe(2);
+    // Between a group and its command too: every command takes them.
+    expect(await run(['services', '--json', '--token', 't', ...argv.slice(1)])).toBe(2);
     expect(err.mock.calls.join('')).toBe(
-      'drc: --create-client and --client-id exclude each other\n'.repeat(2),
+      'drc: --create-client and --client-id exclude each other\n'.repeat(3),
     );
     vi.unstubAllEnvs();
   });

@@ -203,6 +203,27 @@ describe('task callbacks', () => {
     expect(written).toHaveLength(1);
   });
 
+  it("checks the service's binding before answering a no-op or a refused transition: 403, never the task or its state", async () => {
+    const { deps, calls, written } = release('running');
+    const services = new Map([
+      ['TS_TA_1', { id: 'TS_TA_1', clientId: null }],
+      ['TS_TA_2', { id: 'TS_TA_2', clientId: 'other' }],
+    ]);
+    deps.taskServices = { get: async (id: string) => services.get(id) ?? null } as never;
+    const ownClient = { isAdmin: false, identity: 'mine', boundClientOnly: true };
+    for (const [taskId, actor] of [
+      ['TA_1', ownClient],
+      ['TA_2', ownClient],
+      ['TA_2', service],
+    ] as const)
+      for (const report of [{ state: 'running' as const }, { progress: 0 }, { state: 'pending' as const }])
+        await expect(reportTask(deps, taskId, report, actor)).rejects.toMatchObject({ status: 403 });
+    expect(calls).not.toContain('writeReport');
+    expect(written).toEqual([]);
+    // A service token that is not an own client keeps the contract's rule for a service without a client.
+    await expect(reportTask(deps, 'TA_1', { progress: 0 }, service)).resolves.toMatchObject({ id: 'TA_1' });
+  });
+
   it('reads the whole release in one page: a release never has more tasks than a page holds', () => {
     expect(MAX_TASKS_PER_RELEASE).toBeLessThanOrEqual(MAX_LIMIT);
   });

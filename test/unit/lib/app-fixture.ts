@@ -21,6 +21,35 @@ import { TABLES, type TableKey } from '#lib/table-definitions.js';
  */
 export const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 
+/**
+ * The decisions an operator must give for a synth with an account (lib/deploy-checks.ts): every synth here gets them,
+ * as a deployment's would, unless a test overrides them.
+ */
+export const OPERATOR_DECISIONS = {
+  alarmEmail: 'oncall@example.org',
+  studiesSource: 'https://dataservice.example.org',
+};
+
+/** An existing VPC as an operator gives it (the `vpc` setting, lib/network.ts). */
+export const EXAMPLE_VPC = {
+  vpcId: 'vpc-0a1b2c3d4e5f60718',
+  privateSubnetIds: ['subnet-0aaaaaaaaaaaaaaa1', 'subnet-0bbbbbbbbbbbbbbb2'],
+  availabilityZones: ['eu-west-1a', 'eu-west-1b'],
+  privateSubnetRouteTableIds: ['rtb-0ccccccccccccccc3', 'rtb-0ddddddddddddddd4'],
+};
+
+/** Custom domains for both APIs and the dashboard, each with its ACM certificate (the dashboard's in us-east-1). */
+export const CUSTOM_DOMAINS = {
+  coordinatorDomainName: 'coordinator.example.org',
+  coordinatorCertificateArn:
+    'arn:aws:acm:us-east-1:123456789012:certificate/11111111-2222-3333-4444-555555555555',
+  filesDomainName: 'files.example.org',
+  filesCertificateArn: 'arn:aws:acm:us-east-1:123456789012:certificate/66666666-7777-8888-9999-000000000000',
+  dashboardDomainName: 'releases.example.org',
+  dashboardCertificateArn:
+    'arn:aws:acm:us-east-1:123456789012:certificate/aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee',
+};
+
 export const ENVS = [
   ['env-agnostic', undefined],
   ['account 123456789012 in eu-west-1', { account: '123456789012', region: 'eu-west-1' }],
@@ -32,6 +61,8 @@ export interface Synth {
   auth?: Template;
   coordinator: Template;
   files: Template;
+  dashboard?: Template;
+  observability: Template;
 }
 
 /** Every synth writes its cloud assembly under one temporary directory, removed after the file. */
@@ -52,7 +83,7 @@ export function synth(env: StackProps['env'], context: Record<string, unknown> =
   const key = JSON.stringify([env ?? null, context]);
   const known = synthesized.get(key);
   if (known) return known;
-  const app = newApp({ ...NO_BUNDLING, ...context });
+  const app = newApp({ ...NO_BUNDLING, ...OPERATOR_DECISIONS, ...context });
   const built = buildApp(app, { env });
   const assembly = app.synth();
   const t = (stack: Stack) => Template.fromJSON(assembly.getStackByName(stack.stackName).template);
@@ -62,6 +93,8 @@ export function synth(env: StackProps['env'], context: Record<string, unknown> =
     auth: built.auth && t(built.auth),
     coordinator: t(built.coordinator),
     files: t(built.files),
+    dashboard: built.dashboard && t(built.dashboard),
+    observability: t(built.observability),
   } satisfies Synth;
   synthesized.set(key, out);
   return out;

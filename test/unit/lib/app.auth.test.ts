@@ -44,6 +44,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
           'CoordinatorClientId',
           'CoordinatorClientSecretArn',
           'DashboardClientId',
+          'DrcClientId',
           'Issuer',
           'TaskServiceClientId',
           'TaskServiceScope',
@@ -98,6 +99,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         cognito.taskServiceClient,
         cognito.adminClient,
         cognito.userClient,
+        cognito.drcClient,
         cognito.dashboardClient!,
       ];
       const fn = base.built.files.functions.Files;
@@ -271,18 +273,18 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       ]);
     });
 
-    it('leaves only PATCH /tasks/{id} and POST /events open for a task service’s own client; the paths’ other methods keep the authorizer', () => {
+    it('leaves only the task-service callbacks and reads of tasks open for a task service’s own client; the paths’ other methods keep the authorizer', () => {
       const authorizer = jwtAuthorizer(base.coordinator);
       const routes = authOf(base.coordinator);
       const open = { type: 'NONE', authorizer: undefined };
-      expect(routes.get('PATCH /tasks/{id}')).toEqual(open);
-      expect(routes.get('POST /events')).toEqual(open);
-      // GET /tasks/{id}, GET /events, DELETE /events/{id}...: API Gateway prefers a method's own route to ANY, and
-      // only these two methods have one.
+      const own = ['GET /tasks', 'GET /tasks/{id}', 'PATCH /tasks/{id}', 'POST /events'];
+      for (const key of own) expect(routes.get(key), key).toEqual(open);
+      // GET /events, DELETE /events/{id}...: API Gateway prefers a method's own route to ANY, and only these
+      // methods have one.
       for (const key of ['ANY /tasks/{id}', 'ANY /tasks', 'ANY /events', 'ANY /events/{id}'])
         expect(routes.get(key), key).toEqual({ type: 'JWT', authorizer: authorizer.id });
       const methodRoutes = [...routes.keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k));
-      expect(methodRoutes.sort()).toEqual(['PATCH /tasks/{id}', 'POST /events']);
+      expect(methodRoutes.sort()).toEqual(own);
       expect([...authOf(base.files).keys()].filter((k) => !/^(ANY|OPTIONS) /.test(k))).toEqual([]);
       // Their functions verify such a token by the scope the coordinator gives the clients it makes.
       for (const name of ['Tasks', 'Events', 'TaskServices']) {
@@ -311,9 +313,9 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         expect(JSON.stringify(JwtConfiguration.Issuer)).toContain('https://cognito-idp.');
         // The functions get the same list joined with commas.
         expect(collectImports(JwtConfiguration.Audience)).toEqual(collectImports(env.AUTH_AUDIENCE));
-        // The app clients: admin, task service, scripts, and the dashboard's public client. Not the coordinator's own:
+        // The app clients: admin, task service, scripts, drc's and the dashboard's public ones. Not the coordinator's own:
         // its token is for task services, and the gateway must refuse it when a task service replays it.
-        expect(JwtConfiguration.Audience).toHaveLength(4);
+        expect(JwtConfiguration.Audience).toHaveLength(5);
       }
     });
 

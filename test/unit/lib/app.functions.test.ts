@@ -8,7 +8,6 @@ import { buildApp } from '#lib/app.js';
 import { bundleFunction } from '#lib/bundling.js';
 import { WORKER_FUNCTIONS } from '#lib/orchestration-manifest.js';
 import { ServiceFunction } from '#lib/service-function.js';
-import { DEFAULT_STUDIES_SOURCE } from '#lib/settings.js';
 import { Tables } from '#lib/tables.js';
 import { placeholders, readReleaseAsl, resolveCfn, substitute, validateAsl } from '#test/helpers/asl.js';
 import {
@@ -17,6 +16,7 @@ import {
   logicalId,
   NO_BUNDLING,
   newApp,
+  OPERATOR_DECISIONS,
   type Synth,
   statementsOfRole,
   synth as synthApp,
@@ -93,7 +93,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         expect(env.POLL_SECONDS).toBe('30');
         expect(env.ACTION_TIMEOUT_SECONDS).toBe('15');
         expect(env.HEALTH_FAILURES).toBe('3');
-        expect(env.STUDIES_SOURCE).toBe(DEFAULT_STUDIES_SOURCE);
+        expect(env.STUDIES_SOURCE).toBe(OPERATOR_DECISIONS.studiesSource);
         expect(env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED).toBe('true');
       }
     });

@@ -1,4 +1,4 @@
-import type { StackProps } from 'aws-cdk-lib';
+import { type StackProps, Stage } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ApiFunction, COORDINATOR_API, FILES_API } from '#lib/api-manifest.js';
@@ -12,6 +12,7 @@ import {
   ENVS,
   EXTERNAL_IDP,
   logicalId,
+  type Statement,
   type Synth,
   statementsOfRole,
   synth as synthApp,
@@ -50,7 +51,11 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         const fn = base.built.coordinator.functions[entry.name];
         const statements = statementsOfRole(base.coordinator, logicalId(fn.role));
         const granted = new Map<TableKey, Set<string>>();
-        for (const s of statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')))) {
+        // The gate's own records grant and everyone else's Deny of them: the next test.
+        const tableGrants = statements.filter(
+          (s) => s.Effect === 'Allow' && !s.Condition && actionsOf(s).some((a) => a.startsWith('dynamodb:')),
+        );
+        for (const s of tableGrants) {
           for (const exp of collectImports(s.Resource)) {
             const key = tableOf(exp);
             expect(key, `${entry.name}: ${exp}`).toBeDefined();
@@ -123,49 +128,122 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       }
     });
 
-    it('only the task-service registry may create and delete Cognito app clients and replace their secrets, of this user pool alone', () => {
+    it('only the service-client gate may create and delete Cognito app clients and replace their secrets, of this user pool alone: no other role of any stack', () => {
       const poolId = logicalId(base.built.auth!.auth.userPool);
+      const clientActions = [
+        'cognito-idp:CreateUserPoolClient',
+        'cognito-idp:DeleteUserPoolClient',
+        'cognito-idp:AddUserPoolClientSecret',
+        'cognito-idp:DeleteUserPoolClientSecret',
+      ];
+      const gateRole = logicalId(base.built.coordinator.functions.ServiceClientGate.role);
+      // Every policy of every stack of the app, whoever it is attached to.
+      const holders: string[] = [];
+      // The app's cloud assembly (synthesized once already; Stage.synth answers it again).
+      const assembly = Stage.of(base.built.coordinator)!.synth();
+      expect(assembly.stacks.length).toBeGreaterThanOrEqual(6);
+      for (const stack of assembly.stacks)
+        for (const [id, resource] of Object.entries(stack.template.Resources as Record<string, any>)) {
+          if (resource.Type !== 'AWS::IAM::Policy' && resource.Type !== 'AWS::IAM::ManagedPolicy') continue;
+          for (const st of resource.Properties.PolicyDocument.Statement as Statement[])
+            if (actionsOf(st).some((a) => clientActions.includes(a) || a.startsWith('cognito-idp:*')))
+              holders.push(`${stack.stackName}/${id}:${JSON.stringify(resource.Properties.Roles)}`);
+        }
+      expect(holders).toHaveLength(1);
+      expect(holders[0]).toContain(`${base.built.coordinator.stackName}/`);
+      expect(JSON.parse(holders[0].split(':').slice(1).join(':'))).toEqual([{ Ref: gateRole }]);
+      const gate = statementsOfRole(base.coordinator, gateRole).filter((st) =>
+        actionsOf(st).some((a) => a.startsWith('cognito-idp:')),
+      );
+      expect(gate).toHaveLength(1);
+      // A quarantine (and its release) replaces the secret of a client the gate made.
+      expect(actionsOf(gate[0]).sort()).toEqual([
+        'cognito-idp:AddUserPoolClientSecret',
+        'cognito-idp:CreateUserPoolClient',
+        'cognito-idp:DeleteUserPoolClient',
+        'cognito-idp:DeleteUserPoolClientSecret',
+        'cognito-idp:ListUserPoolClientSecrets',
+      ]);
+      // The pool's ARN, imported from the auth stack: no wildcard, no other pool.
+      expect(collectImports(gate[0].Resource)).toHaveLength(1);
+      expect(collectImports(gate[0].Resource)[0]).toContain(poolId);
+      // None of the coordinator's functions but the gate has any Cognito action at all.
       for (const entry of entries) {
+        if (entry.name === 'ServiceClientGate') continue;
         const fn = base.built.coordinator.functions[entry.name];
-        const cognito = statementsOfRole(base.coordinator, logicalId(fn.role)).filter((s) =>
-          actionsOf(s).some((a) => a.startsWith('cognito-idp:')),
+        const cognito = statementsOfRole(base.coordinator, logicalId(fn.role)).filter((st) =>
+          actionsOf(st).some((a) => a.startsWith('cognito-idp:')),
         );
-        if (entry.name === 'TaskServices') {
-          expect(cognito, entry.name).toHaveLength(1);
-          expect(actionsOf(cognito[0]).sort()).toEqual([
-            'cognito-idp:AddUserPoolClientSecret',
-            'cognito-idp:CreateUserPoolClient',
-            'cognito-idp:DeleteUserPoolClient',
-            'cognito-idp:DeleteUserPoolClientSecret',
-            'cognito-idp:ListUserPoolClientSecrets',
-          ]);
-          // The pool's ARN, imported from the auth stack: no wildcard, no other pool.
-          expect(collectImports(cognito[0].Resource)).toHaveLength(1);
-          expect(collectImports(cognito[0].Resource)[0]).toContain(poolId);
-        } else expect(cognito, entry.name).toEqual([]);
+        expect(cognito, entry.name).toEqual([]);
       }
     });
 
-    it('binds every task service to its client on AWS: TASK_SERVICE_CLIENT_REQUIRED=true, clients made in the pool', () => {
+    it('the TaskServices function alone may invoke the gate, and the gate alone may write its client records', () => {
+      const gate = base.built.coordinator.functions.ServiceClientGate;
+      for (const entry of entries) {
+        const fn = base.built.coordinator.functions[entry.name];
+        const statements = statementsOfRole(base.coordinator, logicalId(fn.role));
+        const invokes = statements.filter((st) => actionsOf(st).includes('lambda:InvokeFunction'));
+        if (entry.name === 'TaskServices') {
+          expect(invokes, entry.name).toHaveLength(1);
+          expect(invokes[0].Resource).toEqual({ 'Fn::GetAtt': [logicalId(gate.fn), 'Arn'] });
+        } else expect(invokes, entry.name).toEqual([]);
+        const onRecords = statements.filter((st) => JSON.stringify(st.Condition ?? {}).includes('SCLIENT#*'));
+        if (entry.name === 'ServiceClientGate') {
+          // Get, put and delete of its own keys, and no other access to the table.
+          expect(onRecords).toHaveLength(1);
+          expect(onRecords[0]).toMatchObject({
+            Effect: 'Allow',
+            Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SCLIENT#*'] } },
+          });
+          expect(actionsOf(onRecords[0]).sort()).toEqual([
+            'dynamodb:DeleteItem',
+            'dynamodb:GetItem',
+            'dynamodb:PutItem',
+          ]);
+          expect(
+            statements.filter((st) => actionsOf(st).some((a) => a.startsWith('dynamodb:'))),
+          ).toHaveLength(1);
+        } else if (entry.tables.coordinator === 'rw') {
+          // Whoever else writes the table is refused those keys, whatever its grant says.
+          expect(onRecords, entry.name).toHaveLength(1);
+          expect(onRecords[0]).toMatchObject({
+            Effect: 'Deny',
+            Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['SCLIENT#*'] } },
+          });
+          expect(actionsOf(onRecords[0])).toEqual(expect.arrayContaining(WRITE_ACTIONS));
+        } else expect(onRecords, entry.name).toEqual([]);
+      }
+    });
+
+    it('binds every task service to its client on AWS: TASK_SERVICE_CLIENT_REQUIRED=true, clients made by the gate in the pool', () => {
       const envOf = (s: Synth, name: string) =>
         s.coordinator.toJSON().Resources[logicalId(s.built.coordinator.functions[name].fn)].Properties
           .Environment.Variables;
       const env = envOf(base, 'TaskServices');
       expect(env.TASK_SERVICE_CLIENT_REQUIRED).toBe('true');
       expect(env.TASK_SERVICE_CLIENTS_SCOPE).toBe('coordinator/service');
-      expect(collectImports(env.TASK_SERVICE_CLIENTS_USER_POOL_ID)[0]).toContain(
+      expect(env.TASK_SERVICE_CLIENTS_FUNCTION_NAME).toEqual({
+        Ref: logicalId(base.built.coordinator.functions.ServiceClientGate.fn),
+      });
+      // The pool is the gate's: the TaskServices function is not told where to make clients.
+      expect(env.TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeUndefined();
+      expect(collectImports(envOf(base, 'ServiceClientGate').TASK_SERVICE_CLIENTS_USER_POOL_ID)[0]).toContain(
         logicalId(base.built.auth!.auth.userPool),
       );
       // The other functions neither need nor get it.
       expect(envOf(base, 'ReleaseStep').TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeUndefined();
-      // An external issuer: still required, no pool to make clients in.
+      expect(envOf(base, 'ReleaseStep').TASK_SERVICE_CLIENTS_FUNCTION_NAME).toBeUndefined();
+      // An external issuer: still required, no pool to make clients in, no gate to call.
       const oidc = synth(EXTERNAL_IDP);
       expect(envOf(oidc, 'TaskServices').TASK_SERVICE_CLIENT_REQUIRED).toBe('true');
-      expect(envOf(oidc, 'TaskServices').TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeUndefined();
+      expect(envOf(oidc, 'TaskServices').TASK_SERVICE_CLIENTS_FUNCTION_NAME).toBeUndefined();
+      expect(envOf(oidc, 'ServiceClientGate').TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeUndefined();
       // Context functionEnv can turn it off.
       const off = synth({ functionEnv: { TASK_SERVICE_CLIENT_REQUIRED: 'false' } });
       expect(envOf(off, 'TaskServices').TASK_SERVICE_CLIENT_REQUIRED).toBe('false');
     });
+
     it('functions that write the coordinator table publish events to the SNS topic; the others cannot', () => {
       const topicId = logicalId(base.built.coordinator.events.topic!);
       for (const entry of entries) {

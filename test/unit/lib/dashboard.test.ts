@@ -2,12 +2,13 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Stack, type StackProps } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type ReleaseCoordinatorApp } from '#lib/app.js';
 import { API_CORS } from '#lib/cors.js';
-import { DASHBOARD_CSP } from '#lib/dashboard.js';
+import { DASHBOARD_HEADER_CSP, dashboardCsp, withCspMeta } from '#lib/dashboard.js';
+import { OPERATOR_DECISIONS } from './app-fixture.js';
 
 /**
  * CDK assertions on the operator dashboard: hosting (private bucket, CloudFront with origin access control), the
@@ -27,7 +28,11 @@ function synth(context: Record<string, unknown> = {}, bundle = false, env?: Stac
   const outdir = mkdtempSync(join(outRoot, 'out-'));
   const app = new App({
     outdir,
-    context: { 'aws:cdk:bundling-stacks': bundle ? ['ReleaseCoordinator-DashboardSite'] : [], ...context },
+    context: {
+      'aws:cdk:bundling-stacks': bundle ? ['ReleaseCoordinator-DashboardSite'] : [],
+      ...OPERATOR_DECISIONS,
+      ...context,
+    },
   });
   const built = buildApp(app, { env });
   const assembly = app.synth();
@@ -104,12 +109,15 @@ describe('dashboard hosting', () => {
     t.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
       ResponseHeadersPolicyConfig: Match.objectLike({
         SecurityHeadersConfig: Match.objectLike({
-          ContentSecurityPolicy: { ContentSecurityPolicy: DASHBOARD_CSP, Override: true },
+          ContentSecurityPolicy: { ContentSecurityPolicy: DASHBOARD_HEADER_CSP, Override: true },
           FrameOptions: { FrameOption: 'DENY', Override: true },
           StrictTransportSecurity: Match.objectLike({ IncludeSubdomains: true }),
         }),
       }),
     });
+    // Fixed before the APIs exist, it says nothing of where the app connects: index.html's own policy does.
+    expect(DASHBOARD_HEADER_CSP).not.toMatch(/connect-src|default-src|https:/);
+    expect(DASHBOARD_HEADER_CSP).toContain("frame-ancestors 'none'");
     t.hasOutput('DashboardUrl', {
       Value: { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [Match.anyValue(), 'DomainName'] }]] },
     });
@@ -170,16 +178,93 @@ describe('dashboard app and runtime config', () => {
     // As the CDK CLI synthesizes it: with the account and region of the operator's credentials, cdk-nag included.
     const bundled = synth({}, true, { account: '123456789012', region: 'eu-west-1' });
     expect(bundled.built.dashboardSite?.environment).toBe('aws://123456789012/eu-west-1');
-    const dirs = readdirSync(bundled.outdir).filter((d) => existsSync(join(bundled.outdir, d, 'index.html')));
+    // The built app's asset (the one with assets/), and the index.html written from it with its policy.
+    const dirs = readdirSync(bundled.outdir).filter(
+      (d) => d.startsWith('asset.') && existsSync(join(bundled.outdir, d, 'assets')),
+    );
     expect(dirs).toHaveLength(1);
     const dir = join(bundled.outdir, dirs[0]);
     const html = readFileSync(join(dir, 'index.html'), 'utf8');
+    const written = readFileSync(join(writtenIndexDir(bundled), 'index.html'), 'utf8');
+    expect(written).toContain(html.slice(html.indexOf('<script')));
+    expect(written.indexOf('http-equiv="Content-Security-Policy"')).toBeLessThan(written.indexOf('<script'));
     const script = /<script type="module" crossorigin src="\/assets\/([^"]+\.js)">/.exec(html);
     expect(script).not.toBeNull();
     expect(existsSync(join(dir, 'assets', script![1]))).toBe(true);
     // Nothing environment-specific is compiled in: the app reads /config.json at run time.
     expect(existsSync(join(dir, 'config.json'))).toBe(false);
   }, 120_000);
+});
+
+/** The asset directory of index.html as the Entry deployment writes it (Source.data: a directory of that one file). */
+const writtenIndexDir = (s: Synth) => {
+  const dirs = readdirSync(s.outdir).filter(
+    (d) =>
+      d.startsWith('asset.') &&
+      existsSync(join(s.outdir, d, 'index.html')) &&
+      !existsSync(join(s.outdir, d, 'assets')) &&
+      readdirSync(join(s.outdir, d)).length === 1,
+  );
+  expect(dirs).toHaveLength(1);
+  return join(s.outdir, dirs[0]);
+};
+
+describe('the dashboard’s Content-Security-Policy', () => {
+  it('writes index.html at deploy time with connect-src naming the two APIs, Cognito and the files bucket, nothing wider', () => {
+    const t = base.template(base.built.dashboardSite);
+    const entry = t.findResources('Custom::CDKBucketDeployment')[
+      deploymentId(base.built.dashboardSite!.entry)
+    ];
+    // Sources: the app, config.json, then index.html, which replaces the app's own.
+    const markers = entry.Properties.SourceMarkers[2] as Record<string, unknown>;
+    const raw = readFileSync(join(writtenIndexDir(base), 'index.html'), 'utf8');
+    const csp = /http-equiv="Content-Security-Policy" content="([^"]*)"/.exec(raw)?.[1] ?? '';
+    // Each <<marker>> is replaced by its CloudFormation value when the deployment runs.
+    const connect = (/connect-src ([^;]*)/.exec(csp)?.[1].trim().split(/\s+/) ?? []).map((c) =>
+      c.replace(/<<marker:0xbaba:(\d+)>>/g, (m) => `{${JSON.stringify(markers[m])}}`),
+    );
+    expect(connect[0]).toBe("'self'");
+    expect(connect).toHaveLength(6);
+    expect(connect.some((c) => c === 'https:' || c === '*' || c === 'http:')).toBe(false);
+    const [, coordinatorApi, filesApi, issuer, domain, bucket] = connect;
+    expect(coordinatorApi).toMatch(/ReleaseCoordinator-Coordinator:ExportsOutputFnGetAttApi.*ApiEndpoint/);
+    expect(filesApi).toMatch(/ReleaseCoordinator-Files:ExportsOutputFnGetAttApi.*ApiEndpoint/);
+    expect(issuer).toMatch(/^https:\/\/cognito-idp\.\{.*AWS::Region.*\}\.\{.*AWS::URLSuffix.*\}$/);
+    expect(domain).toMatch(/^https:\/\/\{.*CognitoUserPoolDomain.*\}\.auth\./);
+    expect(bucket).toMatch(/^https:\/\/\{.*ReleaseCoordinator-FilesBucketName.*\}\.s3\./);
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("default-src 'self'");
+  });
+
+  it('with an external issuer and custom API domains, names their origins', () => {
+    expect(
+      dashboardCsp(['https://api.example.org', 'https://idp.example.org']).match(/connect-src ([^;]*)/)?.[1],
+    ).toBe("'self' https://api.example.org https://idp.example.org");
+    const external = synth({
+      oidcIssuer: 'https://idp.example.org/realms/kf',
+      oidcAudience: 'coordinator-api',
+      tokenUrl: 'https://login.example.org/token',
+      dashboardClientId: 'dash-public',
+      coordinatorBaseUrl: 'https://coordinator.example.org/v1',
+    });
+    const html = readFileSync(join(writtenIndexDir(external), 'index.html'), 'utf8');
+    const connect = /connect-src ([^;"]*)/.exec(html)?.[1] ?? '';
+    for (const origin of [
+      'https://coordinator.example.org',
+      'https://idp.example.org',
+      'https://login.example.org',
+    ])
+      expect(connect.split(' ')).toContain(origin);
+    expect(connect).not.toContain('/realms');
+  });
+
+  it('puts the policy in index.html before anything else loads', () => {
+    const html =
+      '<!doctype html><html><head><meta charset="UTF-8" /><script src="/a.js"></script></head></html>';
+    const out = withCspMeta(html, "default-src 'self'");
+    expect(out.indexOf('Content-Security-Policy')).toBeGreaterThan(out.indexOf('charset'));
+    expect(out.indexOf('Content-Security-Policy')).toBeLessThan(out.indexOf('<script'));
+  });
 });
 
 describe('sign-in and CORS for the dashboard', () => {
@@ -220,17 +305,29 @@ describe('sign-in and CORS for the dashboard', () => {
     }
   });
 
-  it('the files bucket lets the dashboard PUT and GET: `*` by default, else the listed origins plus the dashboard', () => {
+  it('the files bucket lets the dashboard PUT and GET: its origin by default, plus listed origins, `*` only when set, with a warning', () => {
     const rules = (s: Synth) =>
       s.template(s.built.stateful).toJSON().Resources[logicalId(s.built.stateful.filesBucket)].Properties
-        .CorsConfiguration.CorsRules[0];
-    expect(rules(base).AllowedOrigins).toEqual(['*']);
+        .CorsConfiguration?.CorsRules[0];
+    const dashboardOrigin = /ReleaseCoordinator-Dashboard:.*DomainName/;
+    expect(rules(base).AllowedOrigins).toHaveLength(1);
+    expect(JSON.stringify(rules(base).AllowedOrigins[0])).toMatch(dashboardOrigin);
     expect(rules(base).AllowedMethods).toEqual(expect.arrayContaining(['GET', 'PUT']));
     expect(rules(base).ExposedHeaders).toContain('ETag');
+    const warnings = (s: Synth) =>
+      Annotations.fromStack(s.built.stateful)
+        .findWarning('*', Match.stringLikeRegexp('filesCorsOrigins'))
+        .map((w) => String(w.entry.data));
+    expect(warnings(base)).toEqual([]);
     const listed = synth({ filesCorsOrigins: 'https://portal.example.org' });
     const origins = rules(listed).AllowedOrigins;
     expect(origins[0]).toBe('https://portal.example.org');
-    expect(JSON.stringify(origins[1])).toMatch(/ReleaseCoordinator-Dashboard:.*DomainName/);
+    expect(JSON.stringify(origins[1])).toMatch(dashboardOrigin);
+    const any = synth({ filesCorsOrigins: '*' });
+    expect(rules(any).AllowedOrigins).toEqual(['*']);
+    expect(warnings(any).join('\n')).toMatch(/filesCorsOrigins is `\*`/);
+    // Without the dashboard and without a setting, no browser origin at all.
+    expect(rules(synth({ dashboard: 'false' }))).toBeUndefined();
   });
 });
 

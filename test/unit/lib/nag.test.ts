@@ -19,6 +19,7 @@ import {
   unmatchedAcknowledgements,
 } from '#lib/nag.js';
 import { REPO_ROOT } from '#lib/service-function.js';
+import { CUSTOM_DOMAINS, EXAMPLE_VPC } from './app-fixture.js';
 
 /**
  * cdk-nag as every synth runs it (lib/nag.ts): the AwsSolutions and Serverless packs, and acknowledgements that each
@@ -28,8 +29,13 @@ const outRoot = mkdtempSync(join(tmpdir(), 'cdk-nag-'));
 afterAll(() => rmSync(outRoot, { recursive: true, force: true }));
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 const ACCOUNT = '123456789012';
+/** What a deployment to an account must decide (lib/deploy-checks.ts). */
+const DECISIONS = { alarmEmail: 'oncall@example.org', studiesSource: 'https://dataservice.example.org' };
 const newApp = (context: Record<string, unknown> = {}) =>
-  new App({ outdir: mkdtempSync(join(outRoot, 'out-')), context: { ...NO_BUNDLING, ...context } });
+  new App({
+    outdir: mkdtempSync(join(outRoot, 'out-')),
+    context: { ...NO_BUNDLING, ...DECISIONS, ...context },
+  });
 
 /** Every setting that changes which constructs exist, each with and without a concrete env. */
 const CONFIGURATIONS: [string, Record<string, unknown>, StackProps['env']][] = [
@@ -52,6 +58,24 @@ const CONFIGURATIONS: [string, Record<string, unknown>, StackProps['env']][] = [
     { account: ACCOUNT, region: 'eu-west-1' },
   ],
   ['region only (an account the CLI could not resolve), eu-west-1', {}, { region: 'eu-west-1' }],
+  [
+    'task services on a private network (vpc, taskServiceNetworks), eu-west-1',
+    { vpc: JSON.stringify(EXAMPLE_VPC), taskServiceNetworks: '10.20.0.0/16' },
+    { account: ACCOUNT, region: 'eu-west-1' },
+  ],
+  [
+    'a federated identity provider, an existing alarm topic, custom domains, us-east-1',
+    {
+      identityProvider: JSON.stringify({
+        issuer: 'https://login.example.org',
+        clientId: 'release-coordinator',
+        clientSecretArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:idp-AbCdEf`,
+      }),
+      alarmTopicArn: `arn:aws:sns:us-east-1:${ACCOUNT}:pager`,
+      ...CUSTOM_DOMAINS,
+    },
+    { account: ACCOUNT, region: 'us-east-1' },
+  ],
 ];
 
 describe('cdk-nag on every synth', () => {

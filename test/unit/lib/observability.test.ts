@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ALARM_METRICS } from '#cost/operations.js';
 import { METRIC } from '#functions/shared/metric-names.js';
 import { buildApp } from '#lib/app.js';
+import { readSettings } from '#lib/settings.js';
 
 /**
  * CDK assertions on the operations stack: the CloudWatch dashboard of the functions' metrics, the alarms (with their
@@ -69,6 +71,8 @@ describe('operations: dashboard, alarms and alarm topic', () => {
       METRIC.signedUrlsClaimed,
       METRIC.reconcilerRedrives,
       METRIC.oldestActiveReleaseAge,
+      METRIC.oldestPhaseAge,
+      METRIC.taskServicesDown,
     ])
       expect(body, name).toContain(name);
     expect(body).toContain('ReleaseCoordinator');
@@ -80,22 +84,61 @@ describe('operations: dashboard, alarms and alarm topic', () => {
     expect(body).toContain('ExecutionsTimedOut');
   });
 
-  it('alarms on a release not terminal after the configured age, notifying the topic', () => {
+  it('alarms on a phase at work for long, from the phase’s start and below MAX_PHASE_SECONDS, notifying the topic', () => {
     const a = alarmNamed(s.ops, 'ReleaseStuck');
     expect(a).toMatchObject({
-      MetricName: METRIC.oldestActiveReleaseAge,
+      MetricName: METRIC.oldestPhaseAge,
       Namespace: 'ReleaseCoordinator',
       Statistic: 'Maximum',
-      Threshold: 72 * 3600,
+      // Three quarters of the default MAX_PHASE_SECONDS (48 h).
+      Threshold: 36 * 3600,
       ComparisonOperator: 'GreaterThanThreshold',
     });
     expect(a.AlarmActions).toEqual([{ Ref: topicId }]);
     expect(a.OKActions).toEqual([{ Ref: topicId }]);
-    const custom = synth({ releaseMaxAgeHours: '6', metricsNamespace: 'Drc/Test' });
+    const custom = synth({ releaseStuckHours: '6', metricsNamespace: 'Drc/Test', maxPhaseSeconds: 7 * 3600 });
     expect(alarmNamed(custom.ops, 'ReleaseStuck')).toMatchObject({
       Threshold: 6 * 3600,
       Namespace: 'Drc/Test',
     });
+    // Its default follows maxPhaseSeconds; one at or above it is refused.
+    const settings = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
+    expect(settings({ maxPhaseSeconds: 8 * 3600 }).releaseStuckSeconds).toBe(6 * 3600);
+    expect(() => settings({ releaseStuckHours: '48' })).toThrow(
+      /releaseStuckHours: must be below maxPhaseSeconds/,
+    );
+  });
+
+  it('alarms on any failed release, on an enabled task service that is down, and on reconciler and stream errors', () => {
+    expect(alarmNamed(s.ops, 'ReleasesFailed')).toMatchObject({
+      MetricName: METRIC.releasesFailed,
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      AlarmActions: [{ Ref: topicId }],
+    });
+    expect(alarmNamed(s.ops, 'TaskServiceDown')).toMatchObject({
+      MetricName: METRIC.taskServicesDown,
+      Statistic: 'Maximum',
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    for (const worker of ['Reconciler', 'PhaseWatch']) {
+      const a = alarmNamed(s.ops, `${worker}Errors`);
+      expect(a).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        MetricName: 'Errors',
+        Statistic: 'Sum',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        AlarmActions: [{ Ref: topicId }],
+      });
+      // That worker's function, by its name from the coordinator stack.
+      expect(JSON.stringify(a.Dimensions)).toContain(
+        logicalId(s.built.coordinator.functions[worker].fn as never),
+      );
+    }
   });
 
   it('alarms on each API’s 5xx rate (5xx over all requests, above the configured percentage)', () => {
@@ -159,8 +202,45 @@ describe('operations: dashboard, alarms and alarm topic', () => {
     }
   });
 
-  it('the alarm topic is encrypted, SSL only, and subscribes the alarmEmail from context', () => {
-    s.ops.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+  it('the alarm topic has a rotated key of its own, which CloudWatch may use for these alarms only', () => {
+    const keyId = logicalId(s.built.observability.alarmTopic.key);
+    s.ops.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] } });
+    const key = s.ops.toJSON().Resources[keyId].Properties;
+    expect(key.EnableKeyRotation).toBe(true);
+    const forCloudWatch = (key.KeyPolicy.Statement as any[]).filter((st) =>
+      JSON.stringify(st.Principal).includes('cloudwatch.amazonaws.com'),
+    );
+    expect(forCloudWatch).toHaveLength(1);
+    const [grant] = forCloudWatch;
+    expect(grant).toMatchObject({
+      Effect: 'Allow',
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: ['kms:GenerateDataKey*', 'kms:Decrypt'],
+      Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+    });
+    // One ARN per alarm of the stack, each by its name: no wildcard, no other alarm.
+    const arns = grant.Condition.ArnLike['aws:SourceArn'] as unknown[];
+    const names = Object.values(s.ops.findResources('AWS::CloudWatch::Alarm')).map(
+      (a) => a.Properties.AlarmName as string,
+    );
+    expect(arns).toHaveLength(names.length);
+    const text = JSON.stringify(arns);
+    for (const name of names) expect(text).toContain(`:alarm:${name}`);
+    expect(text).not.toContain('*');
+  });
+
+  it('notifies an existing topic given by alarmTopicArn besides its own', () => {
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:pager';
+    const withTopic = synth({ alarmTopicArn: arn });
+    const own = { Ref: logicalId(withTopic.built.observability.topic) };
+    for (const a of Object.values(withTopic.ops.findResources('AWS::CloudWatch::Alarm'))) {
+      expect(a.Properties.AlarmActions).toEqual([own, arn]);
+      expect(a.Properties.OKActions).toEqual([own, arn]);
+    }
+    expect(() => synth({ alarmTopicArn: 'pager' })).toThrow(/alarmTopicArn: an SNS topic ARN/);
+  });
+
+  it('the alarm topic is SSL only and subscribes the alarmEmail from context', () => {
     s.ops.resourceCountIs('AWS::SNS::Subscription', 0);
     const withEmail = synth({ alarmEmail: 'oncall@example.org' });
     withEmail.ops.hasResourceProperties('AWS::SNS::Subscription', {
@@ -183,12 +263,21 @@ describe('operations: dashboard, alarms and alarm topic', () => {
       ),
     );
     const alarms = Object.values(s.ops.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(8);
+    expect(alarms).toHaveLength(12);
     for (const a of alarms) {
       const anchor = /docs\/operations\.md#([a-z0-9-]+)/.exec(a.Properties.AlarmDescription)?.[1];
       expect(anchor, a.Properties.AlarmName).toBeDefined();
       expect(headings, a.Properties.AlarmName).toContain(anchor);
     }
+  });
+
+  it('the cost model counts the metrics the alarms read, as CloudWatch bills them', () => {
+    const metrics = Object.values(s.ops.findResources('AWS::CloudWatch::Alarm')).map((a) =>
+      a.Properties.MetricName
+        ? 1
+        : (a.Properties.Metrics as { MetricStat?: unknown }[]).filter((m) => m.MetricStat).length,
+    );
+    expect(metrics.reduce((n, m) => n + m, 0)).toBe(ALARM_METRICS);
   });
 
   it('counts GraphQL-minted signed URLs with a metric filter on that function’s log group', () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { cancelRelease } from '#functions/orchestration/cancel-step.js';
 import { runHealthChecks } from '#functions/orchestration/health-check.js';
+import { METRIC } from '#functions/shared/metric-names.js';
+import { captureOutput } from '#test/helpers/emf.js';
 import { MemoryReleases, memoryDeps, reply, ScriptedCalls, STEPS_CONFIG, services } from './fakes.js';
 
 describe('health check bookkeeping', () => {
@@ -63,5 +65,39 @@ describe('health check bookkeeping', () => {
       'task TA_00000000 had already published; cancel was sent to task service "svc0" (TS_00000000) to discard ' +
         'its publication, and it answered canceled; the task stays published',
     );
+  });
+});
+
+describe('what the health check reports for the TaskServiceDown alarm', () => {
+  it('the number of enabled services that are down, every run, zero once they answer again', async () => {
+    const output = captureOutput();
+    try {
+      const list = services(3);
+      list[2].enabled = false;
+      let answer: 'down' | 'ok' = 'down';
+      const calls = new ScriptedCalls(
+        () => reply('canceled'),
+        () =>
+          answer === 'down'
+            ? { ok: false as const, kind: 'status' as const, reason: 'answered 503' }
+            : reply('ok'),
+      );
+      const deps = memoryDeps(new MemoryReleases(), calls, list);
+      const check = () => runHealthChecks(deps, { drive: async () => {} }, { failures: 2, timeoutMs: 100 });
+      const downs = () =>
+        output
+          .points()
+          .filter((p) => p.name === METRIC.taskServicesDown)
+          .map((p) => p.value);
+      await check();
+      await check();
+      // Failing once is not down; at the second failure all three are down, and two of them are enabled.
+      expect(downs()).toEqual([0, 2]);
+      answer = 'ok';
+      await check();
+      expect(downs()).toEqual([0, 2, 0]);
+    } finally {
+      output.stop();
+    }
   });
 });

@@ -1,7 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { PUBLISH_REQUESTED_AT } from '#functions/coordinator/model.js';
 import type { ExecutionStatus, Executions } from '#functions/orchestration/ports.js';
 import { reconcile } from '#functions/orchestration/reconcile.js';
 import { WakeLatch } from '#functions/orchestration/wake-latch.js';
+import { METRIC } from '#functions/shared/metric-names.js';
+import { captureOutput } from '#test/helpers/emf.js';
 import { MemoryReleases } from './fakes.js';
 
 /** Executions by name, as Step Functions keeps them: a name is started at most once. */
@@ -101,5 +104,46 @@ describe('the reconciler', () => {
     const report = await run();
     expect(report.failed).toEqual(['RE_1']);
     expect(report.started).toEqual([{ releaseId: 'RE_2', generation: 0 }]);
+  });
+});
+
+describe('what the reconciler reports for the alarms', () => {
+  const HOUR = 3600_000;
+  const NOW = Date.parse('2026-03-10T12:00:00Z');
+  const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
+
+  it('the age of the oldest phase at work from the phase’s start (ReleaseStuck), beside the oldest release’s age', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(NOW);
+    const output = captureOutput();
+    try {
+      const { releases, executions, run } = setup();
+      // Staging since its creation 10 h ago.
+      releases.add({ id: 'RE_1', state: 'running', createdAt: iso(NOW - 10 * HOUR) });
+      // Created 30 h ago, publishing since 2 h: its phase is 2 h old, not 30.
+      releases.add({ id: 'RE_2', state: 'publishing', createdAt: iso(NOW - 30 * HOUR) });
+      await releases.exchangeExtras('RE_2', { set: { [PUBLISH_REQUESTED_AT]: NOW - 2 * HOUR } });
+      // Staged for 40 h, waiting for an admin: no phase at work, no limit.
+      releases.add({ id: 'RE_3', state: 'staged', createdAt: iso(NOW - 40 * HOUR) });
+      for (const id of ['RE_1', 'RE_2', 'RE_3']) executions.status_.set(`${id}-g0`, 'running');
+      await run();
+      const last = (name: string) =>
+        output
+          .points()
+          .filter((p) => p.name === name)
+          .at(-1)?.value;
+      expect(last(METRIC.oldestPhaseAge)).toBe(10 * 3600);
+      expect(last(METRIC.oldestActiveReleaseAge)).toBe(40 * 3600);
+
+      // Only a staged release: no phase at work, 0 (so the alarm returns to OK).
+      const quiet = setup();
+      quiet.releases.add({ id: 'RE_4', state: 'staged', createdAt: iso(NOW - 50 * HOUR) });
+      quiet.executions.status_.set('RE_4-g0', 'running');
+      await quiet.run();
+      expect(last(METRIC.oldestPhaseAge)).toBe(0);
+    } finally {
+      output.stop();
+      vi.useRealTimers();
+    }
   });
 });

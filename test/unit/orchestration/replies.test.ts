@@ -49,8 +49,19 @@ describe('task-service replies', () => {
       interpretReply('TA_1', 'initialize', 'pending', { kf_id: 'TA_2', state: 'pending' }),
     ).toMatchObject({
       ok: false,
-      reason: 'reply is about task TA_2, not TA_1',
+      reason: 'reply is about task "TA_2", not TA_1',
     });
+  });
+
+  it('repeats a hostile task_id or state in the reason cut to 200 characters, with its length', () => {
+    const huge = 'x'.repeat(900_000);
+    for (const body of [{ task_id: huge, state: 'pending' }, { state: huge }]) {
+      const out = interpretReply('TA_1', 'initialize', 'pending', body);
+      expect(out.ok).toBe(false);
+      const reason = (out as { reason: string }).reason;
+      expect(reason.length).toBeLessThan(300);
+      expect(reason).toContain('(900000 characters)');
+    }
   });
 
   it('judges the reported state against the action and the recorded state', () => {

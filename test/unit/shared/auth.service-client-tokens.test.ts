@@ -123,11 +123,11 @@ describe('the token of a task service’s own app client', () => {
 });
 
 describe('the routes that take it', () => {
-  it('are exactly the task-service callbacks PATCH /tasks/{id} and POST /events', () => {
+  it('are exactly the task-service callbacks PATCH /tasks/{id} and POST /events, and the reads of tasks', () => {
     const flagged = [...Object.values(taskRoutes), ...Object.values(eventRoutes)]
       .filter((c) => 'serviceClients' in c && c.serviceClients)
       .map((c) => `${c.method} ${c.path}`);
-    expect(flagged).toEqual(['PATCH /tasks/{id}', 'POST /events']);
+    expect(flagged).toEqual(['GET /tasks', 'GET /tasks/{id}', 'PATCH /tasks/{id}', 'POST /events']);
   });
 
   // The real contracts, behind the real HTTP chain and verifier; the handlers echo who they were called by.
@@ -159,6 +159,7 @@ describe('the routes that take it', () => {
 
   it('take a per-service client’s token, as that client only', async () => {
     for (const [method, path] of [
+      ['GET', '/tasks/TA_00000001'],
       ['PATCH', '/tasks/TA_00000001'],
       ['POST', '/events'],
     ]) {
@@ -189,8 +190,7 @@ describe('the routes that take it', () => {
     }
   });
 
-  it('and no other route does: the same token is a 401 on GET /tasks/{id} and DELETE /events/{id}', async () => {
-    expect((await call('GET', '/tasks/TA_00000001', perService())).status).toBe(401);
+  it('and no other route does: the same token is a 401 on DELETE /events/{id}', async () => {
     expect((await call('DELETE', '/events/EV_00000001', perService())).status).toBe(401);
   });
 });

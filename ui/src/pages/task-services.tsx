@@ -1,5 +1,6 @@
 import { useId, useState } from 'preact/hooks';
 import { ApiError, createHeaders, must, type TaskService } from '../api';
+import { OneTimeSecret } from '../components/one-time-secret';
 import { Alert, Empty, FieldError, Loading, PageTitle, StateBadge } from '../components/ui';
 import { useApp } from '../context';
 import { ago, when } from '../format';
@@ -124,18 +125,23 @@ export function TaskServicesPage() {
   );
 }
 
+/** What a registration answered that is shown only once: the signing secret, and the made client's secret. */
+interface Registered {
+  name: string;
+  secret: string;
+  clientId: string | null;
+  clientSecret?: string;
+}
+
 function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
-  const { api, session } = useApp();
-  const [form, setForm] = useState({
-    name: '',
-    url: '',
-    description: '',
-    author: session.name,
-    client_id: '',
-  });
+  const { api, session, config } = useApp();
+  const { clientRequired, createClient: canCreateClient } = config.taskServices;
+  const empty = { name: '', url: '', description: '', author: session.name, client_id: '' };
+  const [form, setForm] = useState(empty);
+  const [createClient, setCreateClient] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<Error | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [registered, setRegistered] = useState<Registered | null>(null);
   const base = useId();
   const fields = error instanceof ApiError ? error.fields : {};
   const set = (key: keyof typeof form) => (e: Event) =>
@@ -145,17 +151,27 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    setDone(null);
+    setRegistered(null);
     try {
+      const { client_id, ...rest } = form;
       const created = await must(
         api.coordinator.POST('/task-services', {
-          // An empty client id leaves the service unbound: any service token may report its tasks.
-          body: { ...form, client_id: form.client_id.trim() || undefined },
+          // With "create a client" the coordinator makes the client; an empty client id leaves the service unbound
+          // (any service token may report its tasks), where the deployment allows it.
+          body: createClient
+            ? { ...rest, create_client: true }
+            : { ...rest, client_id: client_id.trim() || undefined },
           headers: createHeaders(),
         }),
       );
-      setDone(`Registered ${created.name}.`);
-      setForm({ name: '', url: '', description: '', author: form.author, client_id: '' });
+      setRegistered({
+        name: created.name,
+        secret: created.secret,
+        clientId: created.client_id,
+        clientSecret: created.client_secret,
+      });
+      setForm({ ...empty, author: form.author });
+      setCreateClient(false);
       onRegistered();
     } catch (err) {
       setError(err as Error);
@@ -184,16 +200,61 @@ function RegisterForm({ onRegistered }: { onRegistered: () => void }) {
     <section aria-labelledby={`${base}-title`} class="panel register">
       <h2 id={`${base}-title`}>Register a task service</h2>
       <p class="hint">The coordinator calls its GET /status first and registers it only if that answers.</p>
+      {registered && (
+        <section class="registered" aria-label={`Secrets of ${registered.name}`}>
+          <Alert kind="success">Registered {registered.name}.</Alert>
+          <OneTimeSecret
+            label="Signing secret"
+            value={registered.secret}
+            what="give it to the task service, which checks with it that the coordinator signed each action."
+          />
+          {registered.clientSecret && (
+            <>
+              <p>
+                Its client: <code>{registered.clientId}</code>
+              </p>
+              <OneTimeSecret
+                label="Client secret"
+                value={registered.clientSecret}
+                what="the task service gets its tokens with this client id and secret (client credentials)."
+              />
+            </>
+          )}
+          <button type="button" class="button button-small button-ghost" onClick={() => setRegistered(null)}>
+            I have kept them
+          </button>
+        </section>
+      )}
       <form class="form form-grid" onSubmit={submit} noValidate>
         {error && <Alert>Could not register it: {messageOf(error)}</Alert>}
-        {done && <Alert kind="success">{done}</Alert>}
         {input('name', 'Name', { required: true })}
         {input('url', 'URL', { type: 'url', required: true, placeholder: 'http://127.0.0.1:4000' })}
         {input('description', 'Description')}
         {input('author', 'Author')}
-        {input('client_id', 'OAuth client (optional)', {
+        {input('client_id', `OAuth client (${clientRequired ? 'required' : 'optional'})`, {
           placeholder: 'e.g. task-service',
+          required: clientRequired && !createClient,
+          'aria-required': clientRequired && !createClient,
+          disabled: createClient,
         })}
+        {canCreateClient && (
+          <div class="field">
+            <div class="field-check">
+              <input
+                id={`${base}-create-client`}
+                type="checkbox"
+                checked={createClient}
+                aria-describedby={`${base}-create-client-hint`}
+                onChange={(e) => setCreateClient((e.currentTarget as HTMLInputElement).checked)}
+              />
+              <label for={`${base}-create-client`}>Create a client for it</label>
+            </div>
+            <p class="hint" id={`${base}-create-client-hint`}>
+              The coordinator makes the service an OAuth client of its own, bound to it, and shows its secret
+              once.
+            </p>
+          </div>
+        )}
         <div class="form-actions">
           <button type="submit" class="button button-primary" disabled={busy}>
             {busy ? 'Registering…' : 'Register'}

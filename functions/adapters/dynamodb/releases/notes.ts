@@ -67,7 +67,7 @@ function refChecks(
   return checks;
 }
 
-function noteIdsUpdate(
+export function noteIdsUpdate(
   t: ReleaseTable,
   releaseId: string,
   noteId: string,

@@ -20,7 +20,7 @@ import { batchGet, findById, type ReleaseTable } from './table.js';
  *   task        its state is the one the report was judged against (ALL_OLD: a task that moved comes back whole,
  *               so it is judged again without another read);
  *   view shard  the release is in a state that allows the report (the shard's copy of the release's state);
- *   service     a bound service's tasks are reported by its client (a ConditionCheck of the service item).
+ *   service     the caller may report about the task's service (bindingCheck: a ConditionCheck of the service item).
  *
  * Whether the report completed its release's phase is not the callback's business: the shard records its group's
  * size, and PhaseWatch reads the completed groups off the table's stream (shard-stream.ts), then the view, and wakes
@@ -126,19 +126,35 @@ function reportItems(
     eventCounts(counts, e, 1);
   }
   items.push(...counts.items(t.table));
-  if (!r.actor.isAdmin) items.push(bindingCheck(t, task.taskServiceId, r.actor.identity));
+  if (!r.actor.isAdmin) items.push(bindingCheck(t, task.taskServiceId, r.actor));
   return items;
 }
 
 /**
- * A task service bound to a client accepts reports about its tasks only from that client (an admin skips this).
- * A service that no longer exists binds nothing. A quarantined service's tasks take no report from anyone but an
- * admin: the service item says so, and the same check reads it (ALL_OLD tells the two refusals apart).
+ * Who may report about a service's tasks, as one condition on the service item (functions/coordinator/identity.ts
+ * holds the same rule for the paths that read it instead; an admin skips both):
+ *
+ *   a task service's own client   only for the service bound to its client id: a service without a client, or one
+ *                                 that no longer exists, is written by no one's own client;
+ *   any other token               the bound client's identity for a bound service; anyone for a service without a
+ *                                 client, or one that no longer exists (it binds nothing).
+ *
+ * A quarantined service's tasks take no report from anyone but an admin: the service item says so, and the same
+ * check reads it (ALL_OLD tells the two refusals apart).
  */
-function bindingCheck(t: ReleaseTable, serviceId: string, identity: string | null): LabelledItem {
+export function bindingCheck(
+  t: ReleaseTable,
+  serviceId: string,
+  actor: Pick<TaskReportWrite['actor'], 'identity' | 'boundClientOnly'>,
+): LabelledItem {
+  const { identity } = actor;
   const unbound =
     'attribute_not_exists(pk) OR attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
-  const bound = identity === null ? unbound : `${unbound} OR clientId = :me`;
+  const bound = actor.boundClientOnly
+    ? 'attribute_exists(pk) AND clientId = :me'
+    : identity === null
+      ? unbound
+      : `${unbound} OR clientId = :me`;
   return {
     kind: 'service',
     id: serviceId,
@@ -148,7 +164,10 @@ function bindingCheck(t: ReleaseTable, serviceId: string, identity: string | nul
         Key: K.taskService(serviceId),
         ConditionExpression: `(${NOT_QUARANTINED}) AND (${bound})`,
         ExpressionAttributeNames: { '#q': 'quarantine' },
-        ExpressionAttributeValues: { ':null': 'NULL', ...(identity === null ? {} : { ':me': identity }) },
+        // An own client always has an identity (its client_id); without one, '' matches no client.
+        ExpressionAttributeValues: actor.boundClientOnly
+          ? { ':null': 'NULL', ':me': identity ?? '' }
+          : { ':null': 'NULL', ...(identity === null ? {} : { ':me': identity }) },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     },

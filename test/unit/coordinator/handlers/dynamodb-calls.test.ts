@@ -416,6 +416,8 @@ describe('PATCH /tasks/<id>', () => {
       };
     });
     ddb.on(TransactWriteCommand).resolves({});
+    // The task's service, read only for a report answered without a write (its binding): one that is gone.
+    ddb.on(GetCommand).resolves({});
   };
 
   it('is one read and one transaction: the task, its view shard, its event, its counts and the binding as conditions', async () => {
@@ -482,8 +484,17 @@ describe('PATCH /tasks/<id>', () => {
       body: { state: 'staged', progress: taskItem.progress },
     });
     expect(same.status).toBe(200);
-    // Confirmed with one BatchGetItem of the task and its view shard; nothing written.
-    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual(['QueryCommand', 'BatchGetCommand']);
+    // The service's binding read before anything is answered, then confirmed with one BatchGetItem of the task and
+    // its view shard; nothing written.
+    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual([
+      'QueryCommand',
+      'GetCommand',
+      'BatchGetCommand',
+    ]);
+    expect(ddb.commandCalls(GetCommand)[0].args[0].input.Key).toEqual({
+      pk: `TS#${taskItem.taskServiceId}`,
+      sk: 'TS',
+    });
     const keys = ddb.commandCalls(BatchGetCommand)[0].args[0].input.RequestItems;
     expect(Object.values(keys ?? {})[0]).toMatchObject({
       ConsistentRead: true,

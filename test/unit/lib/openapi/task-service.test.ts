@@ -40,6 +40,24 @@ describe('openapi/task-service.json', () => {
     expect(Object.keys(doc.webhooks)).toEqual(['reportTask']);
   });
 
+  it('declares every answer the prose gives: 403 to an action, 429 and 503 (retried) to a callback; /status needs all three fields', () => {
+    const responses = (op: unknown) => Object.keys((op as { responses: object }).responses);
+    expect(responses(doc.paths['/tasks'].post)).toEqual(['200', '400', '401', '403', '404', '503']);
+    const report = (doc.webhooks.reportTask as { patch: unknown }).patch;
+    expect(responses(report)).toEqual(['200', '400', '401', '403', '404', '409', '429', '503']);
+    expect(valid('ServiceStatus', { name: 'stager', message: 'ready', version: '1.0.0' })).toBe(true);
+    for (const missing of ['message', 'version'])
+      expect(
+        valid(
+          'ServiceStatus',
+          Object.fromEntries(
+            Object.entries({ name: 's', message: 'm', version: 'v' }).filter(([k]) => k !== missing),
+          ),
+        ),
+        missing,
+      ).toBe(false);
+  });
+
   it('accepts every action the coordinator sends, with the studies it adds, and refuses any other action', () => {
     for (const action of TASK_ACTIONS)
       expect(

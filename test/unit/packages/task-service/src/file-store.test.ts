@@ -30,6 +30,28 @@ describe('fileStore', () => {
     expect((await store.get('TA_1'))?.state).toBe('pending');
   });
 
+  it.each(['__proto__', 'constructor', 'toString'])(
+    'keeps a task and a message with the id %s as any other, across a restart, never an inherited property',
+    async (id) => {
+      const file = path();
+      const store = fileStore(file);
+      expect(await store.get(id)).toBeUndefined();
+      expect(await store.update(id, { state: 'running' })).toBeUndefined();
+      expect(await store.claimMessage(id, Date.now() + 60_000)).toBe(true);
+      const task = aTask({ task_id: id });
+      expect(await store.create(task)).toEqual(task);
+      expect(await store.update(id, { state: 'running', progress: 5 }, ['pending'])).toEqual({
+        ...task,
+        state: 'running',
+        progress: 5,
+      });
+      const again = fileStore(file);
+      expect(await again.get(id)).toEqual({ ...task, state: 'running', progress: 5 });
+      expect(await again.claimMessage(id, Date.now() + 60_000)).toBe(false);
+      expect(await again.get('TA_other')).toBeUndefined();
+    },
+  );
+
   it('forgets expired message ids when it writes', async () => {
     const file = path();
     let now = 0;

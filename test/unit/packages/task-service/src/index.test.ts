@@ -20,6 +20,15 @@ describe('the package entry point', () => {
       'reporter',
       'TaskReply',
       'ActionRequest',
+      'workerFromEnv',
+      'workerHandler',
+      'reportTask',
+      'sqsQueue',
+      'localQueue',
+      'secretsManagerSource',
+      'fileSecretSource',
+      'readSecretDocument',
+      'checkNodeVersion',
     ])
       expect(typeof (kit as Record<string, unknown>)[name], name).not.toBe('undefined');
   });

@@ -37,6 +37,7 @@ function controlled() {
   const calls: string[] = [];
   const gates: Record<string, Gate> = {};
   const contexts: Record<string, TaskContext> = {};
+  const states: Record<string, string> = {};
   const piece = (phase: string) => async (task: TaskContext) => {
     calls.push(`${phase} ${task.taskId}`);
     contexts[`${phase} ${task.taskId}`] = task;
@@ -48,6 +49,7 @@ function controlled() {
     publish: piece('publish'),
     cancel: (task) => {
       calls.push(`cancel ${task.taskId}`);
+      states[`cancel ${task.taskId}`] = task.state;
     },
   };
   const finish = (key: string) => {
@@ -58,7 +60,7 @@ function controlled() {
     gates[key] ??= gate();
     gates[key].fail(new Error('disk full'));
   };
-  return { work, calls, contexts, finish, fail };
+  return { work, calls, contexts, states, finish, fail };
 }
 
 /** A coordinator that records callbacks and answers with the task in the state sent (or as told). */
@@ -194,9 +196,13 @@ describe('POST /tasks: a task’s life', () => {
     await service.idle();
     // A publish again (the coordinator restarted) is accepted and answers the task as it is.
     expect((await act('publish')).json).toMatchObject({ state: 'published', progress: 100 });
+    // A cancel of a published task answers published, and reaches cancel() once, with the state it was in.
     expect((await act('cancel')).json.state).toBe('published');
+    expect((await act('cancel')).json.state).toBe('published');
+    await service.idle();
     expect((await act('start')).status).toBe(503);
-    expect(w.calls).toEqual(['start TA_1', 'publish TA_1']);
+    expect(w.calls).toEqual(['start TA_1', 'publish TA_1', 'cancel TA_1']);
+    expect(w.states['cancel TA_1']).toBe('published');
   });
 
   it('cancel stops the work: its signal aborts, cancel is called once, the end is never reported', async () => {
@@ -310,7 +316,7 @@ describe('POST /tasks: a task’s life', () => {
 });
 
 describe('a restart', () => {
-  it('finds its tasks in the file store, and starts the work of a running task again', async () => {
+  it('finds its tasks in the file store, and resume() starts the work of a running task again', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'kit-restart-')), 'tasks.json');
     const before = controlled();
     const first = kit(before.work, { store: fileStore(file) });
@@ -321,9 +327,14 @@ describe('a restart', () => {
     first.service.stop();
     const after = controlled();
     const second = kit(after.work, { store: fileStore(file) });
+    // get_status only reads the store: it never starts work.
     expect((await second.act('get_status')).json.state).toBe('running');
     await settle();
+    expect(after.calls).toEqual([]);
+    expect(await second.service.resume()).toBe(1);
+    await settle();
     expect(after.calls).toEqual(['start TA_1']);
+    expect(after.contexts['start TA_1']).toMatchObject({ attempt: 2, resumed: true });
     after.finish('start TA_1');
     await second.service.idle();
     expect((await second.act('get_status')).json.state).toBe('staged');

@@ -36,6 +36,26 @@ describe('signatureChecker', () => {
     expect(await status(checker([other, secret])(body, sign(secret)))).toBe(200);
   });
 
+  it('reads secrets that answer a promise, and refreshes them once before refusing a signature', async () => {
+    let current = [other];
+    let refreshed = 0;
+    const store = memoryStore();
+    const secrets = Object.assign(async () => current, {
+      refresh: async () => {
+        refreshed++;
+        current = [secret];
+      },
+    });
+    const check = signatureChecker({ secrets, claim: (id, until) => store.claimMessage(id, until) });
+    // The rotation was just written: the cache held the old secret, and a refresh finds the new one.
+    expect(await status(check(body, sign(secret)))).toBe(200);
+    expect(refreshed).toBe(1);
+    expect(await status(check(body, sign(`whsec_${Buffer.from('c'.repeat(32)).toString('base64')}`)))).toBe(
+      401,
+    );
+    expect(refreshed).toBe(2);
+  });
+
   it('refuses an unsigned request, one signed for another service, or a changed body', async () => {
     expect(await status(checker()(body, {}))).toBe(401);
     expect(await status(checker()(body, sign(other)))).toBe(401);

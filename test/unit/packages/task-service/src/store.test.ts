@@ -42,6 +42,22 @@ describe('memoryStore', () => {
   });
 });
 
+describe('memoryStore ids', () => {
+  it.each(['__proto__', 'constructor', 'toString'])(
+    'keeps a task with the id %s as any other',
+    async (id) => {
+      const store = memoryStore();
+      expect(await store.get(id)).toBeUndefined();
+      expect(await store.update(id, { state: 'running' })).toBeUndefined();
+      expect(await store.claimMessage(id, Date.now() + 60_000)).toBe(true);
+      const task = aTask({ task_id: id });
+      expect(await store.create(task)).toBe(task);
+      expect(await store.get(id)).toBe(task);
+      expect(await store.claimMessage(id, Date.now() + 60_000)).toBe(false);
+    },
+  );
+});
+
 describe('applyChange', () => {
   it('changes only the fields given', () => {
     expect(applyChange(aTask(), { progress: 5 })).toEqual(aTask({ progress: 5 }));
