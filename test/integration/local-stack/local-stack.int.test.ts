@@ -189,6 +189,8 @@ describe('npm start (bin/local.ts)', () => {
       scope: 'openid',
       logoutUrl: null,
       pollMs: 1000,
+      // The registration form: a client is optional locally, and the stack can make one.
+      taskServices: { clientRequired: false, createClient: true },
     });
     const preflight = await fetch(`${stack!.urls.coordinator}/releases`, {
       method: 'OPTIONS',
