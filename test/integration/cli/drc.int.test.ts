@@ -524,7 +524,7 @@ describe('drc services, releases and events', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const version = await drc(['--version']);
     expect(version.stdout.trim()).toBe(pkg.version);
-    const health = await (await fetch(`${stack.url.coordinator}/health`)).json();
+    const health = (await (await fetch(`${stack.url.coordinator}/health`)).json()) as { version: string };
     expect(health.version).toBe(pkg.version);
     try {
       expect(await json(['maintenance', 'on', '--reason', 'upgrade', '--retry-after', '120'])).toMatchObject({
