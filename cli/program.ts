@@ -5,6 +5,7 @@ import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
 import { addImportCommands } from './commands/import.js';
 import { addLoginCommands, addTokenCommand } from './commands/login.js';
+import { addMaintenanceCommands } from './commands/maintenance.js';
 import { addReleaseCommands } from './commands/releases.js';
 import { addServiceCommands } from './commands/services.js';
 import { addStudyCommands } from './commands/studies.js';
@@ -22,9 +23,10 @@ import { addTaskServiceCommands } from './task-service-check/command.js';
 export function buildProgram(ctx: CommandContext): Command {
   const program = new Command('drc')
     .description('Operator CLI of the release coordinator and the study file service')
-    .version(pkg.version, '-V, --version', 'print the version of drc')
     .option('--json', 'print JSON (the default when stdout is not a terminal)')
     .option('--token <token>', 'bearer token to use (overrides DRC_TOKEN and the stored login)')
+    // The release of the project drc belongs to (package.json; CHANGELOG.md), as GET /health reports the APIs'.
+    .version(pkg.version, '-V, --version', 'print the release (semver) and exit')
     .showHelpAfterError('(add --help for usage)')
     // Options after a command name are that command's own: `drc import --token <t>` is the original's token, while
     // `drc --token <t> import` stays drc's (applyGlobalOptions gives every other command --json and --token).
@@ -46,6 +48,7 @@ Exit status: 0 done, 1 API or network error (or a watched release failed/cancele
   addEventCommands(program, ctx);
   addFileCommands(program, ctx);
   addDevTokenCommands(program, ctx);
+  addMaintenanceCommands(program, ctx);
   addImportCommands(program, ctx);
   addTaskServiceCommands(program, (cmd) => ctx.session(cmd).o, ctx.setExit);
   return program;

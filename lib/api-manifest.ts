@@ -1,5 +1,6 @@
 import { eventRoutes } from '#functions/coordinator/contracts/events.js';
 import { importRoutes } from '#functions/coordinator/contracts/import.js';
+import { maintenanceRoutes } from '#functions/coordinator/contracts/maintenance.js';
 import { releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
 import { releaseRoutes } from '#functions/coordinator/contracts/releases.js';
 import { studyRoutes } from '#functions/coordinator/contracts/studies.js';
@@ -104,6 +105,9 @@ export const COORDINATOR_API: ApiFunction[] = [
     studies: 'r',
   }),
   entry('Studies', 'functions/coordinator/handlers/studies.ts', studyRoutes, { studies: 'r' }),
+  entry('Maintenance', 'functions/coordinator/handlers/maintenance.ts', maintenanceRoutes, {
+    coordinator: 'rw',
+  }),
   entry('Import', 'functions/coordinator/handlers/import.ts', importRoutes, {
     coordinator: 'rw',
     studies: 'rw',

@@ -1,5 +1,6 @@
 import { eventDocs, eventRoutes } from '#functions/coordinator/contracts/events.js';
 import { importDocs, importRoutes } from '#functions/coordinator/contracts/import.js';
+import { maintenanceDocs, maintenanceRoutes } from '#functions/coordinator/contracts/maintenance.js';
 import { releaseNoteDocs, releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
 import { releaseDocs, releaseRoutes } from '#functions/coordinator/contracts/releases.js';
 import { coordinatorSchemas } from '#functions/coordinator/contracts/schemas.js';
@@ -52,6 +53,7 @@ export const COORDINATOR_DESCRIPTION: ApiDescription = {
         { routes: releaseNoteRoutes, docs: releaseNoteDocs(s, describe) },
         { routes: eventRoutes, docs: eventDocs(s, describe) },
         { routes: studyRoutes, docs: studyDocs(s, describe) },
+        { routes: maintenanceRoutes, docs: maintenanceDocs(s) },
         { routes: importRoutes, docs: importDocs(s, describe) },
         { routes: healthRoutes, docs: healthDocs() },
         { routes: apiDocsRoutes, docs: apiDocsDocs(), store: false },

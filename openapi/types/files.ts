@@ -807,7 +807,7 @@ export interface paths {
         };
         /**
          * Report readiness
-         * @description Answers `{"status": "ok"}`. On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
+         * @description Answers `{"status": "ok", "version": "<release>"}`, the release of the code that answers (semver, as in CHANGELOG.md). On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
          *
          *     No token needed.
          */
@@ -3452,6 +3452,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         status: "ok";
+                        version: string;
                     };
                 };
             };

@@ -22,7 +22,13 @@ import { Terminals } from './terminals.js';
  * defaults) instead of starting one; WALKTHROUGH_VERBOSE=1 prints what every block printed.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const ALL_DOCUMENTS = ['docs/walkthrough.md', 'docs/files.md', 'docs/drs.md', 'docs/task-service-authors.md'];
+const ALL_DOCUMENTS = [
+  'docs/walkthrough.md',
+  'docs/files.md',
+  'docs/drs.md',
+  'docs/task-service-authors.md',
+  'docs/operations.md',
+];
 /** WALKTHROUGH_DOCS=docs/a.md,docs/b.md runs only those (while writing one); the default is every document. */
 const DOCUMENTS = process.env.WALKTHROUGH_DOCS ? process.env.WALKTHROUGH_DOCS.split(',') : ALL_DOCUMENTS;
 const useRunning = process.env.WALKTHROUGH_STACK === 'running';

@@ -25,12 +25,12 @@ import * as releaseItems from './releases/items.js';
 import { DynamoTaskServiceRepository } from './task-services.js';
 
 /**
- * The one-time start-up migration to the scale layout (the gsi3 / gsi4 filter keys, sharded list keys, counters, the
- * release's task view item with its shards and note ids, the study member items and file version counts; key
- * layout in common.ts and files-table.ts). Tables from before it hold items the new reads would miss, so the local
- * stack runs this before serving (bin/local.ts), and an operator runs it once on AWS before the new functions take
- * traffic (docs/deploy.md). It reads every item once (a Scan), so it is not for a schedule: a `SCHEMA` item records
- * that a table is done, and later starts only read that one item.
+ * The migration to the scale layout (schema version 4: the gsi3 / gsi4 filter keys, sharded list keys, counters,
+ * the release's task view item with its shards and note ids, the study member items and file version counts; key
+ * layout in common.ts and files-table.ts). Tables from before it hold items the new reads would miss; the runner of
+ * migrations.ts applies it before anything serves (a deploy's trigger, `npm start`, `npm run migrate`). It reads
+ * every item once (a Scan), so it is not for a schedule: the `SCHEMA` item records that a table is done, and later
+ * runs only read that one item.
  *
  * Every item is rewritten through the repositories' own item builders, over what it holds (orchestration extras,
  * revisions and flags survive); every count is recomputed from the items themselves and written to shard 0 of its
@@ -132,15 +132,26 @@ export async function setServiceTaskCounts(
   }
 }
 
-/** Migrates the coordinator and studies tables; returns how many items it rewrote (0 when already done). */
+/** Migrates the studies table (its count); returns how many items it wrote (0 when already done). */
+export async function migrateStudies(doc: DynamoDBDocumentClient, table: string): Promise<number> {
+  if (await done(doc, table)) return 0;
+  const tally = new Tally();
+  for (const item of await scanAll(doc, table)) if (item.sk === 'SD') tally.add(C.studies);
+  const items = tally.items();
+  await putAll(doc, table, items);
+  await markDone(doc, table);
+  return items.length;
+}
+
+/** Migrates the coordinator and studies tables; returns how many coordinator items it rewrote (0 when done). */
 export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
+  await migrateStudies(doc, tables.studies);
+  return migrateCoordinatorTable(doc, tables);
+}
+
+/** Migrates the coordinator table alone; returns how many items it rewrote (0 when already done). */
+export async function migrateCoordinatorTable(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
   let rewritten = 0;
-  if (!(await done(doc, tables.studies))) {
-    const tally = new Tally();
-    for (const item of await scanAll(doc, tables.studies)) if (item.sk === 'SD') tally.add(C.studies);
-    await putAll(doc, tables.studies, tally.items());
-    await markDone(doc, tables.studies);
-  }
   if (await done(doc, tables.coordinator)) return rewritten;
   const table = tables.coordinator;
   const services = new DynamoTaskServiceRepository(doc, tables);

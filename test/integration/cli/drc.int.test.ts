@@ -391,10 +391,21 @@ describe('drc services, releases and events', () => {
       expect(refused.stderr).toContain('run again with --confirm-published to cancel anyway (HTTP 409)');
       expect((await release()).state).toBe('publishing');
 
+      // Stuck: publish sent again to the one task that has not published.
+      const slowTask = (await release()).tasks.find((t) => t.service_name === 'cli slow publisher');
+      const retried = await json(['releases', 'publish', id, '--retry']);
+      expect(retried.tasks).toEqual([
+        { task_id: slowTask?.kf_id, task_service_id: slowId, service_name: 'cli slow publisher' },
+      ]);
+
       expect((await json(['releases', 'cancel', id, '--confirm-published'])).state).toBe('canceling');
       const watched = await drc(['releases', 'watch', id, '--interval', '0.3']);
       expect(lines(watched.stdout).at(-1)).toMatchObject({ type: 'summary', state: 'canceled' });
       expect(await taskStates()).toEqual({ 'cli stager': 'published', 'cli slow publisher': 'canceled' });
+      // Canceled after one of two published: not published again, and drc says why.
+      const again = await drc(['releases', 'publish', id, '--retry']);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/canceled after 1 of 2 task\(s\) had published/);
     } finally {
       await json(['services', 'rm', slowId]);
       await slow.stop();
@@ -488,6 +499,46 @@ describe('drc services, releases and events', () => {
     const bad = await drc(['services', 'rotate-secret', added.kf_id, '--secret-to', 'no spaces please']);
     expect(bad.code).toBe(2);
     await json(['services', 'rm', added.kf_id]);
+  });
+
+  it('services quarantine | release: disabled and its reports refused, then enabled again', async () => {
+    const id = (await json(['services', 'add', 'cli quarantined', service.url])).kf_id;
+    const q = await json(['services', 'quarantine', id, '--reason', 'drill']);
+    expect(q).toMatchObject({ kf_id: id, enabled: false, quarantined: true, quarantine_reason: 'drill' });
+    expect(q.failed_tasks).toEqual([]);
+    expect((await json(['services', 'ls'])).results.find((x: any) => x.kf_id === id)).toMatchObject({
+      quarantined: true,
+    });
+    expect(await json(['services', 'release', id])).toMatchObject({
+      kf_id: id,
+      enabled: true,
+      quarantined: false,
+    });
+    const twice = await drc(['services', 'release', id]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('409');
+    await json(['services', 'rm', id]);
+  });
+
+  it('maintenance on | off: new releases refused with 503 while it is on; drc --version names the release', async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const version = await drc(['--version']);
+    expect(version.stdout.trim()).toBe(pkg.version);
+    const health = (await (await fetch(`${stack.url.coordinator}/health`)).json()) as { version: string };
+    expect(health.version).toBe(pkg.version);
+    try {
+      expect(await json(['maintenance', 'on', '--reason', 'upgrade', '--retry-after', '120'])).toMatchObject({
+        on: true,
+        reason: 'upgrade',
+        retry_after_seconds: 120,
+      });
+      expect(await json(['maintenance'])).toMatchObject({ on: true });
+      const refused = await drc(['releases', 'create', '--name', 'during maintenance', '--study', study]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('503');
+    } finally {
+      expect(await json(['maintenance', 'off'])).toMatchObject({ on: false });
+    }
   });
 
   it('services rm deletes it', async () => {

@@ -42,6 +42,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         [
           'AdminClientId',
           'CoordinatorClientId',
+          'CoordinatorClientIds',
           'CoordinatorClientSecretArn',
           'DashboardClientId',
           'DrcClientId',

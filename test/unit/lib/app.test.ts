@@ -91,7 +91,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       }
     });
 
-    it('keeps the files bucket private, SSE-encrypted, versioning off and access-logged to its own bucket', () => {
+    it('keeps the files bucket private, SSE-encrypted, versioned and access-logged to its own bucket', () => {
       const bucketId = logicalId(base.built.stateful.filesBucket);
       const bucket = base.stateful.toJSON().Resources[bucketId].Properties;
       expect(bucket.PublicAccessBlockConfiguration).toEqual({
@@ -105,7 +105,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       ).toEqual({
         SSEAlgorithm: 'AES256',
       });
-      expect(bucket.VersioningConfiguration).toBeUndefined();
+      expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
       expect(bucket.LoggingConfiguration.DestinationBucketName.Ref).toMatch(/AccessLogs/);
       expect(bucket.CorsConfiguration.CorsRules[0].AllowedMethods).toContain('GET');
       expect(base.stateful.toJSON().Resources[bucketId].DeletionPolicy).toBe('Retain');

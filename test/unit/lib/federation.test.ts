@@ -103,7 +103,7 @@ describe('identityProvider', () => {
       expect(props.AllowedOAuthFlows).toEqual(['client_credentials']);
       expect(props.SupportedIdentityProviders).toEqual(['COGNITO']);
     }
-    // The gate function makes the service clients: it alone holds the pool and the right to create in it.
+    // The service-client gate makes them (the TaskServices function asks it).
     const fn = s.built.coordinator.functions.ServiceClientGate;
     const env = s.coordinator.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
     expect(env.TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeDefined();
