@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRS_BASE_PATH, expectDrsContract } from '#test/helpers/drs-contract.js';
+import pkg from '../../../package.json' with { type: 'json' };
 import {
   type ApiResponse,
   bytesOf,
@@ -59,7 +60,7 @@ describe('service-info', () => {
     expect(res.body).toMatchObject({
       id: 'org.kidsfirstdrc.study-files.drs',
       organization: { name: 'Kids First Data Resource Center', url: 'https://kidsfirstdrc.org' },
-      version: '0.1.0',
+      version: pkg.version,
       maxBulkRequestLength: 200,
     });
     expect(res.body.drs).toMatchObject({
