@@ -75,9 +75,9 @@ module.exports = {
       name: 'functions-import-only-functions',
       severity: 'error',
       comment:
-        'Runtime code is bundled and deployed alone: it imports no CDK (lib/), local stack, test, benchmark, cost model or CLI code.',
+        'Runtime code is bundled and deployed alone: it imports no CDK (lib/), local stack, test, benchmark, cost model, operator command or CLI code.',
       from: { path: '^functions/' },
-      to: { path: '^(lib|local|test|bench|cost|cli|clients|bin|ui|examples)/' },
+      to: { path: '^(lib|local|test|bench|cost|ops|cli|clients|bin|ui|examples)/' },
     },
     {
       name: 'functions-take-only-schema-free-kit-modules',
@@ -96,7 +96,7 @@ module.exports = {
         'A package under packages/ is published on its own: it imports its own files and its dependencies, nothing ' +
         'else of the repository (the coordinator, the CLI and the examples import it, never the other way).',
       from: { path: '^packages/([^/]+)/' },
-      to: { path: '^(functions|lib|local|test|bench|cost|cli|clients|bin|ui|examples)/' },
+      to: { path: '^(functions|lib|local|test|bench|cost|ops|cli|clients|bin|ui|examples)/' },
     },
     {
       name: 'clients-run-in-node-and-browsers',
@@ -114,7 +114,7 @@ module.exports = {
       severity: 'error',
       comment: 'See clients-run-in-node-and-browsers: the sides import clients/, never the other way.',
       from: { path: '^clients/' },
-      to: { path: '^(functions|lib|local|test|bench|cost|cli|bin|ui|examples|packages)/' },
+      to: { path: '^(functions|lib|local|test|bench|cost|ops|cli|bin|ui|examples|packages)/' },
     },
     {
       name: 'one-composition-root-per-handler',

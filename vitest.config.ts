@@ -130,8 +130,8 @@ export default defineConfig({
         },
       },
       {
-        // The documents' shell blocks (docs/walkthrough.md, files.md, drs.md, task-service-authors.md), block by
-        // block, against a fresh `npm start` (test/walkthroughs).
+        // The documents' shell blocks (docs/walkthrough.md, files.md, drs.md, task-service-authors.md,
+        // operations.md), block by block, against a fresh `npm start` (test/walkthroughs).
         test: {
           name: 'walkthroughs',
           include: ['test/walkthroughs/**/*.walk.test.ts'],

@@ -106,6 +106,7 @@ async function seed(
     services.push({
       id: seededId('TS', i),
       name: `service ${i}`,
+      quarantine: null,
       description: 'seeded',
       author: 'bench',
       url: `http://127.0.0.1:9/${i}`,

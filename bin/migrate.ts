@@ -1,14 +1,15 @@
 /**
- * `npm run migrate`: brings tables written by earlier versions to the current key layout, once, before the new
- * functions take traffic (docs/deploy.md). Reads the table names from COORDINATOR_TABLE, STUDIES_TABLE and FILES_TABLE
- * and the endpoint and credentials from the SDK's usual environment. Safe to run again: a table already migrated is
- * skipped after one read (functions/adapters/dynamodb/migrate.ts). The local stack does the same at start-up.
+ * `npm run migrate`: applies the migrations of stored data that the tables have not had yet, and records each in its
+ * table (functions/adapters/dynamodb/migrations.ts). A deploy runs the same through its trigger before the new
+ * functions take traffic (docs/deploy.md, Upgrades); this command is for a table too large for that Lambda's 15
+ * minutes, and for `--status`, which only lists what each table has had. Reads the table names from
+ * COORDINATOR_TABLE, STUDIES_TABLE and FILES_TABLE and the endpoint and credentials from the SDK's usual environment.
+ * Safe to run again: a table already migrated costs one read.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
-import { migrateCoordinator, migrateFiles } from '#functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { recordedMigrations, runMigrations } from '#functions/adapters/dynamodb/migrations.js';
 
 const filesTable = process.env.FILES_TABLE;
 if (!filesTable) throw new Error('Invalid configuration: FILES_TABLE is required');
@@ -16,10 +17,11 @@ if (!filesTable) throw new Error('Invalid configuration: FILES_TABLE is required
 const doc = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
   marshallOptions: { removeUndefinedValues: true },
 });
-const tables = tablesFromEnv();
-const indexed = await new DynamoReleaseRepository(doc, tables).indexActiveReleases();
-const coordinator = await migrateCoordinator(doc, tables);
-const files = await migrateFiles(doc, filesTable);
-process.stdout.write(
-  `${JSON.stringify({ activeIndexAdded: indexed.length, coordinatorItems: coordinator, filesItems: files })}\n`,
-);
+const tables = { ...tablesFromEnv(), files: filesTable };
+if (process.argv.includes('--status')) {
+  const status: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(tables)) status[key] = await recordedMigrations(doc, name);
+  process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+} else {
+  process.stdout.write(`${JSON.stringify(await runMigrations(doc, tables), null, 2)}\n`);
+}

@@ -1,12 +1,14 @@
 /**
  * `npm run openapi`: writes openapi/coordinator.json and openapi/files.json from the route contracts
  * (lib/openapi/generate.ts) and the TypeScript types of both (openapi/types/*.ts, openapi-typescript), and
- * openapi/task-service.json from the task-service kit's contract (lib/openapi/task-service.ts). The files are
+ * openapi/task-service.json from the task-service kit's contract (lib/openapi/task-service.ts), and
+ * openapi/files.graphql, the file service's GraphQL schema in SDL (functions/files/graphql-schema.ts). The files are
  * committed; test/unit/openapi/documents.test.ts fails when they are stale, so run this after changing a contract.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { schemaSdl } from '#functions/files/graphql-schema.js';
 import { API_DESCRIPTIONS } from '#lib/openapi/apis.js';
 import { documentText, generateDocument, packageVersion } from '#lib/openapi/generate.js';
 import { generateTaskServiceDocument } from '#lib/openapi/task-service.js';
@@ -31,3 +33,6 @@ writeFileSync(join(ROOT, 'openapi', 'task-service.json'), taskService);
 process.stdout.write(
   `openapi/task-service.json (${(Buffer.byteLength(taskService) / 1024).toFixed(0)} KB)\n`,
 );
+
+writeFileSync(join(ROOT, 'openapi', 'files.graphql'), schemaSdl());
+process.stdout.write('openapi/files.graphql\n');

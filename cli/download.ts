@@ -1,22 +1,17 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { s3ErrorMessage } from '#clients/storage.js';
 import type { FilesClient, FilesComponents } from './api.js';
 import { CliError } from './config.js';
-import { apiMessage, describeFetchError, jsonOrUndefined, must } from './http.js';
+import { describeFetchError, must } from './http.js';
 import type { Output } from './output.js';
-import { byteBar } from './progress.js';
+import { type ByteBar, byteBar } from './progress.js';
+import { fetchIntoFile, fetchIntoStream, type Opener } from './transfer.js';
 
 type Version = FilesComponents['schemas']['Version'];
 
 /**
- * `drc files download`: the version record first (its size and SHA-256), then the bytes through the download
- * route, following its 302 to the presigned S3 URL. The bytes go to `<out>.<version>.part` and are renamed to
- * `<out>` only once size and SHA-256 match the record. A `.part` left by an interrupted run is continued with
- * `Range: bytes=<its size>-`; a server that answers the whole object instead (200) is read from the start.
+ * `drc files download <study> <file>`: the version record first (its size and SHA-256), then the bytes through the
+ * download route, following its 302 to the presigned S3 URL, into `<out>.<version>.part` (cli/transfer.ts: resumed
+ * with Range, renamed to `<out>` once size and SHA-256 match the record). A whole study: cli/bulk-download.ts.
  */
 export interface DownloadArgs {
   study: string;
@@ -58,41 +53,16 @@ async function versionToFetch(files: FilesClient, fileId: string, versionId?: st
   }
 }
 
-async function hashExisting(path: string, hash: ReturnType<typeof createHash>): Promise<void> {
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) hash.update(chunk as Buffer);
-}
-
-const sizeOf = (path: string): number => {
-  try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-};
-
-export async function download(files: FilesClient, args: DownloadArgs, o: Output): Promise<DownloadResult> {
-  const v = await versionToFetch(files, args.file, args.version);
-  if (v.state !== 'available')
-    throw new CliError(`version ${v.kf_id} is ${v.state}; only available versions can be downloaded`);
-  const toStdout = args.out === '-';
-  const dest = toStdout ? '-' : resolve(args.out ?? basename(v.file_name));
-  const part = `${dest}.${v.kf_id}.part`;
-  let offset = toStdout ? 0 : sizeOf(part);
-  if (offset > v.size) {
-    rmSync(part, { force: true });
-    offset = 0;
-  }
-  let resumedFrom = offset;
-  let hash = createHash('sha256');
-  if (offset > 0) await hashExisting(part, hash);
-
-  if (offset < v.size) {
+/**
+ * Opens the bytes of a version through the download route. The API answers small objects itself (200) and larger
+ * ones with a 302 to S3; the redirect is followed by hand so the Range header reaches S3 and the token does not.
+ */
+function opener(files: FilesClient, path: { studyId: string; fileId: string; versionId: string }): Opener {
+  return async (offset) => {
     const range: Record<string, string> = offset > 0 ? { Range: `bytes=${offset}-` } : {};
-    // The API answers small objects itself (200) and larger ones with a 302 to S3; the redirect is followed by
-    // hand so the Range header reaches S3 and the bearer token does not.
     const first = await files
       .GET('/download/study/{studyId}/file/{fileId}/version/{versionId}', {
-        params: { path: { studyId: args.study, fileId: args.file, versionId: v.kf_id } },
+        params: { path },
         headers: range,
         redirect: 'manual',
         parseAs: 'stream',
@@ -100,93 +70,51 @@ export async function download(files: FilesClient, args: DownloadArgs, o: Output
       .catch((err: unknown) => {
         throw new CliError(describeFetchError('download', err));
       });
-    let res = first.response;
-    if (res.status >= 300 && res.status < 400) {
-      const location = res.headers.get('location');
-      await res.body?.cancel();
-      if (!location) throw new CliError(`the download answered ${res.status} without a Location`);
-      try {
-        res = await fetch(location, { headers: range });
-      } catch (err) {
-        throw new CliError(describeFetchError(location, err));
-      }
+    const res = first.response;
+    if (res.status < 300 || res.status >= 400) return res;
+    const location = res.headers.get('location');
+    await res.body?.cancel();
+    if (!location) throw new CliError(`the download answered ${res.status} without a Location`);
+    try {
+      return await fetch(location, { headers: range });
+    } catch (err) {
+      throw new CliError(describeFetchError(location, err));
     }
-    if (res.status !== 200 && res.status !== 206) {
-      const text = await res.text();
-      throw new CliError(
-        `download refused: ${s3ErrorMessage(text) ?? apiMessage(res.status, jsonOrUndefined(text))} (HTTP ${res.status})`,
-      );
-    }
-    if (res.status === 200 && offset > 0) {
-      // The whole object came back instead of the range: read it from the start.
-      offset = 0;
-      resumedFrom = 0;
-      hash = createHash('sha256');
-    }
-    if (res.status === 206 && !(res.headers.get('content-range') ?? '').startsWith(`bytes ${offset}-`))
-      throw new CliError(`the server answered another range: ${res.headers.get('content-range')}`);
-    await receive(res, hash, offset, v, toStdout ? null : part, o);
-  }
-  return finish(v, args.file, hash.digest('hex'), dest, part, toStdout, resumedFrom);
-}
-
-async function receive(
-  res: Response,
-  hash: ReturnType<typeof createHash>,
-  offset: number,
-  v: Version,
-  part: string | null,
-  o: Output,
-): Promise<void> {
-  if (!res.body) throw new CliError('the download has no body');
-  const bar = part ? byteBar(o, 'downloading', v.size, offset) : byteBar({ ...o, bars: false }, '', 0);
-  const count = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      hash.update(chunk);
-      bar.tick(chunk.length);
-      cb(null, chunk);
-    },
-  });
-  try {
-    await pipeline(
-      Readable.fromWeb(res.body as import('node:stream/web').ReadableStream),
-      count,
-      part ? createWriteStream(part, { flags: offset > 0 ? 'a' : 'w' }) : process.stdout,
-    );
-  } catch (err) {
-    throw new CliError(
-      `the download broke off: ${err instanceof Error ? err.message : String(err)}; run it again to resume`,
-    );
-  } finally {
-    bar.stop();
-  }
-}
-
-function finish(
-  v: Version,
-  fileId: string,
-  sha256: string,
-  dest: string,
-  part: string,
-  toStdout: boolean,
-  resumedFrom: number,
-): DownloadResult {
-  const size = toStdout ? v.size : sizeOf(part);
-  if (size !== v.size || sha256 !== v.sha256) {
-    if (!toStdout) rmSync(part, { force: true });
-    throw new CliError(
-      size !== v.size
-        ? `size mismatch: got ${size} bytes, the version record says ${v.size}`
-        : `SHA-256 mismatch: got ${sha256}, the version record says ${v.sha256}`,
-    );
-  }
-  if (!toStdout) renameSync(part, dest);
-  return {
-    path: dest,
-    file_id: fileId,
-    version_id: v.kf_id,
-    size,
-    sha256,
-    resumed_from: resumedFrom,
   };
+}
+
+export async function download(files: FilesClient, args: DownloadArgs, o: Output): Promise<DownloadResult> {
+  const v = await versionToFetch(files, args.file, args.version);
+  if (v.state !== 'available')
+    throw new CliError(`version ${v.kf_id} is ${v.state}; only available versions can be downloaded`);
+  const open = opener(files, { studyId: args.study, fileId: args.file, versionId: v.kf_id });
+  const result = (path: string, resumedFrom: number): DownloadResult => ({
+    path,
+    file_id: args.file,
+    version_id: v.kf_id,
+    size: v.size,
+    sha256: v.sha256,
+    resumed_from: resumedFrom,
+  });
+  if (args.out === '-') {
+    await fetchIntoStream(open, v, process.stdout);
+    return result('-', 0);
+  }
+  const dest = resolve(args.out ?? basename(v.file_name));
+  let bar: ByteBar | undefined;
+  try {
+    const { resumedFrom } = await fetchIntoFile({
+      part: `${dest}.${v.kf_id}.part`,
+      dest,
+      expected: v,
+      open,
+      onResume: (bytes) => {
+        bar = byteBar(o, 'downloading', v.size, bytes);
+      },
+      onBytes: (n) => bar?.tick(n),
+    });
+    return result(dest, resumedFrom);
+  } finally {
+    bar?.stop();
+  }
 }

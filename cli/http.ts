@@ -39,7 +39,9 @@ export function jsonOrUndefined(text: string): unknown {
 export function apiMessage(status: number, body: unknown): string {
   const e = (body as { error?: { code?: string; message?: string; fields?: Record<string, string[]> } })
     ?.error;
-  if (!e?.message) return `HTTP ${status}`;
+  // The GA4GH DRS routes answer DRS's own error body, `{msg, status_code}`.
+  const drs = (body as { msg?: unknown })?.msg;
+  if (!e?.message) return typeof drs === 'string' ? drs : `HTTP ${status}`;
   const fields = e.fields
     ? ` (${Object.entries(e.fields)
         .map(([k, v]) => `${k}: ${v.join(', ')}`)

@@ -1,9 +1,11 @@
 import { Command, CommanderError } from 'commander';
+import pkg from '../package.json' with { type: 'json' };
 import { addDevTokenCommands } from './commands/dev-tokens.js';
 import { addEventCommands } from './commands/events.js';
 import { addFileCommands } from './commands/files.js';
 import { addImportCommands } from './commands/import.js';
-import { addLoginCommands } from './commands/login.js';
+import { addLoginCommands, addTokenCommand } from './commands/login.js';
+import { addMaintenanceCommands } from './commands/maintenance.js';
 import { addReleaseCommands } from './commands/releases.js';
 import { addServiceCommands } from './commands/services.js';
 import { addStudyCommands } from './commands/studies.js';
@@ -23,6 +25,8 @@ export function buildProgram(ctx: CommandContext): Command {
     .description('Operator CLI of the release coordinator and the study file service')
     .option('--json', 'print JSON (the default when stdout is not a terminal)')
     .option('--token <token>', 'bearer token to use (overrides DRC_TOKEN and the stored login)')
+    // The release of the project drc belongs to (package.json; CHANGELOG.md), as GET /health reports the APIs'.
+    .version(pkg.version, '-V, --version', 'print the release (semver) and exit')
     .showHelpAfterError('(add --help for usage)')
     // Options after a command name are that command's own: `drc import --token <t>` is the original's token, while
     // `drc --token <t> import` stays drc's (applyGlobalOptions gives every other command --json and --token).
@@ -37,12 +41,14 @@ DRC_IDP_URL (http://127.0.0.1:3002), DRC_TOKEN_URL (<DRC_IDP_URL>/oauth/token), 
 Exit status: 0 done, 1 API or network error (or a watched release failed/canceled), 2 usage, 130 Ctrl-C.`,
   );
   addLoginCommands(program, ctx);
+  addTokenCommand(program, ctx);
   addStudyCommands(program, ctx);
   addServiceCommands(program, ctx);
   addReleaseCommands(program, ctx);
   addEventCommands(program, ctx);
   addFileCommands(program, ctx);
   addDevTokenCommands(program, ctx);
+  addMaintenanceCommands(program, ctx);
   addImportCommands(program, ctx);
   addTaskServiceCommands(program, (cmd) => ctx.session(cmd).o, ctx.setExit);
   return program;

@@ -12,6 +12,9 @@ const reportingFetch: typeof fetch = (input, init) =>
     throw new CliError(describeFetchError(url, err));
   });
 
+/** A developer token of the file service, as opposed to a JWT (functions/files/tokens.ts gives it this prefix). */
+export const isDeveloperToken = (token: string) => token.startsWith('sfdt_');
+
 /** The options every command takes, wherever they are written on the command line. */
 export interface Globals {
   json?: boolean;
@@ -27,13 +30,21 @@ export class Session {
   ) {
     this.o = makeOutput(globals);
   }
-  async coordinator() {
-    const token = await bearerToken(this.config, this.globals.token);
-    return coordinatorClient(this.config.coordinatorUrl, token, { fetch: reportingFetch });
+  /** The token for this run: --token, DRC_TOKEN or the stored login (renewed first when it is about to expire). */
+  token(): Promise<string> {
+    return bearerToken(this.config, this.globals.token);
   }
+  async coordinator() {
+    return coordinatorClient(this.config.coordinatorUrl, await this.token(), { fetch: reportingFetch });
+  }
+  /**
+   * The file service, with a bearer JWT or, given a developer token (`sfdt_…`), with that token: downloads,
+   * manifests and DRS take one (docs/downloads.md), so a collaborator's script needs nothing else.
+   */
   async files() {
-    const token = await bearerToken(this.config, this.globals.token);
-    return filesClient(this.config.filesUrl, { bearer: token }, { fetch: reportingFetch });
+    const token = await this.token();
+    const credential = isDeveloperToken(token) ? { token } : { bearer: token };
+    return filesClient(this.config.filesUrl, credential, { fetch: reportingFetch });
   }
 }
 

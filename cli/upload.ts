@@ -3,7 +3,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { z } from 'zod';
-import { waitUntilVerified } from '#clients/upload/confirm.js';
+import { completeUpload, waitUntilVerified } from '#clients/upload/confirm.js';
 import {
   type PutAnswer,
   type PutRequest,
@@ -12,7 +12,7 @@ import {
   type UploadProgress,
   type Version,
 } from '#clients/upload/io.js';
-import { finishMultipart } from '#clients/upload/send.js';
+import { finishMultipart, sendSingle } from '#clients/upload/send.js';
 import { uploadVersion } from '#clients/upload/upload.js';
 import type { FilesClient } from './api.js';
 import { type CliConfig, CliError, readJson, removeFile, UsageError, writePrivateJson } from './config.js';
@@ -21,15 +21,18 @@ import type { Output } from './output.js';
 import { type ByteBar, byteBar } from './progress.js';
 
 /**
- * `drc files upload`: the upload client core (clients/upload/) with a file on disk, progress bars on stderr and a
- * resume state.
+ * One file of `drc files upload`: the upload client core (clients/upload/) with a file on disk, progress on stderr
+ * and a resume state. Which files to upload, and whether each is new, a duplicate or already there, is
+ * cli/bulk-upload.ts's to decide.
  *
- * Multipart uploads (above the service's threshold; the answer says which) keep a resume state file in
- * <config dir>/uploads/, keyed by study, absolute path, size and mtime, updated after every finished part with its
- * ETag. `--resume` reads it and sends only the parts it does not list, with freshly signed URLs, then confirms.
- * The state file is removed once the version is available.
+ * Every upload keeps a resume state in <config dir>/uploads/, keyed by study, absolute path, size and mtime, from the
+ * moment the service answers its declaration until its version is available: the file and version it made, and
+ * for a multipart upload each finished part with its ETag. Running the same upload again continues it (the
+ * default): a single PUT is sent again to a freshly signed URL of the same version, a multipart upload sends only
+ * the parts the state does not list. `fresh` forgets the state and uploads the bytes again, as a new version of the
+ * file the interrupted run made, so no second file is left behind.
  */
-const resumeState = z.object({
+const common = {
   study: z.string(),
   path: z.string(),
   size: z.number(),
@@ -37,23 +40,35 @@ const resumeState = z.object({
   sha256: z.string(),
   file_id: z.string(),
   version_id: z.string(),
-  upload_id: z.string(),
-  part_size: z.number().int().positive(),
-  part_count: z.number().int().positive(),
-  /** part number -> ETag of each finished part. */
-  parts: z.record(z.string(), z.string()),
-});
+};
+const resumeState = z.union([
+  z.object({ ...common, kind: z.literal('single') }),
+  z.object({
+    ...common,
+    // States written before single PUTs had one are multipart.
+    kind: z.literal('multipart').default('multipart'),
+    upload_id: z.string(),
+    part_size: z.number().int().positive(),
+    part_count: z.number().int().positive(),
+    /** part number -> ETag of each finished part. */
+    parts: z.record(z.string(), z.string()),
+  }),
+]);
 type ResumeState = z.infer<typeof resumeState>;
 
 export interface UploadArgs {
   study: string;
   path: string;
+  /** The name of the file, and of what a download of this version is called (default: the file's own name). */
   name?: string;
   description?: string;
   contentType?: string;
   /** Upload a new version of this file instead of a new file. */
   fileId?: string;
-  resume: boolean;
+  /** Forget an interrupted upload of this path and send the bytes again. */
+  fresh?: boolean;
+  /** The file's SHA-256 when the caller hashed it already. */
+  sha256?: string;
 }
 
 export interface UploadResult {
@@ -63,15 +78,51 @@ export interface UploadResult {
   parts_resumed: number;
 }
 
-function statePath(config: CliConfig, study: string, path: string, size: number, mtimeMs: number): string {
+/** Where the file's upload reports: its own bars (one file), or a share of a batch's one bar. */
+export interface UploadReport {
+  onProgress?: (p: UploadProgress) => void;
+  stop?: () => void;
+}
+
+export interface LocalFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export function localFile(path: string): LocalFile {
+  const abs = resolve(path);
+  let st: ReturnType<typeof statSync>;
+  try {
+    st = statSync(abs);
+  } catch {
+    throw new UsageError(`no such file: ${path}`);
+  }
+  if (!st.isFile()) throw new UsageError(`not a file: ${path}`);
+  return { path: abs, size: st.size, mtimeMs: st.mtimeMs };
+}
+
+function statePath(config: CliConfig, study: string, f: LocalFile): string {
   const key = createHash('sha256')
-    .update(`${study}\0${path}\0${size}\0${mtimeMs}`)
+    .update(`${study}\0${f.path}\0${f.size}\0${f.mtimeMs}`)
     .digest('hex')
     .slice(0, 32);
   return join(config.configDir, 'uploads', `${key}.json`);
 }
 
+/** The saved state of an interrupted upload of this file to this study, if there is one. */
+export function savedUpload(config: CliConfig, study: string, f: LocalFile): ResumeState | undefined {
+  return readJson(statePath(config, study, f), resumeState);
+}
+
 const chunksOf = (path: string) => createReadStream(path, { highWaterMark: 1 << 20 });
+
+/** The hex SHA-256 of a file, streamed. */
+export async function hashOf(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of chunksOf(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
 
 /** The bytes [start, start+length) of the file as a request body, counting what is read into `onBytes`. */
 function fileBody(path: string, start: number, length: number, onBytes: (n: number) => void) {
@@ -110,8 +161,8 @@ const putFrom =
     return { status: res.status, etag: res.headers.get('etag'), text };
   };
 
-/** The upload's progress as one bar per phase (hashing, uploading) and a line while the service verifies. */
-function progressBars(o: Output) {
+/** One file's progress as one bar per phase (hashing, uploading) and a line while the service verifies. */
+export function fileBars(o: Output): Required<UploadReport> {
   let phase: UploadProgress['phase'] | undefined;
   let bar: ByteBar | undefined;
   return {
@@ -130,33 +181,32 @@ function progressBars(o: Output) {
 }
 
 /**
- * Runs one upload with drc's I/O: the core's own failures become CliErrors (a refused part says how to resume), and
- * a refusal after the declaration (a confirmation's mismatch deletes the object server-side; a version no longer
- * pending takes no parts) removes the resume state, since nothing is left to resume.
+ * Runs one upload with drc's I/O: the core's own failures become CliErrors, and a refusal after the declaration (a
+ * confirmation's mismatch deletes the object server-side; a version no longer pending takes no parts) removes the
+ * resume state, since nothing is left to resume.
  */
 async function withIo<T>(
   files: FilesClient,
   path: string,
-  o: Output,
+  report: UploadReport,
   fn: (io: UploadIo, declared: () => void) => Promise<T>,
   stateFile: string,
 ): Promise<T> {
-  const bars = progressBars(o);
   let declared = false;
   try {
-    const io: UploadIo = { files, must, put: putFrom(path), onProgress: bars.onProgress };
+    const io: UploadIo = { files, must, put: putFrom(path), onProgress: report.onProgress };
     return await fn(io, () => {
       declared = true;
     });
   } catch (err) {
     if (err instanceof UploadError)
       throw new CliError(
-        err.part === undefined ? err.message : `${err.message}; \`drc files upload --resume\` continues`,
+        err.part === undefined ? err.message : `${err.message}; run the same upload again to continue it`,
       );
     if (declared && err instanceof CliError && /HTTP 4(09|22)/.test(err.message)) removeFile(stateFile);
     throw err;
   } finally {
-    bars.stop();
+    report.stop?.();
   }
 }
 
@@ -164,63 +214,59 @@ export async function upload(
   config: CliConfig,
   files: FilesClient,
   args: UploadArgs,
-  o: Output,
+  report: UploadReport,
 ): Promise<UploadResult> {
-  const path = resolve(args.path);
-  let st: ReturnType<typeof statSync>;
-  try {
-    st = statSync(path);
-  } catch {
-    throw new UsageError(`no such file: ${args.path}`);
-  }
-  if (!st.isFile()) throw new UsageError(`not a file: ${args.path}`);
-  const size = st.size;
-  const stateFile = statePath(config, args.study, path, size, st.mtimeMs);
+  const f = localFile(args.path);
+  const stateFile = statePath(config, args.study, f);
   const saved = readJson(stateFile, resumeState);
-
-  if (args.resume && saved) return resumeMultipart(files, saved, stateFile, path, o);
-  if (saved && o.bars)
-    o.err('an interrupted upload of this file exists; starting afresh (--resume continues it instead)');
-
+  if (saved && !args.fresh) {
+    const resumed = await resume(files, saved, stateFile, report);
+    if (resumed) return resumed;
+  }
+  removeFile(stateFile);
+  // Starting over after an interrupted run: a new version of the file it made, never a second file.
+  const fileId = args.fileId ?? saved?.file_id;
   let state: ResumeState | undefined;
+  const base = { study: args.study, path: f.path, size: f.size, mtime_ms: f.mtimeMs };
   const r = await withIo(
     files,
-    path,
-    o,
+    f.path,
+    report,
     (io, declared) =>
       uploadVersion(
         io,
         {
-          target: args.fileId ? { fileId: args.fileId } : { studyId: args.study },
-          file_name: basename(path),
-          size,
+          target: fileId ? { fileId } : { studyId: args.study },
+          file_name: args.name ?? basename(f.path),
+          size: f.size,
           content_type: args.contentType,
           name: args.name,
           description: args.description,
-          chunks: () => chunksOf(path),
+          chunks: () => chunksOf(f.path),
           hasher: createHash('sha256'),
+          sha256: args.sha256,
         },
         {
           onStarted: (started, sha256) => {
             declared();
-            if (started.upload.type !== 'multipart') return;
-            state = {
-              study: args.study,
-              path,
-              size,
-              mtime_ms: st.mtimeMs,
-              sha256,
-              file_id: started.file.kf_id,
-              version_id: started.version.kf_id,
-              upload_id: started.upload.upload_id,
-              part_size: started.upload.part_size,
-              part_count: started.upload.part_count,
-              parts: {},
-            };
+            const ids = { sha256, file_id: started.file.kf_id, version_id: started.version.kf_id };
+            const up = started.upload;
+            state =
+              up.type === 'multipart'
+                ? {
+                    ...base,
+                    ...ids,
+                    kind: 'multipart',
+                    upload_id: up.upload_id,
+                    part_size: up.part_size,
+                    part_count: up.part_count,
+                    parts: {},
+                  }
+                : { ...base, ...ids, kind: 'single' };
             writePrivateJson(stateFile, state);
           },
           onPart: (n, etag) => {
-            if (!state) return;
+            if (state?.kind !== 'multipart') return;
             state.parts[String(n)] = etag;
             writePrivateJson(stateFile, state);
           },
@@ -228,38 +274,50 @@ export async function upload(
       ),
     stateFile,
   );
-  if (state) removeFile(stateFile);
+  removeFile(stateFile);
   return { ...r, parts_resumed: 0 };
 }
 
-async function resumeMultipart(
+/**
+ * Continues an interrupted upload of the same file: answers undefined when there is nothing to continue (the
+ * version failed, or is gone), and the caller starts over.
+ */
+async function resume(
   files: FilesClient,
   state: ResumeState,
   stateFile: string,
-  path: string,
-  o: Output,
-): Promise<UploadResult> {
+  report: UploadReport,
+): Promise<UploadResult | undefined> {
   const ids = { fileId: state.file_id, versionId: state.version_id };
-  const v = await must(
-    files.GET('/files/{fileId}/versions/{versionId}', { params: { path: ids } }),
-    'GET version',
-  );
-  const done = Object.keys(state.parts).length;
-  if (v.state === 'failed') {
-    removeFile(stateFile);
-    throw new CliError(`version ${v.kf_id} failed verification; upload the file again without --resume`);
-  }
-  if (v.state === 'pending' && o.bars)
-    o.err(`resuming upload ${state.version_id}: ${done} of ${state.part_count} parts already sent`);
+  const found = await files.GET('/files/{fileId}/versions/{versionId}', { params: { path: ids } });
+  if (found.response.status === 404) return undefined;
+  const v = await must(Promise.resolve(found), 'GET version');
+  if (v.state === 'failed') return undefined;
+  const done = state.kind === 'multipart' ? Object.keys(state.parts).length : 0;
   const r = await withIo(
     files,
-    path,
-    o,
+    state.path,
+    report,
     async (io, declared) => {
       declared();
       // Confirmed in the interrupted run: only the verification is left.
       if (v.state !== 'pending')
         return { version: await waitUntilVerified(io, ids, state.sha256), parts_sent: 0 };
+      if (state.kind === 'single') {
+        const fresh = (
+          await must(
+            files.POST('/files/{fileId}/versions/{versionId}/upload-urls', {
+              params: { path: ids },
+              body: {},
+            }),
+            'POST upload-urls',
+          )
+        ).upload;
+        if (fresh.type !== 'single')
+          throw new UploadError('the service no longer treats this upload as one PUT');
+        await sendSingle(io, ids, fresh, state.size);
+        return { version: await completeUpload(io, ids, [], state.sha256), parts_sent: 1 };
+      }
       const plan = {
         ...ids,
         size: state.size,

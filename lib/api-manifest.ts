@@ -1,5 +1,6 @@
 import { eventRoutes } from '#functions/coordinator/contracts/events.js';
 import { importRoutes } from '#functions/coordinator/contracts/import.js';
+import { maintenanceRoutes } from '#functions/coordinator/contracts/maintenance.js';
 import { releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
 import { releaseRoutes } from '#functions/coordinator/contracts/releases.js';
 import { studyRoutes } from '#functions/coordinator/contracts/studies.js';
@@ -10,7 +11,8 @@ import { devTokenRoutes } from '#functions/files/contracts/dev-tokens.js';
 import { downloadRoutes, signedUrlRoutes } from '#functions/files/contracts/downloads.js';
 import { drsRoutes } from '#functions/files/contracts/drs.js';
 import { fileRoutes } from '#functions/files/contracts/files.js';
-import { graphqlRoutes } from '#functions/files/contracts/graphql.js';
+import { graphqlRoutes, graphqlSchemaRoutes } from '#functions/files/contracts/graphql.js';
+import { manifestRoutes } from '#functions/files/contracts/manifest.js';
 import {
   bearerOnlyOf,
   type Contracts,
@@ -103,6 +105,9 @@ export const COORDINATOR_API: ApiFunction[] = [
     studies: 'r',
   }),
   entry('Studies', 'functions/coordinator/handlers/studies.ts', studyRoutes, { studies: 'r' }),
+  entry('Maintenance', 'functions/coordinator/handlers/maintenance.ts', maintenanceRoutes, {
+    coordinator: 'rw',
+  }),
   entry('Import', 'functions/coordinator/handlers/import.ts', importRoutes, {
     coordinator: 'rw',
     studies: 'rw',
@@ -124,6 +129,13 @@ export const FILES_API: ApiFunction[] = [
   entry('FilesDevTokens', 'functions/files/handlers/dev-tokens.ts', devTokenRoutes, { files: 'rw' }),
   entry('FilesAudit', 'functions/files/handlers/audit.ts', auditRoutes, { files: 'r' }),
   entry('FilesGraphql', 'functions/files/handlers/graphql.ts', graphqlRoutes, { files: 'rw', studies: 'r' }),
+  // The schema in SDL is documentation: no token, as /openapi.json.
+  entry('FilesGraphqlSchema', 'functions/files/handlers/graphql-schema.ts', graphqlSchemaRoutes, {}),
+  // A study's manifest also takes developer tokens (open at the gateway, checked by the function); reads only.
+  entry('FilesManifest', 'functions/files/handlers/manifest.ts', manifestRoutes, {
+    files: 'r',
+    studies: 'r',
+  }),
   // GA4GH DRS 1.5 (docs/drs.md). API Gateway prefers the static /objects/access over /objects/{object_id}. Reads
   // files, versions, totals and developer tokens; writes audit records. DRS clients may send developer tokens
   // (`Authorization: Token …`), which the gateway's JWT check would refuse.

@@ -6,6 +6,7 @@ import { requireDecisions, warnDecisions } from './deploy-checks.js';
 import { apiUrl } from './domains.js';
 import { applyFeatureFlags } from './feature-flags.js';
 import { FilesStack } from './files-stack.js';
+import { MigrationsStack } from './migrations-stack.js';
 import { addNagChecks } from './nag.js';
 import { ALARM_IDS, ObservabilityStack } from './observability.js';
 import { assertSupportedRegion } from './regions.js';
@@ -15,6 +16,8 @@ import { StatefulStack } from './stateful-stack.js';
 export interface ReleaseCoordinatorApp {
   settings: Settings;
   stateful: StatefulStack;
+  /** The deploy's migration step, between the tables and the functions (lib/migrations-stack.ts). */
+  migrations: MigrationsStack;
   auth?: AuthStack;
   coordinator: CoordinatorStack;
   files: FilesStack;
@@ -66,6 +69,13 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
     settings,
     dashboardOrigin: dashboard?.url,
     description: 'Release coordinator: tables and the study files bucket (stateful)',
+  });
+  const migrations = new MigrationsStack(app, names.migrations, {
+    env,
+    settings,
+    tables: stateful.tables,
+    description:
+      'Release coordinator: the migrations of stored data, run by every deploy before the functions',
   });
   const auth = settings.oidcIssuer
     ? undefined
@@ -165,7 +175,20 @@ export function buildApp(app: App, options: BuildOptions = {}): ReleaseCoordinat
   // The bucket arrives through a named export, which CDK does not count as a dependency by itself.
   coordinator.addStackDependency(stateful);
   files.addStackDependency(stateful);
+  // The functions are replaced only once the data is migrated.
+  coordinator.addStackDependency(migrations);
+  files.addStackDependency(migrations);
 
   if (options.nag ?? true) addNagChecks(app);
-  return { settings, stateful, auth, coordinator, files, dashboard, dashboardSite, observability };
+  return {
+    settings,
+    stateful,
+    migrations,
+    auth,
+    coordinator,
+    files,
+    dashboard,
+    dashboardSite,
+    observability,
+  };
 }

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { type BuildOptions, buildSync, type Metafile } from 'esbuild';
 import { COORDINATOR_API, FILES_API } from './api-manifest.js';
 import { AUTH_FUNCTIONS } from './auth-manifest.js';
-import { FILES_WORKERS, WORKER_FUNCTIONS } from './orchestration-manifest.js';
+import { DEPLOY_FUNCTIONS, FILES_WORKERS, WORKER_FUNCTIONS } from './orchestration-manifest.js';
 
 /**
  * How a Lambda function is bundled: the one definition that CDK (lib/service-function.ts), `npm run
@@ -110,6 +110,7 @@ export function functionEntries(): FunctionEntry[] {
     ...WORKER_FUNCTIONS,
     ...FILES_API,
     ...FILES_WORKERS,
+    ...DEPLOY_FUNCTIONS,
     ...AUTH_FUNCTIONS,
   ]) {
     const names = byEntry.get(fn.entry) ?? [];

@@ -51,14 +51,17 @@ export const CAPABILITIES: Record<string, Capabilities> = {
   // wake that failed.
   Reconciler: { orchestration: true },
   // POST/PATCH /task-services probe GET {url}/status with the coordinator's token; POST (create_client) and DELETE
-  // ask the gate to make and remove each service's app client.
+  // ask the gate to make and remove each service's app client, and to replace its secret when it is quarantined. A
+  // quarantine fails the service's tasks and drives their releases to their end (wakes, or starts, their executions).
   TaskServices: {
     coordinatorToken: true,
     registersServices: true,
     invokes: ['ServiceClientGate'],
     taskServiceNetwork: true,
+    orchestration: true,
   },
-  // Makes and deletes the task services' app clients, of the scope coordinator/service only, and only those it made.
+  // Makes and deletes the task services' app clients, of the scope coordinator/service only, and only those it made;
+  // replaces the secret of one it made (a quarantine).
   ServiceClientGate: { serviceClients: true },
   // Sends initialize/start/get_status/publish/cancel to every task service; continues a long-running release in a
   // fresh execution (StartExecution) before it reaches the execution history limit.

@@ -27,7 +27,7 @@ import { ReleaseStateMachine } from './release-state-machine.js';
 import { type ScheduleKind, scheduleMaxEventAge, WorkerSchedules } from './schedules.js';
 import { denyGateRecords, grantGateRecords } from './service-client-gate.js';
 import { ServiceFunction } from './service-function.js';
-import type { Settings } from './settings.js';
+import { removalPolicies, type Settings } from './settings.js';
 import { StreamTriggers } from './stream-triggers.js';
 import type { TableKey } from './table-definitions.js';
 
@@ -136,6 +136,7 @@ export class CoordinatorStack extends Stack {
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, kind, settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,
+        logRemovalPolicy: removalPolicies(settings).logs,
         tableAccess: entry.tables,
         tables: props.tables,
         tracing: settings.tracing,
@@ -174,6 +175,7 @@ export class CoordinatorStack extends Stack {
       stateMachineName,
       tasks,
       logRetention: settings.logRetentionDays,
+      logRemovalPolicy: removalPolicies(settings).logs,
       logExecutionData: settings.logExecutionData,
     });
     for (const [name, fn] of Object.entries(this.functions)) {
@@ -206,6 +208,7 @@ export class CoordinatorStack extends Stack {
       manifest: apiManifest,
       functions: Object.fromEntries(apiManifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
+      logRemovalPolicy: removalPolicies(settings).logs,
       corsOrigins: props.corsOrigins,
       auth: this.auth,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },

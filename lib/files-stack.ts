@@ -14,7 +14,7 @@ import { ManifestHttpApi } from './http-api.js';
 import { acknowledgeMatching, escapeRegExp } from './nag.js';
 import { FILES_WORKERS } from './orchestration-manifest.js';
 import { ServiceFunction } from './service-function.js';
-import type { Settings } from './settings.js';
+import { removalPolicies, type Settings } from './settings.js';
 import type { TableKey } from './table-definitions.js';
 
 export interface FilesStackProps extends StackProps {
@@ -87,6 +87,7 @@ export class FilesStack extends Stack {
         // Hashing is CPU-bound and Lambda gives one full vCPU from 1,769 MB.
         memorySize: Math.max(settings.functionMemoryMb, 1769),
         logRetention: settings.logRetentionDays,
+        logRemovalPolicy: removalPolicies(settings).logs,
         tableAccess: worker.tables,
         tables: props.tables,
         tracing: settings.tracing,
@@ -114,6 +115,7 @@ export class FilesStack extends Stack {
         timeout: Duration.seconds(timeoutSecondsOf(entry.name, 'http', settings)),
         memorySize: settings.functionMemoryMb,
         logRetention: settings.logRetentionDays,
+        logRemovalPolicy: removalPolicies(settings).logs,
         tableAccess: entry.tables,
         tables: props.tables,
         tracing: settings.tracing,
@@ -136,6 +138,7 @@ export class FilesStack extends Stack {
       manifest,
       functions: Object.fromEntries(manifest.map((e) => [e.name, this.functions[e.name].fn])),
       logRetention: settings.logRetentionDays,
+      logRemovalPolicy: removalPolicies(settings).logs,
       corsOrigins: props.corsOrigins,
       auth: this.auth,
       throttle: { rateLimit: settings.apiThrottleRate, burstLimit: settings.apiThrottleBurst },

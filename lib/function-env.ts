@@ -44,6 +44,8 @@ export function commonEnvironment({
     // Unset only in a synth that cannot be deployed (lib/deploy-checks.ts); the study sync then fails, naming it.
     ...(settings.studiesSource ? { STUDIES_SOURCE: settings.studiesSource } : {}),
     METRICS_NAMESPACE: settings.metricsNamespace,
+    // The reconciler deletes the events older than this; 0 keeps them for ever (docs/operations.md, Audit).
+    EVENT_RETENTION_DAYS: String(settings.eventRetentionDays),
     ...settings.functionEnv,
   };
 }

@@ -27,6 +27,8 @@ export interface ManifestHttpApiProps {
   manifest: ApiFunction[];
   functions: Record<string, IFunction>;
   logRetention: RetentionDays;
+  /** What happens to the access log group when the stack is deleted (default: it is kept). */
+  logRemovalPolicy?: RemovalPolicy;
   /** Browser origins allowed by CORS (the dashboard's URL); none: no CORS at all. */
   corsOrigins?: string[];
   /** The token issuer and audiences, the same the functions verify against (lib/auth.ts AuthSettings). */
@@ -77,7 +79,8 @@ export class ManifestHttpApi extends Construct {
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention,
-      removalPolicy: RemovalPolicy.DESTROY,
+      // Kept when the stack is deleted unless the operator asked for everything to go (docs/operations.md, Audit).
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
     this.stage = new HttpStage(this, 'DefaultStage', {
       httpApi: this.api,

@@ -110,3 +110,15 @@ export const FILES_WORKERS: AsyncWorkerFunction[] = [
     timeoutSeconds: 900,
   },
 ];
+
+/**
+ * Functions a deploy runs itself: the migrations of stored data, invoked by a CDK trigger between the tables and the
+ * functions (lib/migrations-stack.ts); the local stack runs the same migrations at start-up.
+ */
+export const DEPLOY_FUNCTIONS: WorkerFunction[] = [
+  {
+    name: 'Migrate',
+    entry: 'functions/coordinator/handlers/migrate.ts',
+    tables: { coordinator: 'rw', studies: 'rw', files: 'rw' },
+  },
+];

@@ -16,6 +16,8 @@ export interface ReleaseStateMachineProps {
   /** DefinitionSubstitutions key (e.g. ReleaseStepFunctionArn) -> the function the ASL calls under that key. */
   tasks: Record<string, IFunction>;
   logRetention: RetentionDays;
+  /** What happens to the log group when the stack is deleted (default: it is kept). */
+  logRemovalPolicy?: RemovalPolicy;
   /** Log execution data (state inputs and outputs, task tokens among them). Off unless asked for. */
   logExecutionData?: boolean;
   definitionFile?: string;
@@ -72,7 +74,9 @@ export class ReleaseStateMachine extends Construct {
       // The vendedlogs prefix keeps Step Functions' log-delivery resource policy from growing per machine.
       logGroupName: `/aws/vendedlogs/states/${name}`,
       retention: props.logRetention,
-      removalPolicy: RemovalPolicy.DESTROY,
+      // Kept when the stack is deleted unless the operator asked for everything to go (docs/operations.md, Audit).
+      // Its name is fixed, so a stack deployed again under the same prefix needs it deleted first (docs/deploy.md).
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
 
     const substitutions: Record<string, string> = {};

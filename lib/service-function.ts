@@ -28,6 +28,8 @@ export interface ServiceFunctionProps {
   timeout: Duration;
   memorySize: number;
   logRetention: RetentionDays;
+  /** What happens to the log group when the stack is deleted (default: it is kept). */
+  logRemovalPolicy?: RemovalPolicy;
   /** The manifest's `tables` map and the tables it refers to: r -> read, rw -> read/write, nothing else. */
   tableAccess: TableAccess;
   /** The tables `tableAccess` names (none needed when it names none). */
@@ -89,8 +91,9 @@ export class ServiceFunction extends Construct {
 
     const logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
-      // Operational logs of a stateless function; the download audit trail lives in DynamoDB.
-      removalPolicy: RemovalPolicy.DESTROY,
+      // Kept when the stack is deleted (unless the operator asked for everything to go): who did what stays
+      // readable for its retention period (docs/operations.md, Audit).
+      removalPolicy: props.logRemovalPolicy ?? RemovalPolicy.RETAIN,
     });
     // An explicit role instead of AWSLambdaBasicExecutionRole: it may write this log group only.
     this.role = new Role(this, 'Role', {

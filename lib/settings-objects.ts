@@ -98,4 +98,11 @@ export const domainName = z
 export const regionOfArn = (arn: string) => arn.split(':')[3];
 
 /** The settings given as JSON when they arrive as text (`-c vpc='{...}'`). */
-export const JSON_SETTINGS = ['functionEnv', 'vpc', 'identityProvider', 'taskServiceNetworks'] as const;
+export const JSON_SETTINGS = [
+  'functionEnv',
+  'vpc',
+  'identityProvider',
+  'taskServiceNetworks',
+  'restoredTables',
+  'deployedIndexes',
+] as const;

@@ -16,6 +16,7 @@ import {
   regionOfArn,
   vpcSetting,
 } from './settings-objects.js';
+import { TABLES, type TableDef, type TableKey } from './table-definitions.js';
 
 /**
  * Every deploy-time setting, read from CDK context (`cdk.json` or `-c key=value`) and checked once with zod, so a
@@ -53,7 +54,20 @@ const contextShape = z.object({
       (d) => VALID_RETENTION.has(d),
       'must be one of the CloudWatch Logs retention periods (1, 3, 5, 7, 14, 30, 60, 90, ...)',
     )
-    .default(30),
+    .default(365),
+  /**
+   * Days the events (GET /events: every state change, who asked for it, task services' messages) are kept; 0: for
+   * ever. The reconciler deletes older ones a page at a time (EVENT_RETENTION_DAYS).
+   */
+  eventRetentionDays: int(0, 0, 36_500),
+  /** An AWS Backup plan for the tables and the files bucket (daily, kept `backupRetentionDays`). */
+  backups: z
+    .union([z.boolean(), z.enum(['true', 'false'])])
+    .transform((v) => v === true || v === 'true')
+    .default(true),
+  backupRetentionDays: int(35, 1, 36_500),
+  /** Days a replaced or deleted study file's bytes stay restorable (the files bucket's noncurrent versions). */
+  noncurrentVersionDays: int(30, 1, 36_500),
   pollSeconds: int(30, 1, 3600),
   actionTimeoutSeconds: int(15, 1, 240),
   /** ACTION_CONCURRENCY: task services one release step calls at once (its Lambda timeout follows from it). */
@@ -152,6 +166,42 @@ const contextShape = z.object({
     .default(true),
   /** Extra environment variables for every function (e.g. AUTH_ROLES_CLAIMS for an external issuer). */
   functionEnv: z.record(z.string(), z.coerce.string()).default({}),
+  /**
+   * The coordinator's own Cognito clients, by slot (`a`, `b`): the first is the one the functions use; two during a
+   * rotation, side by side, while the task services accept both (docs/operations.md, Rotate every secret).
+   */
+  coordinatorClients: list
+    .pipe(
+      z
+        .array(z.enum(['a', 'b']))
+        .min(1)
+        .max(2),
+    )
+    .refine((l) => new Set(l).size === l.length, 'each slot once')
+    .default(['a']),
+  /**
+   * Tables restored to a point in time (`npm run restore`), used in place of the stack's own: the functions, the
+   * migrations, the stream trigger and the backup plan switch to them; the stack's own tables stay, unused
+   * (docs/operations.md, Restore a table).
+   */
+  restoredTables: z
+    .partialRecord(
+      z.enum(['coordinator', 'studies', 'files']),
+      z.strictObject({
+        tableName: z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'a DynamoDB table name'),
+        /** The restored table's stream (`npm run restore` enables one where the table has it). */
+        streamArn: z.string().startsWith('arn:').optional(),
+      }),
+    )
+    .default({}),
+  /**
+   * The global secondary indexes each table has now, as `npm run deploy` reads them before a deploy: the app then
+   * declares those and at most one more per table, the one CloudFormation can add in one update. Absent: every
+   * declared index (a new table gets them all at once). docs/deploy.md, Upgrades.
+   */
+  deployedIndexes: z
+    .partialRecord(z.enum(['coordinator', 'studies', 'files']), z.array(z.string()))
+    .optional(),
   /** The VPC whose private subnets the functions that call task services run in (lib/network.ts). */
   vpc: vpcSetting.optional(),
   /** TASK_SERVICE_NETWORKS: the private CIDR blocks task services may be in; only with `vpc`. */
@@ -181,6 +231,13 @@ export const contextSchema = contextShape.superRefine((s, ctx) => {
         path: ['functionEnv', key],
         message:
           'is a setting of its own (actionTimeoutSeconds, actionConcurrency, maxPhaseSeconds): the ReleaseStep timeout is derived from it',
+      });
+  for (const [key, restored] of Object.entries(s.restoredTables))
+    if (restored && (TABLES[key as TableKey] as TableDef).stream && !restored.streamArn)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['restoredTables', key, 'streamArn'],
+        message: 'is required: the table has a stream (npm run restore enables one and prints it)',
       });
   const stuckHours = s.releaseStuckHours ?? (s.maxPhaseSeconds * 0.75) / 3600;
   if (stuckHours * 3600 >= s.maxPhaseSeconds)
@@ -246,6 +303,7 @@ export type Settings = z.infer<typeof contextSchema> & {
   /** Names of the stacks, derived from the prefix. */
   stackNames: {
     stateful: string;
+    migrations: string;
     auth: string;
     coordinator: string;
     files: string;
@@ -275,6 +333,7 @@ export function readSettings(node: Node): Settings {
     ),
     stackNames: {
       stateful: `${s.prefix}-Stateful`,
+      migrations: `${s.prefix}-Migrations`,
       auth: `${s.prefix}-Auth`,
       coordinator: `${s.prefix}-Coordinator`,
       files: `${s.prefix}-Files`,
@@ -310,6 +369,8 @@ export function removalPolicies(s: Settings): {
   tables: RemovalPolicy;
   bucket: RemovalPolicy;
   userPool: RemovalPolicy;
+  /** Log groups (functions, APIs, the state machine) and the backup vault: the audit trail outlives the stacks. */
+  logs: RemovalPolicy;
 } {
   switch (s.removalPolicy) {
     case 'destroy':
@@ -317,11 +378,22 @@ export function removalPolicies(s: Settings): {
         tables: RemovalPolicy.DESTROY,
         bucket: RemovalPolicy.DESTROY,
         userPool: RemovalPolicy.DESTROY,
+        logs: RemovalPolicy.DESTROY,
       };
     case 'snapshot':
       // A user pool has no backup either: its users are kept.
-      return { tables: RemovalPolicy.DESTROY, bucket: RemovalPolicy.RETAIN, userPool: RemovalPolicy.RETAIN };
+      return {
+        tables: RemovalPolicy.DESTROY,
+        bucket: RemovalPolicy.RETAIN,
+        userPool: RemovalPolicy.RETAIN,
+        logs: RemovalPolicy.RETAIN,
+      };
     default:
-      return { tables: RemovalPolicy.RETAIN, bucket: RemovalPolicy.RETAIN, userPool: RemovalPolicy.RETAIN };
+      return {
+        tables: RemovalPolicy.RETAIN,
+        bucket: RemovalPolicy.RETAIN,
+        userPool: RemovalPolicy.RETAIN,
+        logs: RemovalPolicy.RETAIN,
+      };
   }
 }

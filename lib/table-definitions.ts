@@ -81,3 +81,16 @@ export const TABLES = {
 } satisfies Record<string, TableDef>;
 
 export type TableKey = keyof typeof TABLES;
+
+/**
+ * The indexes a deploy declares on a table that has `deployed` now: those, and at most one more, the first declared
+ * one it lacks, because CloudFormation (DynamoDB) creates one global secondary index per table update. `npm run deploy`
+ * reads what each table has and deploys again until nothing is missing (bin/deploy.ts). Without `deployed` (a table
+ * to create, or an operator's plain `cdk deploy`): every declared index.
+ */
+export function indexStep(declared: readonly IndexDef[], deployed?: readonly string[]): IndexDef[] {
+  if (!deployed) return [...declared];
+  const have = declared.filter((i) => deployed.includes(i.indexName));
+  const next = declared.find((i) => !deployed.includes(i.indexName));
+  return next ? [...have, next] : have;
+}

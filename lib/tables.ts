@@ -10,7 +10,7 @@ import {
 } from 'aws-cdk-lib/aws-dynamodb';
 import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { type KeyDef, TABLES, type TableDef, type TableKey } from './table-definitions.js';
+import { indexStep, type KeyDef, TABLES, type TableDef, type TableKey } from './table-definitions.js';
 
 const attr = (k: KeyDef) => ({
   name: k.name,
@@ -19,6 +19,8 @@ const attr = (k: KeyDef) => ({
 
 export interface TablesProps {
   removalPolicy: RemovalPolicy;
+  /** The indexes each table has now (the `deployedIndexes` setting): one more is added per deploy. */
+  deployedIndexes?: Partial<Record<TableKey, string[]>>;
 }
 
 /**
@@ -46,7 +48,7 @@ export class Tables extends Construct {
         // Only where a function is triggered by the table's changes (lib/orchestration-manifest.ts `stream`).
         stream: def.stream === 'NEW_AND_OLD_IMAGES' ? StreamViewType.NEW_AND_OLD_IMAGES : undefined,
       });
-      for (const index of def.indexes) {
+      for (const index of indexStep(def.indexes, props.deployedIndexes?.[key])) {
         table.addGlobalSecondaryIndex({
           indexName: index.indexName,
           partitionKey: attr(index.partitionKey),

@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn as spawnProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
@@ -53,6 +53,7 @@ export async function startDynamoLocal(
   // DynamoDB Local 2+ reports telemetry to AWS unless told not to; a local emulator has no business calling out.
   process.env.DDB_LOCAL_TELEMETRY = '0';
   const proc = spawn({ port, path: dir, sharedDb: true, stdio: 'pipe' });
+  const watchdog = proc.pid ? reapWhenParentDies(proc.pid) : null;
   // Drain stdout (an unread pipe would eventually block the JVM) and keep only the tail of stderr for errors.
   proc.stdout?.resume();
   let stderr = '';
@@ -62,7 +63,8 @@ export async function startDynamoLocal(
   const exited = () => proc.exitCode !== null || proc.signalCode !== null;
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
-  const deadline = Date.now() + 30_000;
+  // A JVM on a loaded machine can take half a minute to answer; the wait ends as soon as it does.
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (exited()) throw new Error(`DynamoDB Local exited (${proc.exitCode ?? proc.signalCode}): ${stderr}`);
     try {
@@ -87,11 +89,40 @@ export async function startDynamoLocal(
         const force = setTimeout(() => proc.kill('SIGKILL'), 5000);
         proc.once('exit', () => {
           clearTimeout(force);
+          // Its JVM is gone: the watchdog reads the end of its input and leaves.
+          watchdog?.stdin?.end();
           done();
         });
         proc.kill('SIGTERM');
       }),
   };
+}
+
+/**
+ * A watchdog beside DynamoDB Local's JVM, so it never outlives the Node process that started it, however that one
+ * ends (SIGKILL included, where no exit handler runs). A JVM has no "die with my parent" switch, and a process group
+ * is no help when only the Node process is killed. So a tiny shell reads its standard input, a pipe this process
+ * holds open and never writes: the kernel closes it when this process dies, the read ends, and the shell ends the JVM
+ * (SIGTERM, then SIGKILL after 3 s), checking first that the pid is still DynamoDB Local's. A clean stop closes the
+ * pipe after the JVM has exited, and the shell finds nothing to do. Linux (/proc); elsewhere the check just fails.
+ */
+export function reapWhenParentDies(pid: number): ChildProcess {
+  const script = [
+    'while IFS= read -r _; do :; done',
+    `grep -q DynamoDBLocal /proc/${pid}/cmdline 2>/dev/null || exit 0`,
+    `kill -TERM ${pid} 2>/dev/null`,
+    `for _ in 1 2 3 4 5 6; do kill -0 ${pid} 2>/dev/null || exit 0; sleep 0.5; done`,
+    `kill -KILL ${pid} 2>/dev/null`,
+  ].join('\n');
+  // Its own process group: a Ctrl-C in the terminal stops the stack, which stops the JVM itself.
+  const watchdog = spawnProcess('sh', ['-c', script], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+  });
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  watchdog.stdin?.on('error', () => {}); // a pipe to a watchdog that left already
+  return watchdog;
 }
 
 export function localClient(endpoint: string): DynamoDBClient {

@@ -51,3 +51,19 @@ export function addLoginCommands(program: Command, { session }: CommandContext):
       show(s.o, r, () => `logged out (${r.credentials_file} removed)`);
     });
 }
+
+/**
+ * `drc token`: the bearer token the other commands send (--token, DRC_TOKEN, or the stored login, renewed when it is
+ * about to expire), bare on stdout for scripts (`TOKEN=$(drc token)`); `--json` wraps it.
+ */
+export function addTokenCommand(program: Command, { session }: CommandContext): void {
+  program
+    .command('token')
+    .description('print the current bearer token, for scripts (renewed first when it is about to expire)')
+    .action(async (_opts, cmd: Command) => {
+      const s = session(cmd);
+      const token = await s.token();
+      if (cmd.optsWithGlobals().json) s.o.out(JSON.stringify({ token }));
+      else s.o.out(token);
+    });
+}

@@ -122,15 +122,25 @@ export function addReleaseCommands(program: Command, { session, setExit, hooks }
   });
   releases
     .command('publish <id>')
-    .description('publish a staged release')
-    .action(async (id: string, _opts, cmd: Command) => {
+    .description(
+      'publish a staged release; --retry sends publish again to the unpublished tasks of a stuck one',
+    )
+    .option(
+      '--retry',
+      'the release is publishing and stuck: send publish again to each task that has not published (and no other)',
+    )
+    .action(async (id: string, opts, cmd: Command) => {
       const s = session(cmd);
       const api = await s.coordinator();
       const r = await must(
-        api.POST('/releases/{id}/publish', { params: { path: { id } } }),
+        api.POST('/releases/{id}/publish', {
+          params: { path: { id } },
+          ...(opts.retry ? { body: { retry: true } } : {}),
+        }),
         `POST /releases/${id}/publish`,
       );
-      show(s.o, r, () => r.message);
+      const sent = (r.tasks ?? []).map((t) => `  ${t.task_id}  ${t.service_name} (${t.task_service_id})`);
+      show(s.o, r, () => [r.message, ...sent].join('\n'));
     });
   releases
     .command('cancel <id>')

@@ -21,6 +21,7 @@ const serviceColumns: Column<TaskService>[] = [
   { header: 'url', value: (s) => s.url },
   { header: 'enabled', value: (s) => s.enabled },
   { header: 'health', value: (s) => s.health_status },
+  { header: 'quarantined', value: (s) => (s.quarantined ? 'yes' : '') },
 ];
 
 /** Printed under an answer that carries a secret: the coordinator keeps no way to show it again. */
@@ -135,6 +136,55 @@ export function addServiceCommands(program: Command, { session }: CommandContext
         );
         show(s.o, svc, () => record(svc));
       });
+  services
+    .command('quarantine <id>')
+    .description(
+      'isolate a task service: disable it, fail its unfinished tasks, refuse its reports, end its client secret',
+    )
+    .option('--reason <text>', 'why (written into every task it fails)', '')
+    .action(async (id: string, opts, cmd: Command) => {
+      const s = session(cmd);
+      const api = await s.coordinator();
+      const q = await must(
+        api.POST('/task-services/{id}/quarantine', {
+          params: { path: { id } },
+          body: { reason: opts.reason },
+        }),
+        `POST /task-services/${id}/quarantine`,
+      );
+      show(s.o, q, () => {
+        const failed = q.failed_tasks.map((t) => `  ${t.task_id} in ${t.release_id}`);
+        const client =
+          q.client.action === 'secret_replaced'
+            ? `its client ${q.client.client_id} has a new secret nobody was told: the old one mints no more tokens`
+            : q.client.action === 'not_managed'
+              ? `its client ${q.client.client_id} was not made by the coordinator: disable it at the identity provider`
+              : 'it is bound to no client';
+        return [
+          `task service ${q.kf_id} (${q.name}) is quarantined; ${q.failed_tasks.length} task(s) failed`,
+          ...failed,
+          client,
+        ].join('\n');
+      });
+    });
+  services
+    .command('release <id>')
+    .description(
+      'lift the quarantine of a task service (its client, if the coordinator made it, gets a new secret)',
+    )
+    .action(async (id: string, _opts, cmd: Command) => {
+      const s = session(cmd);
+      const api = await s.coordinator();
+      const svc = await must(
+        api.DELETE('/task-services/{id}/quarantine', { params: { path: { id } } }),
+        `DELETE /task-services/${id}/quarantine`,
+      );
+      show(s.o, svc, () =>
+        svc.client_secret
+          ? `${record(svc, ['kf_id', 'name', 'enabled', 'client_id', 'client_secret'])}\n${SHOWN_ONCE}`
+          : record(svc),
+      );
+    });
   services
     .command('rm <id>')
     .description('delete a task service')

@@ -20,6 +20,8 @@ export interface UploadRequest {
   /** Every byte of the file, in order, read once for its SHA-256. */
   chunks: () => AsyncIterable<Uint8Array>;
   hasher?: Hasher;
+  /** The file's hex SHA-256 when the caller has it already: the bytes are not read for it again. */
+  sha256?: string;
 }
 
 export interface UploadHooks {
@@ -43,11 +45,13 @@ export async function uploadVersion(
 ): Promise<Uploaded> {
   const total = req.size;
   io.onProgress?.({ phase: 'hashing', loaded: 0, total });
-  const sha256 = await sha256Hex(
-    req.chunks(),
-    (loaded) => io.onProgress?.({ phase: 'hashing', loaded, total }),
-    req.hasher,
-  );
+  const sha256 =
+    req.sha256 ??
+    (await sha256Hex(
+      req.chunks(),
+      (loaded) => io.onProgress?.({ phase: 'hashing', loaded, total }),
+      req.hasher,
+    ));
   const declared = {
     file_name: req.file_name,
     size: req.size,

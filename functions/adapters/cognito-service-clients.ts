@@ -1,8 +1,11 @@
 import {
+  AddUserPoolClientSecretCommand,
   type CognitoIdentityProviderClient,
   CreateUserPoolClientCommand,
   type CreateUserPoolClientCommandOutput,
   DeleteUserPoolClientCommand,
+  DeleteUserPoolClientSecretCommand,
+  ListUserPoolClientSecretsCommand,
 } from '@aws-sdk/client-cognito-identity-provider';
 import type { ServiceClientProvisioner } from '../coordinator/ports.js';
 import { AppError } from '../shared/errors.js';
@@ -74,6 +77,30 @@ export function cognitoServiceClients(
       } catch (err) {
         if ((err as Error)?.name === 'ResourceNotFoundException') return;
         throw unavailable(`delete client ${clientId}`, err);
+      }
+    },
+    /**
+     * Cognito keeps at most two secrets per client: the older ones are deleted first when two exist, then one is
+     * added, then every other is deleted. Client-credentials tokens have no refresh token, so RevokeToken has nothing
+     * to revoke; those already issued expire on their own (accessTokenMinutes) and the coordinator refuses them for
+     * a quarantined service meanwhile.
+     */
+    async replaceSecret(clientId) {
+      const ids = { UserPoolId: options.userPoolId, ClientId: clientId };
+      try {
+        const listed = await cognito.send(new ListUserPoolClientSecretsCommand(ids));
+        const old = (listed.ClientSecrets ?? []).flatMap((c) => (c.ClientSecretId ? [c.ClientSecretId] : []));
+        const drop = (id: string) =>
+          cognito.send(new DeleteUserPoolClientSecretCommand({ ...ids, ClientSecretId: id }));
+        // Room for the new one first: the oldest goes when the client holds two.
+        if (old.length >= 2) await drop(old[0]);
+        const added = await cognito.send(new AddUserPoolClientSecretCommand(ids));
+        const secret = added.ClientSecretDescriptor;
+        if (!secret?.ClientSecretValue || !secret.ClientSecretId) throw new Error('no secret in the answer');
+        for (const id of old.slice(old.length >= 2 ? 1 : 0)) await drop(id);
+        return { clientSecret: secret.ClientSecretValue };
+      } catch (err) {
+        throw unavailable(`replace the secret of client ${clientId}`, err);
       }
     },
   };

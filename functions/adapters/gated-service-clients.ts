@@ -10,7 +10,7 @@ import { log } from '../shared/log.js';
 
 /**
  * The task services' clients, made and deleted by the service-client gate (functions/coordinator/
- * service-client-gate.ts), which holds the only grant to do so: a synchronous Lambda Invoke with the request, its
+ * service-client-gate.ts), which holds the only grant to do so (and to replace their secrets): a synchronous Lambda Invoke with the request, its
  * answer checked with zod. Locally the same call reaches the stack's Lambda endpoint (local/lambda.ts, through
  * AWS_ENDPOINT_URL_LAMBDA), which runs the gate in the stack's process against the local identity provider.
  *
@@ -71,6 +71,15 @@ export function gatedServiceClients(
     },
     async delete(clientId) {
       await call(`delete client ${clientId}`, { action: 'delete', clientId });
+    },
+    async replaceSecret(clientId) {
+      const out = await call(`replace the secret of client ${clientId}`, {
+        action: 'replace_secret',
+        clientId,
+      });
+      if (!('replaced' in out))
+        throw new AppError(503, 'identity_provider_unavailable', 'The gate answered no new secret');
+      return { clientSecret: out.clientSecret };
     },
   };
 }

@@ -4,7 +4,7 @@ import * as z from '../shared/zod.js';
 
 /**
  * One client per task service at the local identity provider (`POST /clients`, `DELETE /clients/<id>`,
- * local/idp/client-admin.ts), the stand-in for Cognito's app clients: client credentials, role `service`. The
+ * `POST /clients/<id>/secret`: local/idp/client-admin.ts), the stand-in for Cognito's app clients: client credentials, role `service`. The
  * provider's client-management routes take HTTP Basic credentials of one of its clients with the `admin` role, given
  * here by the local stack.
  */
@@ -69,5 +69,25 @@ export function idpServiceClients(options: IdpServiceClientsOptions): ServiceCli
       if (res.status !== 200 && res.status !== 204 && res.status !== 404)
         throw unavailable(what, `answered ${res.status}`);
     },
+    async replaceSecret(clientId) {
+      const what = `replace the secret of client ${clientId}`;
+      const res = await request(what, `${base}/clients/${encodeURIComponent(clientId)}/secret`, {
+        method: 'POST',
+        body: '{}',
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw unavailable(what, `answered ${res.status}`);
+      const parsed = z.safeParse(created, parseJson(text));
+      if (!parsed.success) throw unavailable(what, 'answered without client_id and client_secret');
+      return { clientSecret: parsed.data.client_secret };
+    },
   };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }

@@ -13,7 +13,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import type { CopyOutcome, ObjectStore, PresignedPut, UploadedObject } from '../files/ports.js';
+import type { CopyOutcome, ObjectStore, PresignedGet, PresignedPut, UploadedObject } from '../files/ports.js';
 
 /** The header that carries the declared SHA-256 of a single PUT: signed, so the uploader must send exactly it. */
 const CHECKSUM_HEADER = 'x-amz-checksum-sha256';
@@ -184,11 +184,13 @@ export class S3ObjectStore implements ObjectStore {
     return out.Body.transformToByteArray();
   }
 
-  presignGet(
+  async presignGet(
     key: string,
     opts: { contentDisposition: string; contentType: string; expiresIn: number; signedAtMs?: number },
-  ): Promise<string> {
-    return getSignedUrl(
+  ): Promise<PresignedGet> {
+    const signedAtMs = opts.signedAtMs ?? Date.now();
+    const expiresIn = await this.signableSeconds(opts.expiresIn, signedAtMs);
+    const url = await getSignedUrl(
       this.s3,
       new GetObjectCommand({
         Bucket: this.bucket,
@@ -197,11 +199,21 @@ export class S3ObjectStore implements ObjectStore {
         ResponseContentType: opts.contentType,
         ResponseCacheControl: 'no-store',
       }),
-      {
-        expiresIn: opts.expiresIn,
-        ...(opts.signedAtMs === undefined ? {} : { signingDate: new Date(opts.signedAtMs) }),
-      },
+      { expiresIn, ...(opts.signedAtMs === undefined ? {} : { signingDate: new Date(opts.signedAtMs) }) },
     );
+    return { url, expiresAtMs: signedAtMs + expiresIn * 1000 };
+  }
+
+  /**
+   * `wanted` seconds, or fewer when the signing credentials expire sooner: S3 refuses a presigned request once the
+   * session that signed it has ended, whatever X-Amz-Expires says. Credentials without an expiry (long-term keys,
+   * or session keys given in the environment, as Lambda gives its role's) leave it as it is.
+   */
+  private async signableSeconds(wanted: number, signedAtMs: number): Promise<number> {
+    const credentials = await this.s3.config.credentials();
+    const expiration = credentials.expiration?.getTime();
+    if (expiration === undefined) return wanted;
+    return Math.max(1, Math.min(wanted, Math.floor((expiration - signedAtMs) / 1000)));
   }
 
   async delete(keys: string[]): Promise<void> {

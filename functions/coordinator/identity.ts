@@ -21,7 +21,8 @@ export interface Actor {
  * any service token may. A service that no longer exists binds nothing. A token accepted only as a task service's
  * own client (`boundClientOnly`) may write about the service bound to it alone: never about a service without a
  * client or one that no longer exists. The callback's write holds the same rule as a condition on the service item
- * (`bindingCheck`, functions/adapters/dynamodb/releases/reports.ts).
+ * (`bindingCheck`, functions/adapters/dynamodb/releases/reports.ts). Nobody but an admin writes about a quarantined
+ * service (quarantine.ts).
  */
 export async function requireActsFor(
   deps: { taskServices: Pick<TaskServiceRepository, 'get'> },
@@ -31,6 +32,7 @@ export async function requireActsFor(
 ): Promise<void> {
   if (actor.isAdmin) return;
   const service = await deps.taskServices.get(taskServiceId);
+  if (service?.quarantine) throw quarantinedService(what, taskServiceId);
   if (actor.boundClientOnly) {
     if (service?.clientId && service.clientId === actor.identity) return;
     throw new ForbiddenError(
@@ -42,3 +44,10 @@ export async function requireActsFor(
     `${what} belongs to task service ${taskServiceId}, which is bound to another client; only that client or an admin may write it`,
   );
 }
+
+/** The 403 of a write about a quarantined task service (its reports, events naming it) by anyone but an admin. */
+export const quarantinedService = (what: string, taskServiceId: string) =>
+  new ForbiddenError(
+    `${what} belongs to task service ${taskServiceId}, which is quarantined: its reports and events are refused ` +
+      'until an admin releases it (DELETE /task-services/<id>/quarantine)',
+  );

@@ -46,6 +46,20 @@ export const CREATING = 'creating';
 /** The orchestration attribute POST /releases/<id>/publish stamps on a release: when publishing was asked for (ms). */
 export const PUBLISH_REQUESTED_AT = 'publishRequestedAtMs';
 
+/**
+ * `POST /releases/<id>/publish {"retry": true}` asks for `publish` to be sent again to the tasks of a publishing
+ * release that have not published: it raises PUBLISH_RETRIES_ASKED, and the orchestration's Publish step, once it has
+ * sent them, raises PUBLISH_RETRIES_SENT to the count it acted on. A retry is owed while the first is higher.
+ */
+export const PUBLISH_RETRIES_ASKED = 'publishRetriesAsked';
+export const PUBLISH_RETRIES_SENT = 'publishRetriesSent';
+const counted = (v: unknown) => (typeof v === 'number' ? v : 0);
+/** How many publish retries were asked for and not sent yet (0: none owed). */
+export const publishRetriesOwed = (extras: Record<string, unknown>): number =>
+  Math.max(0, counted(extras[PUBLISH_RETRIES_ASKED]) - counted(extras[PUBLISH_RETRIES_SENT]));
+export const publishRetriesAsked = (extras: Record<string, unknown>): number =>
+  counted(extras[PUBLISH_RETRIES_ASKED]);
+
 export const EVENT_TYPES = ['info', 'warning', 'error'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -58,6 +72,16 @@ export type EventSource = (typeof EVENT_SOURCES)[number];
 
 const timestamp = z.string();
 const nullableId = z._default(z.nullable(z.string()), null);
+
+export const quarantineSchema = z.object({
+  reason: z.string(),
+  at: timestamp,
+  /** Who quarantined it (the token's subject). */
+  by: z.nullable(z.string()),
+  /** Whether the service was enabled: lifting the quarantine enables it again only then. */
+  wasEnabled: z.boolean(),
+});
+export type Quarantine = z.infer<typeof quarantineSchema>;
 
 export const taskServiceSchema = z.object({
   id: z.string(),
@@ -76,6 +100,12 @@ export const taskServiceSchema = z.object({
    * field existed read as unbound.
    */
   clientId: z._default(z.nullable(z.string()), null),
+  /**
+   * Set while the service is quarantined (POST /task-services/<id>/quarantine): it is disabled, not called, and its
+   * reports are refused (a condition on this item: functions/adapters/dynamodb/releases/reports.ts). null: not
+   * quarantined; items stored before the field existed read so.
+   */
+  quarantine: z._default(z.nullable(quarantineSchema), null),
   createdAt: timestamp,
 });
 export type TaskService = z.infer<typeof taskServiceSchema>;
@@ -161,3 +191,20 @@ export interface ReleaseAggregate {
    */
   extras: Record<string, unknown>;
 }
+
+/**
+ * Maintenance mode (PUT /maintenance): while `on`, POST /releases is refused with a 503 and `Retry-After`, and the
+ * releases already running carry on, so a deploy can wait for them to finish. One item; absent reads as off.
+ */
+export const maintenanceSchema = z.object({
+  on: z.boolean(),
+  /** When it was last switched (on or off); null: never. */
+  since: z._default(z.nullable(timestamp), null),
+  /** Who switched it (the token's subject). */
+  by: z._default(z.nullable(z.string()), null),
+  /** Why, for the 503's message and the readers of GET /maintenance. */
+  reason: z._default(z.string(), ''),
+  /** The `Retry-After` of a refused POST /releases. */
+  retryAfterSeconds: z.number().check(z.int(), z.positive()),
+});
+export type Maintenance = z.infer<typeof maintenanceSchema>;

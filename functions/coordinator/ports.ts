@@ -3,6 +3,7 @@ import { ConflictError, hasCode } from '../shared/errors.js';
 import type { Page } from '../shared/list.js';
 import type {
   CoordinatorEvent,
+  Maintenance,
   NewEvent,
   Release,
   ReleaseAggregate,
@@ -55,9 +56,14 @@ export interface RegistryGuard {
   releaseSeq: number;
 }
 
+/** What a new service's record is made of: everything but its id and creation time. */
+export type NewTaskServiceRecord = Omit<TaskService, 'id' | 'createdAt' | 'quarantine'> &
+  Partial<Pick<TaskService, 'quarantine'>>;
+
 export interface TaskServiceRepository {
   /** The record and its credentials (service-credentials.ts), in one transaction. */
-  create(input: Omit<TaskService, 'id' | 'createdAt'>, credentials: ServiceCredentials): Promise<TaskService>;
+  /** A new service is not quarantined unless `input` says so. */
+  create(input: NewTaskServiceRecord, credentials: ServiceCredentials): Promise<TaskService>;
   get(id: string): Promise<TaskService | null>;
   /** The service's credentials; null for an unknown id or a service registered before they existed. */
   credentials(id: string): Promise<ServiceCredentials | null>;
@@ -75,7 +81,9 @@ export interface TaskServiceRepository {
   /** Sets the given fields; null when the service does not exist. */
   update(
     id: string,
-    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled' | 'clientId'>>,
+    patch: Partial<
+      Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled' | 'clientId' | 'quarantine'>
+    >,
   ): Promise<TaskService | null>;
   /** Health bookkeeping (the orchestration's health check). Null when the service does not exist. */
   updateHealth(
@@ -110,6 +118,11 @@ export interface ServiceClientProvisioner {
   create(name: string): Promise<{ clientId: string; clientSecret: string }>;
   /** Deletes a client this provisioner created; an unknown client is not an error. */
   delete(clientId: string): Promise<void>;
+  /**
+   * Gives a client this provisioner created a new secret and ends every other: tokens can no longer be minted with
+   * an old one. The new secret exists only in this answer (a quarantine discards it; its release hands it over).
+   */
+  replaceSecret(clientId: string): Promise<{ clientSecret: string }>;
 }
 
 /**
@@ -269,6 +282,8 @@ export type ReportOutcome =
   /** The release is not in one of `phases` (null: it is gone). */
   | { written: false; why: 'phase'; phase: ReleaseState | null }
   | { written: false; why: 'forbidden' }
+  /** The task's service is quarantined: nobody but an admin reports about its tasks. */
+  | { written: false; why: 'quarantined' }
   | { written: false; why: 'gone' };
 
 /**
@@ -370,6 +385,8 @@ export interface EventRepository {
   get(id: string): Promise<CoordinatorEvent | null>;
   delete(id: string): Promise<boolean>;
   list(filters: EventFilters, page: Page): Promise<Paged<CoordinatorEvent>>;
+  /** Deletes up to `limit` events written before `before` (ISO 8601), oldest first, counts included; their ids. */
+  expireBefore(before: string, limit: number): Promise<string[]>;
 }
 
 /** The mirrored fields a study sync writes; last_pub_version / last_pub_date are never among them. */
@@ -447,4 +464,11 @@ export interface TaskServiceClient {
     timeoutMs: number,
     secrets?: readonly string[],
   ): Promise<CallResult<Record<string, unknown>>>;
+}
+
+/** The maintenance switch (model.ts `Maintenance`): one item, read on every POST /releases. */
+export interface MaintenanceSwitch {
+  /** The switch as stored; null when it was never set (off). */
+  get(): Promise<Maintenance | null>;
+  set(m: Maintenance): Promise<void>;
 }

@@ -1,6 +1,13 @@
 import { AppError, ConflictError, NotFoundError } from '../shared/errors.js';
 import { releaseStateEvent } from './event-messages.js';
-import { isTerminalRelease, PUBLISH_REQUESTED_AT, type ReleaseAggregate, type Task } from './model.js';
+import {
+  isTerminalRelease,
+  PUBLISH_REQUESTED_AT,
+  PUBLISH_RETRIES_ASKED,
+  publishRetriesAsked,
+  type ReleaseAggregate,
+  type Task,
+} from './model.js';
 import {
   type EventPublisher,
   isChangeConflict,
@@ -45,6 +52,73 @@ export async function publishRelease(deps: LifecycleDeps, id: string): Promise<{
   }
   await deps.orchestrator.drive(id);
   return { message: `release ${id} is publishing` };
+}
+
+/** The answer of a publish retry: what was asked, and the tasks that get `publish` again. */
+export interface PublishRetry {
+  message: string;
+  tasks: PublicTask[];
+}
+
+/**
+ * POST /releases/<id>/publish `{"retry": true}`: a release stuck in `publishing` (a task service lost or never
+ * finished its publish, and has been fixed) gets `publish` sent again to each task that has not published, and to no
+ * other. The request is recorded on the release with an event naming the tasks (one conditional write, still
+ * `publishing`), and the execution is woken: its Publish step sends them (functions/orchestration/release-steps.ts).
+ * Any other state is a 409; a canceled or failed release that had partly published says why it is not re-published
+ * (docs/operations.md, A partly published release).
+ */
+export async function retryPublish(
+  deps: LifecycleDeps,
+  id: string,
+  actor: string | null,
+): Promise<PublishRetry> {
+  const agg = await deps.releases.load(id);
+  if (!agg) throw new NotFoundError(`Release ${id} not found`);
+  const { release, tasks } = agg;
+  if (release.state !== 'publishing') {
+    const published = tasks.filter((t) => t.state === 'published');
+    if (isTerminalRelease(release.state) && release.state !== 'published' && published.length)
+      throw new ConflictError(
+        `Release ${id} is ${release.state} after ${published.length} of ${tasks.length} task(s) had published; it ` +
+          'is not published again: canceling it sent cancel to every task service, the ones that had published ' +
+          'included, and a task service refuses publish for a task it canceled. Create a new release of the same ' +
+          'studies (docs/operations.md, A partly published release)',
+      );
+    throw new ConflictError(
+      `The release in state ${release.state} has no publish to retry; only a publishing release does`,
+    );
+  }
+  const unpublished = tasks.filter((t) => t.state !== 'published');
+  if (unpublished.length === 0)
+    return { message: `release ${id}: every task has published; the release is being published`, tasks: [] };
+  const asked = publishRetriesAsked(agg.extras) + 1;
+  try {
+    const written = await deps.releases.applyChange({
+      releaseId: id,
+      expectState: 'publishing',
+      setExtras: { [PUBLISH_RETRIES_ASKED]: asked },
+      events: [
+        {
+          eventType: 'info',
+          message:
+            `release ${id}: publish sent again to ${unpublished.length} task(s) that had not published, at the ` +
+            `request of ${actor ?? 'an admin'}: ${unpublished.map(named).join(', ')}`,
+          releaseId: id,
+        },
+      ],
+    });
+    await deps.publisher.publish(written);
+  } catch (err) {
+    if (isChangeConflict(err))
+      throw new ConflictError(`Release ${id} is no longer publishing; nothing to retry`, { cause: err });
+    throw err;
+  }
+  await deps.orchestrator.drive(id);
+  return {
+    message: `release ${id}: publish is sent again to ${unpublished.length} task(s) that have not published`,
+    tasks: unpublished.map(publicTask),
+  };
 }
 
 /** A task as the 409 of an unconfirmed cancel names it. */

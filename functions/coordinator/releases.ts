@@ -3,6 +3,7 @@ import type { Page } from '../shared/list.js';
 import { log } from '../shared/log.js';
 import { count, METRIC } from '../shared/metrics.js';
 import { releaseCreatedEvent } from './event-messages.js';
+import { assertTakingReleases } from './maintenance.js';
 import {
   type CoordinatorEvent,
   MAX_TASKS_PER_RELEASE,
@@ -12,6 +13,7 @@ import {
 import {
   type EventPublisher,
   isChangeConflict,
+  type MaintenanceSwitch,
   type Paged,
   type PublishedVersions,
   type ReleaseCreation,
@@ -34,6 +36,8 @@ export interface ReleaseDeps {
    * MAX_TASKS_PER_RELEASE when not given).
    */
   maxTasks?: number;
+  /** POST /releases is refused while maintenance mode is on (maintenance.ts). */
+  maintenance: Pick<MaintenanceSwitch, 'get'>;
 }
 
 export interface StartRelease {
@@ -48,11 +52,12 @@ export interface StartRelease {
 export { MAX_TASKS_PER_RELEASE };
 
 /**
- * POST /releases: validates the studies, creates the release (initializing) with one pending task per enabled task
- * service (in one transaction, or in parts for a release of more tasks than one holds), then hands it to the
- * orchestrator.
+ * POST /releases: refused while maintenance mode is on; validates the studies, creates the release (initializing)
+ * with one pending task per enabled task service (in one transaction, or in parts for a release of more tasks than
+ * one holds), then hands it to the orchestrator.
  */
 export async function startRelease(deps: ReleaseDeps, input: StartRelease): Promise<ReleaseAggregate> {
+  await assertTakingReleases(deps);
   const studies = [...new Set(input.studies)]; // request order, first occurrence
   const missing = await deps.studies.missing(studies);
   if (missing.length)

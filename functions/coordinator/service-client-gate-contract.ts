@@ -14,11 +14,16 @@ export const gateRequestSchema = z.discriminatedUnion('action', [
     scope: z.string().check(z.maxLength(200)),
   }),
   z.object({ action: z.literal('delete'), clientId: z.string().check(z.minLength(1), z.maxLength(256)) }),
+  z.object({
+    action: z.literal('replace_secret'),
+    clientId: z.string().check(z.minLength(1), z.maxLength(256)),
+  }),
 ]);
 
 export const gateAnswerSchema = z.union([
   z.object({ ok: z.literal(true), clientId: z.string(), clientSecret: z.string() }),
   z.object({ ok: z.literal(true), deleted: z.string() }),
+  z.object({ ok: z.literal(true), replaced: z.string(), clientSecret: z.string() }),
   z.object({
     ok: z.literal(false),
     error: z.object({ status: z.number(), code: z.string(), message: z.string() }),

@@ -12,12 +12,17 @@ import { GATE_SCOPE, type gateRequestSchema } from './service-client-gate-contra
  * grant belongs to this small function alone, which the TaskServices function invokes, and which:
  *
  *   - makes clients of the task services' scope, `coordinator/service`, and of no other (403 otherwise);
- *   - records every client it makes (ServiceClientRecords), and deletes only a client it recorded (403 otherwise).
+ *   - records every client it makes (ServiceClientRecords), and deletes only a client it recorded (403 otherwise);
+ *   - replaces the secret of a client it recorded, and of no other (a quarantine: functions/coordinator/
+ *     quarantine.ts).
  */
 
 export type GateRequest = z.infer<typeof gateRequestSchema>;
 
-export type GateResult = { clientId: string; clientSecret: string } | { deleted: string };
+export type GateResult =
+  | { clientId: string; clientSecret: string }
+  | { deleted: string }
+  | { replaced: string; clientSecret: string };
 
 export interface GateDeps {
   /** The identity provider's own client API (Cognito, or the local identity provider). */
@@ -27,6 +32,7 @@ export interface GateDeps {
 
 export async function runGate(deps: GateDeps, request: GateRequest): Promise<GateResult> {
   if (request.action === 'create') return create(deps, request.name, request.scope);
+  if (request.action === 'replace_secret') return replaceSecret(deps, request.clientId);
   return remove(deps, request.clientId);
 }
 
@@ -68,4 +74,14 @@ async function remove(deps: GateDeps, clientId: string) {
   await deps.records.remove(clientId);
   log.info('service client deleted', { clientId });
   return { deleted: clientId };
+}
+
+async function replaceSecret(deps: GateDeps, clientId: string) {
+  if (!(await deps.records.has(clientId)))
+    throw new ForbiddenError(
+      `Client ${clientId} was not made by the gate; it replaces the secret of the clients it made only`,
+    );
+  const { clientSecret } = await deps.clients.replaceSecret(clientId);
+  log.info('service client secret replaced', { clientId });
+  return { replaced: clientId, clientSecret };
 }

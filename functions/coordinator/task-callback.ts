@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '../shared/errors.js';
 import { taskStateEvent } from './event-messages.js';
-import { type Actor, requireActsFor } from './identity.js';
+import { type Actor, quarantinedService, requireActsFor } from './identity.js';
 import { isTerminalRelease, RELEASE_STATES, type ReleaseState, type Task } from './model.js';
 import {
   type EventPublisher,
@@ -185,6 +185,7 @@ async function judgeAndWrite(
       continue;
     }
     if (outcome.why === 'forbidden') throw forbidden(id, task.taskServiceId, actor);
+    if (outcome.why === 'quarantined') throw quarantinedService(`Task ${id}`, task.taskServiceId);
     if (outcome.why === 'gone') throw new NotFoundError(`Task ${id} not found`);
     throw phaseConflict(id, to, changes, outcome.phase);
   }

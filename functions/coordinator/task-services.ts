@@ -96,7 +96,13 @@ export async function registerTaskService(
   const credentials = freshCredentials(client?.clientId ?? null);
   try {
     const service = await deps.taskServices.create(
-      { ...fields, clientId: client?.clientId ?? fields.clientId, url, healthStatus: 'ok', lastOkStatus: 0 },
+      {
+        ...fields,
+        clientId: client?.clientId ?? fields.clientId,
+        url,
+        healthStatus: 'ok',
+        lastOkStatus: 0,
+      },
       credentials,
     );
     return { service, secret: credentials.signingSecret, clientSecret: client?.clientSecret ?? null };
@@ -187,6 +193,10 @@ export async function updateTaskService(
   if (deps.clientRequired && patch.clientId === null)
     throw ValidationError.field('client_id', CLIENT_REQUIRED);
   const current = await getTaskService(deps, id);
+  if (current.quarantine && patch.enabled === true)
+    throw new ConflictError(
+      `Task service ${id} is quarantined; release it first (DELETE /task-services/${id}/quarantine)`,
+    );
   let url: string | undefined;
   if (patch.url !== undefined) {
     url = checkServiceUrl(patch.url, deps.urlPolicy);

@@ -34,6 +34,9 @@ export function taskServiceJson(s: TaskService) {
     health_status: s.healthStatus,
     last_ok_status: s.lastOkStatus,
     client_id: s.clientId,
+    quarantined: s.quarantine !== null,
+    quarantine_reason: s.quarantine?.reason ?? null,
+    quarantined_at: s.quarantine?.at ?? null,
     created_at: s.createdAt,
   };
 }
@@ -109,4 +112,41 @@ export function studyJson(s: Study) {
     deleted: s.deleted,
     created_at: s.createdAt,
   };
+}
+
+/** GET and PUT /maintenance. */
+export function maintenanceJson(m: {
+  on: boolean;
+  since: string | null;
+  by: string | null;
+  reason: string;
+  retryAfterSeconds: number;
+  runningReleases: number;
+}) {
+  return {
+    on: m.on,
+    since: m.since,
+    by: m.by,
+    reason: m.reason,
+    retry_after_seconds: m.retryAfterSeconds,
+    running_releases: m.runningReleases,
+  };
+}
+
+/** A quarantine's answer: the record, the tasks it failed, and what became of the service's client. */
+export function quarantinedJson(q: {
+  service: TaskService;
+  failedTasks: { taskId: string; releaseId: string }[];
+  client: { clientId: string | null; action: 'secret_replaced' | 'not_managed' | 'none' };
+}) {
+  return {
+    ...taskServiceJson(q.service),
+    failed_tasks: q.failedTasks.map((t) => ({ task_id: t.taskId, release_id: t.releaseId })),
+    client: { client_id: q.client.clientId, action: q.client.action },
+  };
+}
+
+/** A release from quarantine: the record, and a new client secret shown this once (when the coordinator made one). */
+export function releasedJson(r: { service: TaskService; clientSecret: string | null }) {
+  return { ...taskServiceJson(r.service), ...(r.clientSecret ? { client_secret: r.clientSecret } : {}) };
 }

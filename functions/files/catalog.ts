@@ -11,7 +11,13 @@ import {
   requireVisible,
 } from './access.js';
 import { newAudit } from './audit.js';
-import { type FileRecord, type RequestInfo, stagingKey, type VersionRecord } from './model.js';
+import {
+  type FileRecord,
+  type FileSummary,
+  type RequestInfo,
+  stagingKey,
+  type VersionRecord,
+} from './model.js';
 import type { FilesDeps, Listing } from './ports.js';
 
 /** Files of one study, newest first. Membership is checked before the study is even looked up. */
@@ -28,6 +34,38 @@ export async function listStudyFiles(
   ]);
   if (!exists && listing.count === 0) throw new NotFoundError(`No study ${studyId}`);
   return listing;
+}
+
+/** A file as listings show it: its record, its state and its newest available version. */
+export interface FileView {
+  file: FileRecord;
+  summary: FileSummary;
+}
+
+async function withSummaries(deps: Pick<FilesDeps, 'files'>, files: FileRecord[]): Promise<FileView[]> {
+  const summaries = await deps.files.summaries(files.map((f) => f.id));
+  return files.map((file, i) => ({ file, summary: summaries[i] }));
+}
+
+/** A page of a study's files, each with its state and newest available version. */
+export async function describeStudyFiles(
+  deps: Pick<FilesDeps, 'studies' | 'files'>,
+  caller: Caller,
+  studyId: string,
+  page: Page,
+): Promise<Listing<FileView>> {
+  const listing = await listStudyFiles(deps, caller, studyId, page);
+  return { count: listing.count, items: await withSummaries(deps, listing.items) };
+}
+
+/** One file with its state and newest available version (the same visibility rule as getFile). */
+export async function describeFile(
+  deps: Pick<FilesDeps, 'files'>,
+  caller: Caller,
+  fileId: string,
+): Promise<FileView> {
+  const [view] = await withSummaries(deps, [await getFile(deps, caller, fileId)]);
+  return view;
 }
 
 /**

@@ -2,6 +2,11 @@ import { parseEnv } from '../shared/config.js';
 import * as z from '../shared/zod.js';
 
 const MiB = 1024 * 1024;
+/**
+ * The longest a presigned download URL may be made to live: 12 hours, the longest session an IAM role can give the
+ * credentials that sign it. The bucket refuses presigned GETs whose signature is older (lib/files-bucket.ts).
+ */
+export const DOWNLOAD_URL_MAX_SECONDS_LIMIT = 43_200;
 const int = () => z.coerce.number().check(z.int());
 
 /**
@@ -14,8 +19,17 @@ export const filesEnv = z.object({
   FILES_BUCKET: z.string().check(z.minLength(3)),
   /** Lifetime of a single-use signed-URL token. The spec asks for "a very short period". */
   SIGNED_URL_TTL_SECONDS: z._default(z.coerce.number().check(z.positive(), z.maximum(300)), 30),
-  /** Lifetime of the presigned S3 GET a download redirects to; the issue caps it at 60 s. */
-  DOWNLOAD_URL_TTL_SECONDS: z._default(int().check(z.minimum(1), z.maximum(60)), 60),
+  /**
+   * Presigned S3 GETs (a download's redirect, a DRS access URL) live DOWNLOAD_URL_BASE_SECONDS plus a minute per
+   * DOWNLOAD_URL_BYTES_PER_MINUTE of the object, at most DOWNLOAD_URL_MAX_SECONDS (and never longer than the
+   * credentials that sign them): url-lifetime.ts, docs/downloads.md.
+   */
+  DOWNLOAD_URL_BASE_SECONDS: z._default(int().check(z.minimum(1), z.maximum(3600)), 300),
+  DOWNLOAD_URL_BYTES_PER_MINUTE: z._default(int().check(z.minimum(MiB)), 500_000_000),
+  DOWNLOAD_URL_MAX_SECONDS: z._default(
+    int().check(z.minimum(60), z.maximum(DOWNLOAD_URL_MAX_SECONDS_LIMIT)),
+    3600,
+  ),
   /**
    * Objects up to this size are answered directly by the function; larger ones get a 302 to S3. The cap keeps a
    * base64 body (4/3 larger) under Lambda's 6 MB response limit.

@@ -9,6 +9,7 @@ import { developerCaller, devTokenExpired } from './dev-tokens.js';
 import { type AuditMethod, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { FilesDeps } from './ports.js';
 import { hashToken, newSignedToken, tokenKind } from './tokens.js';
+import { downloadUrlSeconds } from './url-lifetime.js';
 import { contentDisposition, downloadUrl } from './views.js';
 
 /**
@@ -119,8 +120,9 @@ export async function resolveVersion(
 }
 
 /**
- * A download. Small objects come back in the response; larger ones as a redirect to a presigned S3 GET that lives
- * at most 60 s and names the file, so `curl -L` and browsers receive the bytes straight from S3 (Range works there).
+ * A download. Small objects come back in the response; larger ones as a redirect to a presigned S3 GET that names
+ * the file and lives long enough to fetch (and resume) it (url-lifetime.ts), so `curl -L` and browsers receive the
+ * bytes straight from S3, where Range works.
  * Every successful download is audited before it is answered.
  */
 export async function download(
@@ -142,14 +144,12 @@ export async function download(
         contentDisposition: disposition,
       };
     } else {
-      delivery = {
-        kind: 'redirect',
-        location: await deps.store.presignGet(version.key, {
-          contentDisposition: disposition,
-          contentType: servedContentType(version),
-          expiresIn: deps.config.DOWNLOAD_URL_TTL_SECONDS,
-        }),
-      };
+      const signed = await deps.store.presignGet(version.key, {
+        contentDisposition: disposition,
+        contentType: servedContentType(version),
+        expiresIn: downloadUrlSeconds(version.size, deps.config),
+      });
+      delivery = { kind: 'redirect', location: signed.url };
     }
     await deps.audit.record(
       newAudit(

@@ -1,4 +1,4 @@
-import type { Clock } from '../shared/clock.js';
+import { type Clock, isoMicros } from '../shared/clock.js';
 import { mapLimit } from '../shared/concurrency.js';
 import { AppError, isAppError, NotFoundError, UnauthorizedError } from '../shared/errors.js';
 import { isId } from '../shared/ids.js';
@@ -7,7 +7,6 @@ import { count, METRIC } from '../shared/metrics.js';
 import { readableStack } from '../shared/stack-trace.js';
 import { actorOf, type Caller, requireAuthenticated, requireVisible } from './access.js';
 import { newAudit } from './audit.js';
-import type { FilesConfig } from './config.js';
 import { developerCaller } from './dev-tokens.js';
 import type { Presented } from './downloads.js';
 import type { DrsConfig } from './drs-config.js';
@@ -16,6 +15,7 @@ import { authorizations, type DrsObjectJson, drsObjectJson, HTTPS_ACCESS_ID } fr
 import { type FileRecord, type RequestInfo, servedContentType, type VersionRecord } from './model.js';
 import type { DevTokenRepository, FilesDeps } from './ports.js';
 import { tokenKind } from './tokens.js';
+import { downloadUrlSeconds, type UrlLifetimeConfig } from './url-lifetime.js';
 import { contentDisposition } from './views.js';
 
 /**
@@ -33,7 +33,7 @@ import { contentDisposition } from './views.js';
 const BULK_CONCURRENCY = 16;
 
 export type DrsDeps = Pick<FilesDeps, 'files' | 'devTokens' | 'store' | 'audit' | 'clock'> & {
-  config: Pick<FilesConfig, 'DOWNLOAD_URL_TTL_SECONDS'>;
+  config: UrlLifetimeConfig;
   drs: DrsConfig;
 };
 
@@ -130,20 +130,26 @@ export async function getObject(
   return drsObjectJson(await resolveObject(deps, caller, objectId, ctx), ctx);
 }
 
+/** An access URL: a presigned S3 GET, and when it stops working (DRS's AccessURL plus `expires_at`). */
+export interface AccessUrl {
+  url: string;
+  expires_at: string;
+}
+
 /**
- * A presigned S3 GET for a resolved object, valid DOWNLOAD_URL_TTL_SECONDS (at most 60 s) from the service's clock,
- * needing no header. Audited (method `drs`) before it is handed out, as every download is.
+ * A presigned S3 GET for a resolved object, needing no header, that lives long enough to fetch the object
+ * (url-lifetime.ts) from the service's clock on. Audited (method `drs`) before it is handed out, as every download is.
  */
 async function mintAccessUrl(
   deps: DrsDeps,
   caller: Caller,
   { version }: Resolved,
   info: RequestInfo,
-): Promise<string> {
-  const url = await deps.store.presignGet(version.key, {
+): Promise<AccessUrl> {
+  const signed = await deps.store.presignGet(version.key, {
     contentDisposition: contentDisposition(version.file_name),
     contentType: servedContentType(version),
-    expiresIn: deps.config.DOWNLOAD_URL_TTL_SECONDS,
+    expiresIn: downloadUrlSeconds(version.size, deps.config),
     signedAtMs: deps.clock.nowMs(),
   });
   await deps.audit.record(
@@ -162,10 +168,10 @@ async function mintAccessUrl(
     ),
   );
   count(METRIC.downloads, { Method: 'drs' });
-  return url;
+  return { url: signed.url, expires_at: isoMicros(signed.expiresAtMs) };
 }
 
-/** GET/POST /objects/{object_id}/access/{access_id}: an AccessURL (`url` only: no header is needed). */
+/** GET/POST /objects/{object_id}/access/{access_id}: an AccessURL (no header is needed) and its expiry. */
 export async function getAccessUrl(
   deps: DrsDeps,
   caller: Caller,
@@ -173,11 +179,11 @@ export async function getAccessUrl(
   accessId: string,
   ctx: DrsContext,
   info: RequestInfo,
-): Promise<{ url: string }> {
+): Promise<AccessUrl> {
   const resolved = await resolveObject(deps, caller, objectId, ctx);
   if (accessId !== HTTPS_ACCESS_ID)
     throw new NotFoundError(`DRS object ${objectId} has no access method ${accessId}`);
-  return { url: await mintAccessUrl(deps, caller, resolved, info) };
+  return mintAccessUrl(deps, caller, resolved, info);
 }
 
 /** The status code a failed item of a bulk request is reported with; unexpected failures are logged, not shown. */
@@ -244,10 +250,9 @@ export interface BulkAccessItem {
   bulk_access_ids?: string[];
 }
 
-export interface BulkAccessUrl {
+export interface BulkAccessUrl extends AccessUrl {
   drs_object_id: string;
   drs_access_id: string;
-  url: string;
 }
 
 /**
@@ -273,8 +278,8 @@ export async function bulkAccessUrls(
     unique,
     (p) => p.objectId,
     async (p) => {
-      const { url } = await getAccessUrl(deps, caller, p.objectId, p.accessId, ctx, info);
-      return { drs_object_id: p.objectId, drs_access_id: p.accessId, url };
+      const access = await getAccessUrl(deps, caller, p.objectId, p.accessId, ctx, info);
+      return { drs_object_id: p.objectId, drs_access_id: p.accessId, ...access };
     },
   );
 }

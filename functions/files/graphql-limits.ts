@@ -56,6 +56,8 @@ export const FIELD_COST: Readonly<Record<string, number>> = {
   'Query.version': 1,
   'Query.allDevTokens': 1,
   'File.latestVersion': 1,
+  // One read for its newest available version, one more when it has none.
+  'File.state': 2,
   'File.versions': 1,
   'Mutation.signedUrl': 2,
   'Mutation.createDevToken': 1,

@@ -1,6 +1,6 @@
 import DataLoader from 'dataloader';
 import type { Page } from '../shared/list.js';
-import type { DevTokenRecord, FileRecord, VersionRecord } from './model.js';
+import type { DevTokenRecord, FileRecord, FileSummary, VersionRecord } from './model.js';
 import type { DevTokenRepository, FileRepository, Listing, StudyDirectory } from './ports.js';
 
 /**
@@ -38,6 +38,10 @@ export function requestLoaders<D extends Reads>(deps: D): D {
     (keys) => files.getVersions(keys),
     { maxBatchSize: MAX_BATCH, cacheKeyFn: (k) => `${k.fileId}/${k.versionId}` },
   );
+  // The files of one page ask for their states in the same tick: one batch of reads for all of them.
+  const summaryOf = new DataLoader<string, FileSummary>(async (ids) => files.summaries(ids), {
+    maxBatchSize: MAX_BATCH,
+  });
   const cachedFiles: FileRepository = Object.assign(Object.create(files) as FileRepository, {
     getFile: (id: string) => fileById.load(id),
     getFiles: (ids: readonly string[]) => fileById.loadMany(ids) as Promise<(FileRecord | null)[]>,
@@ -46,6 +50,7 @@ export function requestLoaders<D extends Reads>(deps: D): D {
       (id: string) => files.getFileWithLatest(id),
       (id) => id,
     ),
+    summaries: (ids: readonly string[]) => summaryOf.loadMany(ids) as Promise<FileSummary[]>,
     listFiles: memo(
       (studyId: string, page: Page): Promise<Listing<FileRecord>> => files.listFiles(studyId, page),
       (studyId, page) => `${studyId}|${pageKey(page)}`,

@@ -1,5 +1,4 @@
 import {
-  buildSchema,
   type DocumentNode,
   type ExecutionResult,
   execute,
@@ -19,6 +18,7 @@ import { createDevToken, deleteDevToken, listDevTokens } from './dev-tokens.js';
 import { mintSignedUrl } from './downloads.js';
 import { GRAPHQL_LIMITS, validateWithLimits } from './graphql-limits.js';
 import { requestLoaders } from './graphql-loaders.js';
+import { buildFilesSchema } from './graphql-schema.js';
 import {
   DevTokenName,
   type DevTokenRecord,
@@ -39,138 +39,8 @@ import { downloadUrl } from './views.js';
  * before lookup, admin-only token management, studyId checked on signedUrl) holds here too. Errors go in the
  * `errors` array with `extensions.code` (and the HTTP-equivalent `extensions.status`).
  */
-export const typeDefs = /* GraphQL */ `
-  type Query {
-    "Files of a study, newest first. Admins, and members of the study."
-    allFiles(studyId: String!, first: Int = 10, after: String): FileConnection!
-    "Versions of a file, newest first, pending ones included."
-    allVersions(fileId: String!, first: Int = 10, after: String): VersionConnection!
-    file(id: String!): File
-    version(fileId: String!, id: String!): Version
-    "Developer tokens, masked. Admins only."
-    allDevTokens(first: Int = 10, after: String): DevTokenConnection!
-  }
 
-  type Mutation {
-    "A single-use download URL, valid for a few seconds. Without versionId it pins the newest available version."
-    signedUrl(studyId: String!, fileId: String!, versionId: String): SignedUrl!
-    """
-    A developer token; the secret is in the answer once and never again. Admins only. expiresAt (an RFC 3339
-    instant; default never) and studies (default every study) narrow it.
-    """
-    createDevToken(name: String!, expiresAt: String, studies: [String!]): CreateDevTokenPayload!
-    "Revokes a developer token at once. Admins only."
-    deleteDevToken(name: String!): DeleteDevTokenPayload!
-  }
-
-  type File {
-    id: ID!
-    kfId: String!
-    studyId: String!
-    name: String!
-    description: String
-    createdAt: String!
-    createdBy: String
-    "Downloads the newest available version (needs a bearer or developer token)."
-    downloadUrl: String!
-    latestVersion: Version
-    versions(first: Int = 10, after: String): VersionConnection!
-  }
-
-  "pending: not confirmed; verifying: a confirmed multipart upload being hashed; then available or failed."
-  enum VersionState {
-    PENDING
-    VERIFYING
-    AVAILABLE
-    FAILED
-  }
-
-  type Version {
-    id: ID!
-    kfId: String!
-    fileId: String!
-    studyId: String!
-    fileName: String!
-    "Bytes. A Float, because GraphQL's Int stops at 2^31 - 1."
-    size: Float!
-    contentType: String!
-    sha256: String!
-    state: VersionState!
-    createdAt: String!
-    uploadedBy: String
-    confirmedAt: String
-    "Downloads this version; null until the upload is confirmed."
-    downloadUrl: String
-  }
-
-  type DevToken {
-    id: ID!
-    name: String!
-    "The secret right after createDevToken; masked everywhere else."
-    token: String!
-    createdAt: String!
-    createdBy: String
-    "After this instant the token is refused; null: never."
-    expiresAt: String
-    "The only studies whose files the token reaches; null: every study."
-    studies: [String!]
-  }
-
-  type SignedUrl {
-    url: String!
-    expiresAt: String!
-    versionId: String!
-  }
-
-  type CreateDevTokenPayload {
-    token: DevToken!
-  }
-
-  type DeleteDevTokenPayload {
-    success: Boolean!
-    name: String!
-  }
-
-  type PageInfo {
-    hasNextPage: Boolean!
-    hasPreviousPage: Boolean!
-    startCursor: String
-    endCursor: String
-  }
-
-  type FileEdge {
-    cursor: String!
-    node: File!
-  }
-  type FileConnection {
-    totalCount: Int!
-    edges: [FileEdge!]!
-    nodes: [File!]!
-    pageInfo: PageInfo!
-  }
-  type VersionEdge {
-    cursor: String!
-    node: Version!
-  }
-  type VersionConnection {
-    totalCount: Int!
-    edges: [VersionEdge!]!
-    nodes: [Version!]!
-    pageInfo: PageInfo!
-  }
-  type DevTokenEdge {
-    cursor: String!
-    node: DevToken!
-  }
-  type DevTokenConnection {
-    totalCount: Int!
-    edges: [DevTokenEdge!]!
-    nodes: [DevToken!]!
-    pageInfo: PageInfo!
-  }
-`;
-
-const schema = buildSchema(typeDefs);
+const schema = buildFilesSchema();
 
 export interface GraphqlContext {
   /** Everything but the object store and the audit query: no resolver reads or writes bytes. */
@@ -269,6 +139,10 @@ function fileNode(ctx: GraphqlContext, f: FileRecord) {
     createdBy: f.created_by,
     downloadUrl: downloadUrl(ctx.baseUrl, f.study_id, f.id),
     // Nested fields are resolved only when asked for.
+    state: async () => {
+      const [summary] = await ctx.deps.files.summaries([f.id]);
+      return summary.state.toUpperCase();
+    },
     latestVersion: async () => {
       const latest = (await ctx.deps.files.getFileWithLatest(f.id))?.latest;
       return latest ? versionNode(ctx, latest) : null;

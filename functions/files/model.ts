@@ -65,6 +65,14 @@ export function servedContentType(v: Pick<VersionRecord, 'content_type'>): strin
 export const VERSION_STATES = ['pending', 'verifying', 'available', 'failed'] as const;
 export type VersionState = (typeof VERSION_STATES)[number];
 
+/**
+ * A file's state in listings: `available` when one of its versions is (a download serves the newest of those);
+ * otherwise the state of its newest version (`pending`, `verifying`, `failed`), or `no_versions` when every version
+ * was deleted. Only an available file can be downloaded.
+ */
+export const FILE_STATES = ['available', 'pending', 'verifying', 'failed', 'no_versions'] as const;
+export type FileState = (typeof FILE_STATES)[number];
+
 export const fileRecord = z.object({
   id: FileId,
   study_id: StudyId,
@@ -111,6 +119,13 @@ export const versionRecord = z.object({
   multipart: z.nullable(multipartState),
 });
 export type VersionRecord = z.infer<typeof versionRecord>;
+
+/** What a listing shows of a file beside its record: its state and its newest available version. */
+export interface FileSummary {
+  state: FileState;
+  /** The version a download of the file serves; null when none is available. */
+  latest: VersionRecord | null;
+}
 
 /** A single-use signed-URL token, stored under the SHA-256 of its secret only. */
 export const signedTokenRecord = z.object({

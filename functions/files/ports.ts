@@ -1,7 +1,14 @@
 import type { Clock } from '../shared/clock.js';
 import type { Page } from '../shared/list.js';
 import type { FilesConfig } from './config.js';
-import type { AuditRecord, DevTokenRecord, FileRecord, SignedTokenRecord, VersionRecord } from './model.js';
+import type {
+  AuditRecord,
+  DevTokenRecord,
+  FileRecord,
+  FileSummary,
+  SignedTokenRecord,
+  VersionRecord,
+} from './model.js';
 
 /**
  * What the file-service use cases need from the outside world. Adapters: functions/adapters/s3-store.ts and
@@ -54,6 +61,16 @@ export interface FileRepository {
    */
   availableTotals(): Promise<{ versions: number; bytes: number }>;
   listFiles(studyId: string, page: Page): Promise<Listing<FileRecord>>;
+  /**
+   * Each file's state and newest available version, in the order asked: one read by key per file, and for a file
+   * with no available version one more for its newest version's state.
+   */
+  summaries(fileIds: readonly string[]): Promise<FileSummary[]>;
+  /**
+   * Whether a file of the study other than `exceptFileId` bears this name. It reads the study's files (up to all of
+   * them) from an index, so a file created a moment before may be missed.
+   */
+  hasFileNamed(studyId: string, name: string, exceptFileId?: string): Promise<boolean>;
   listVersions(fileId: string, page: Page): Promise<Listing<VersionRecord>>;
   /**
    * Moves a version from `from` (pending, or verifying for the worker) to `available`, `failed` or `verifying`,
@@ -142,6 +159,12 @@ export interface PresignedPut {
   headers: Record<string, string>;
 }
 
+/** A presigned GET and the instant (epoch ms) it stops working. */
+export interface PresignedGet {
+  url: string;
+  expiresAtMs: number;
+}
+
 /**
  * What a conditional copy did: `copied`; `exists` (the destination was already written: it is never replaced);
  * `source_changed` (the source is no longer the object checked, or a concurrent write got in the way: look again);
@@ -178,11 +201,15 @@ export interface ObjectStore {
    */
   hash(key: string, opts?: { deadlineMs?: number }): Promise<string>;
   read(key: string): Promise<Uint8Array>;
-  /** A presigned GET; `signedAtMs` (default now) lets a service clock decide when its lifetime starts. */
+  /**
+   * A presigned GET that lives `expiresIn` seconds, or less when the credentials that sign it expire sooner (a
+   * presigned URL dies with them); the answer says when it stops working. `signedAtMs` (default now) lets a service
+   * clock decide when its lifetime starts.
+   */
   presignGet(
     key: string,
     opts: { contentDisposition: string; contentType: string; expiresIn: number; signedAtMs?: number },
-  ): Promise<string>;
+  ): Promise<PresignedGet>;
   delete(keys: string[]): Promise<void>;
 }
 

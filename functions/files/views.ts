@@ -1,4 +1,4 @@
-import type { AuditRecord, DevTokenRecord, FileRecord, VersionRecord } from './model.js';
+import type { AuditRecord, DevTokenRecord, FileRecord, FileSummary, VersionRecord } from './model.js';
 import { maskedToken } from './tokens.js';
 
 /** The download URL of a file (latest available version) or of one version. */
@@ -15,7 +15,7 @@ export const versionUrl = (baseUrl: string, fileId: string, versionId: string) =
  * REST shapes. References to other records are absolute URLs, except `study_id`: studies live on the coordinator
  * API, not on this one, so a URL built from this service's base would not resolve.
  */
-export function fileJson(baseUrl: string, f: FileRecord) {
+export function fileJson(baseUrl: string, f: FileRecord, summary: FileSummary) {
   return {
     kf_id: f.id,
     study_id: f.study_id,
@@ -24,7 +24,10 @@ export function fileJson(baseUrl: string, f: FileRecord) {
     created_at: f.created_at,
     created_by: f.created_by,
     versions: `${fileUrl(baseUrl, f.id)}/versions`,
-    download_url: downloadUrl(baseUrl, f.study_id, f.id),
+    state: summary.state,
+    latest_version: summary.latest ? versionJson(baseUrl, summary.latest) : null,
+    // Only a file with an available version can be downloaded: the others have no URL at all.
+    download_url: summary.latest ? downloadUrl(baseUrl, f.study_id, f.id) : null,
   };
 }
 
@@ -72,4 +75,42 @@ export function contentDisposition(fileName: string): string {
     (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
   );
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`;
+}
+
+/** A row of a study's manifest: the file's newest available version, and the `drs://` URI that names it. */
+export function manifestRowJson(v: VersionRecord, drsHost: string) {
+  return {
+    file_id: v.file_id,
+    version_id: v.id,
+    drs_uri: `drs://${drsHost}/${v.id}`,
+    name: v.file_name,
+    size: v.size,
+    sha256: v.sha256,
+    content_type: v.content_type,
+    created_at: v.created_at,
+  };
+}
+
+export type ManifestRow = ReturnType<typeof manifestRowJson>;
+
+/** The manifest's columns, in the order of its TSV header. */
+export const MANIFEST_COLUMNS = [
+  'file_id',
+  'version_id',
+  'drs_uri',
+  'name',
+  'size',
+  'sha256',
+  'content_type',
+  'created_at',
+] as const satisfies readonly (keyof ManifestRow)[];
+
+/** Rows as tab-separated values with a header line. No value holds a tab or a line break; any would become a space. */
+export function manifestTsv(rows: readonly ManifestRow[]): string {
+  const cell = (v: string | number) => String(v).replace(/[\t\r\n]/g, ' ');
+  const lines = [
+    MANIFEST_COLUMNS.join('\t'),
+    ...rows.map((r) => MANIFEST_COLUMNS.map((c) => cell(r[c])).join('\t')),
+  ];
+  return `${lines.join('\n')}\n`;
 }

@@ -51,6 +51,14 @@ export async function sendActions(
           kind: 'unreachable',
           reason: `${action} could not be sent: ${who} is no longer registered`,
         };
+      // A quarantined service is never called again, a cancel included (its tasks were failed when it was).
+      if (service.quarantine)
+        return {
+          task,
+          ok: false,
+          kind: 'refused',
+          reason: `${action} was not sent: ${who} is quarantined (${service.quarantine.reason})`,
+        };
       const secrets = activeSecrets(credentials.get(service.id) ?? null, deps.clock.nowMs());
       const started = performance.now();
       const out = await sendWithRetry(

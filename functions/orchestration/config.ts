@@ -1,5 +1,6 @@
 import { MAX_TASKS_PER_RELEASE } from '../coordinator/model.js';
 import { parseEnv } from '../shared/config.js';
+import { APP_VERSION } from '../shared/version.js';
 import * as z from '../shared/zod.js';
 
 /**
@@ -176,6 +177,12 @@ export const runConfigSchema = z.object({
    * `$.config` to every task, and a later generation inherits it from the step that starts it.
    */
   correlationId: z.optional(z.string().check(z.maxLength(128))),
+  /**
+   * The release of the code that started this execution (package.json's version). A step run by other code (a deploy
+   * happened since) hands the release over to a fresh execution, started by that code on the state machine as it is
+   * now deployed (release-steps.ts). Absent in the input of executions started before it existed: other code.
+   */
+  codeVersion: z.optional(z.string().check(z.maxLength(64))),
   /** MAX_PHASE_SECONDS (absent in the input of executions started before it existed: the default). */
   maxPhaseSeconds: z._default(
     z.number().check(z.int(), z.minimum(1), z.maximum(MAX_PHASE_LIMIT_SECONDS)),
@@ -203,8 +210,10 @@ export function orchestrationSettings(env: NodeJS.ProcessEnv = process.env): Orc
   return cached;
 }
 
-export function runConfigFrom(s: OrchestrationEnv): RunConfig {
+/** The run settings a new execution carries, stamped with the release of the code that starts it. */
+export function runConfigFrom(s: OrchestrationEnv, codeVersion: string = APP_VERSION): RunConfig {
   return {
+    codeVersion,
     pollSeconds: s.POLL_SECONDS,
     actionTimeoutSeconds: s.ACTION_TIMEOUT_SECONDS,
     stagedWaitSeconds: s.STAGED_WAIT_SECONDS,

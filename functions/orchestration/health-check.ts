@@ -13,6 +13,7 @@ import type { HealthCheckDeps } from './ports.js';
  *   check was fine). A 200 resets it to 0.
  * - `health_status` is `down` while that count is at least HEALTH_FAILURES (default 3), `ok` otherwise. It becomes
  *   `down` at the Nth consecutive failure itself, and `ok` again at the next 200.
+ * - A quarantined service is not checked (it is never called again until it is released).
  * - While a service is down, its tasks with work in progress (`pending`, `running`, `publishing`) are failed and
  *   their releases fail as under Failures (canceling, cancel to the other tasks, release `failed`). `staged` tasks
  *   are left alone: they have no work in progress.
@@ -42,7 +43,8 @@ export async function runHealthChecks(
   orchestrator: Pick<ReleaseOrchestrator, 'drive'>,
   settings: { failures: number; timeoutMs: number },
 ): Promise<HealthReport> {
-  const services = await deps.services.all();
+  // A quarantined service is not called, GET /status included (quarantine.ts): its health is not our business.
+  const services = (await deps.services.all()).filter((s) => !s.quarantine);
   const report: HealthReport = {
     checked: services.length,
     ok: [],

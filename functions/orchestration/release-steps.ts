@@ -1,9 +1,17 @@
 import type { TaskAction, TaskState } from '#packages/task-service/src/protocol.js';
 import type { NewEvent, ReleaseAggregate, ReleaseState } from '../coordinator/model.js';
-import { CREATING, isTerminalRelease, RELEASE_STATES } from '../coordinator/model.js';
+import {
+  CREATING,
+  isTerminalRelease,
+  PUBLISH_RETRIES_SENT,
+  publishRetriesAsked,
+  publishRetriesOwed,
+  RELEASE_STATES,
+} from '../coordinator/model.js';
 import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { log } from '../shared/log.js';
+import { APP_VERSION } from '../shared/version.js';
 import * as z from '../shared/zod.js';
 import { type Reply, sendActions, serviceOf } from './actions.js';
 import { cancelRelease } from './cancel-step.js';
@@ -103,13 +111,17 @@ export function routeOf(agg: ReleaseAggregate | null): NextStep {
     case 'staged':
       return 'waitPublish';
     case 'publishing':
-      return tasks.length === 0 || tasks.some((t) => t.state === 'staged') ? 'publish' : 'poll';
+      return publishOwed(agg) ? 'publish' : 'poll';
     case 'canceling':
       return 'cancel';
     default:
       return 'done';
   }
 }
+
+/** A publishing release still owes `publish` to a task: one is staged, or an admin asked for a retry. */
+const publishOwed = ({ tasks, extras }: ReleaseAggregate) =>
+  tasks.length === 0 || tasks.some((t) => t.state === 'staged') || publishRetriesOwed(extras) > 0;
 
 function describeCause(cause: unknown): string {
   if (typeof cause !== 'string') return cause === undefined ? '' : JSON.stringify(cause);
@@ -127,6 +139,8 @@ export class ReleaseSteps {
     private readonly deps: OrchestrationDeps,
     private readonly latch: Pick<WakeLatch, 'beginRound'>,
     private readonly executions: Pick<Executions, 'start'>,
+    /** The release of this code; an execution started by another hands over (docs/orchestration.md, Deploys). */
+    private readonly codeVersion: string = APP_VERSION,
   ) {}
 
   async run(raw: StepInput): Promise<StepResult> {
@@ -134,11 +148,20 @@ export class ReleaseSteps {
     const out = await this.step(input);
     const rounds = input.rounds + 1;
     const age = input.startedAt ? (this.deps.clock.nowMs() - Date.parse(input.startedAt)) / 1000 : 0;
+    // An execution started by other code (a deploy since): its definition may be the one deployed before. The next
+    // execution is started by this code, on the definition deployed with it, and carries on from the stored state.
+    const otherCode = input.config.codeVersion !== this.codeVersion;
     // `start` is the one step a fresh execution could not re-derive from the stored state (it would initialize the
     // tasks again), so the hand-over waits one step for it.
     const handOver =
-      (rounds >= input.config.maxRounds || age >= MAX_EXECUTION_AGE_SECONDS) &&
+      (rounds >= input.config.maxRounds || age >= MAX_EXECUTION_AGE_SECONDS || otherCode) &&
       !['done', 'continue', 'start'].includes(out.next);
+    if (handOver && otherCode)
+      log.info('execution started by other code; a fresh one takes over', {
+        releaseId: input.releaseId,
+        started: input.config.codeVersion ?? 'unknown',
+        running: this.codeVersion,
+      });
     return { ...out, next: handOver ? 'continue' : out.next, rounds };
   }
 
@@ -305,8 +328,7 @@ export class ReleaseSteps {
     const agg = await this.deps.releases.load(releaseId);
     if (!agg) return this.result(null);
     const state = agg.release.state;
-    if (state === 'publishing' && agg.tasks.some((t) => t.state === 'staged'))
-      return this.result(agg, 'publish');
+    if (state === 'publishing' && publishOwed(agg)) return this.result(agg, 'publish');
     if (state !== 'running' && state !== 'publishing') return this.result(agg);
     const overdue = await this.failOverdue(agg, config);
     if (overdue) return overdue;
@@ -322,12 +344,18 @@ export class ReleaseSteps {
     if (agg?.release.state !== 'publishing') return this.result(agg);
     const overdue = await this.failOverdue(agg, config);
     if (overdue) return overdue;
+    // A retry an admin asked for (POST /releases/<id>/publish {"retry": true}) sends publish again to the tasks still
+    // publishing too: a service that lost its publish starts it again, one that is at it answers as it is.
+    const retry = publishRetriesOwed(agg.extras) > 0;
     const replies = await this.send(
       agg,
-      agg.tasks.filter((t) => t.state === 'staged'),
+      agg.tasks.filter((t) => t.state === 'staged' || (retry && t.state === 'publishing')),
       'publish',
       config,
     );
+    // Recorded once sent: a step that fails before this sends them again, which publish allows.
+    if (retry)
+      await this.deps.releases.raiseExtra(releaseId, PUBLISH_RETRIES_SENT, publishRetriesAsked(agg.extras));
     return (await this.failOn(agg, replies)) ?? this.settle(releaseId, 'publishing', replies, agg);
   }
 

@@ -82,6 +82,8 @@ export interface AnswerDoc {
   schema?: z.core.$ZodType;
   /** A body that is not JSON: its media type (the schema is then a string of bytes). */
   content?: string;
+  /** Other media types the same answer comes in, as text, when the request asks for one (Accept, a query). */
+  also?: string[];
   /** Response headers worth knowing: name -> description. */
   headers?: Record<string, string>;
 }

@@ -38,6 +38,8 @@ export const ERROR_CODES = {
     '503: the coordinator could not get its own access token (transient for the orchestration)',
   not_ready: '503: the local stack is still starting',
   busy: '503: the data store is throttling requests; retry after the `Retry-After` seconds',
+  maintenance:
+    '503: the coordinator is in maintenance mode and takes no new releases; retry after the `Retry-After` seconds',
   identity_provider_unavailable:
     "503: the identity provider could not make or delete a task service's client; nothing was registered",
   // The local identity provider's OAuth 2.0 token errors (RFC 6749, section 5.2).

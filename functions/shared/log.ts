@@ -31,6 +31,9 @@ export interface LogKeys {
   release_id?: string;
   task_id?: string;
   task_service_id?: string;
+  /** The caller of an HTTP request: its token's subject, and its client id where the token has one. */
+  actor?: string | null;
+  actor_client_id?: string | null;
   [key: string]: unknown;
 }
 

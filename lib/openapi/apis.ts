@@ -1,5 +1,6 @@
 import { eventDocs, eventRoutes } from '#functions/coordinator/contracts/events.js';
 import { importDocs, importRoutes } from '#functions/coordinator/contracts/import.js';
+import { maintenanceDocs, maintenanceRoutes } from '#functions/coordinator/contracts/maintenance.js';
 import { releaseNoteDocs, releaseNoteRoutes } from '#functions/coordinator/contracts/release-notes.js';
 import { releaseDocs, releaseRoutes } from '#functions/coordinator/contracts/releases.js';
 import { coordinatorSchemas } from '#functions/coordinator/contracts/schemas.js';
@@ -16,7 +17,13 @@ import {
 } from '#functions/files/contracts/downloads.js';
 import { drsDocs, drsRoutes } from '#functions/files/contracts/drs.js';
 import { fileDocs, fileRoutes } from '#functions/files/contracts/files.js';
-import { graphqlDocs, graphqlRoutes } from '#functions/files/contracts/graphql.js';
+import {
+  graphqlDocs,
+  graphqlRoutes,
+  graphqlSchemaDocs,
+  graphqlSchemaRoutes,
+} from '#functions/files/contracts/graphql.js';
+import { manifestDocs, manifestRoutes } from '#functions/files/contracts/manifest.js';
 import { filesSchemas } from '#functions/files/contracts/schemas.js';
 import { apiDocsDocs, apiDocsRoutes } from '#functions/shared/contracts/api-docs.js';
 import { healthDocs, healthRoutes } from '#functions/shared/contracts/health.js';
@@ -46,6 +53,7 @@ export const COORDINATOR_DESCRIPTION: ApiDescription = {
         { routes: releaseNoteRoutes, docs: releaseNoteDocs(s, describe) },
         { routes: eventRoutes, docs: eventDocs(s, describe) },
         { routes: studyRoutes, docs: studyDocs(s, describe) },
+        { routes: maintenanceRoutes, docs: maintenanceDocs(s) },
         { routes: importRoutes, docs: importDocs(s, describe) },
         { routes: healthRoutes, docs: healthDocs() },
         { routes: apiDocsRoutes, docs: apiDocsDocs(), store: false },
@@ -70,11 +78,13 @@ export const FILES_DESCRIPTION: ApiDescription = {
       schemas: s,
       groups: [
         { routes: fileRoutes, docs: fileDocs(s, describe), errors: studyScoped },
+        { routes: manifestRoutes, docs: manifestDocs(s, describe) },
         { routes: downloadRoutes, docs: downloadDocs(), errors: studyScoped },
         { routes: signedUrlRoutes, docs: signedUrlDocs(s), errors: studyScoped },
         { routes: devTokenRoutes, docs: devTokenDocs(s, describe) },
         { routes: auditRoutes, docs: auditDocs(s, describe) },
         { routes: graphqlRoutes, docs: graphqlDocs(s) },
+        { routes: graphqlSchemaRoutes, docs: graphqlSchemaDocs(), store: false },
         { routes: drsRoutes, docs: drsDocs(s), errorModel: 'DrsError' },
         { routes: healthRoutes, docs: healthDocs() },
         { routes: apiDocsRoutes, docs: apiDocsDocs(), store: false },

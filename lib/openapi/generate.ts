@@ -247,6 +247,7 @@ export function generateDocument(api: ApiDescription, version: string): Json {
               schema: a.content === 'application/json' ? { type: 'object' } : { type: 'string' },
             },
           };
+        for (const media of a.also ?? []) content = { ...content, [media]: { schema: { type: 'string' } } };
         const replayed =
           contract.idempotent && status.startsWith('2')
             ? {

@@ -11,7 +11,7 @@ const newClientBody = z.strictObject({
 });
 
 /**
- * POST /clients and DELETE /clients/<id>: client-credentials clients with role `service`, made and deleted at run
+ * POST /clients, DELETE /clients/<id> and POST /clients/<id>/secret (a new secret; the old one ends): client-credentials clients with role `service`, made and deleted at run
  * time (the coordinator does, for `create_client`), as the deployed coordinator makes Cognito app clients. Only a
  * configured client with the admin role may call them, by HTTP Basic.
  */
@@ -42,6 +42,16 @@ export function clientAdminRoutes(ctx: IdpContext): Routes {
             name: client.name,
           },
         };
+      },
+    },
+    '/clients/{id}/secret': {
+      // Cognito's AddUserPoolClientSecret + DeleteUserPoolClientSecret in one: a new secret, the old one ended.
+      POST: async (req) => {
+        requireAdminClient(req);
+        const id = decodeURIComponent(new URL(req.url ?? '/', 'http://local').pathname.split('/')[2] ?? '');
+        const secret = ctx.created.replaceSecret(id);
+        if (secret === undefined) throw new NotFoundError(`No created client ${id}`);
+        return { status: 200, body: { client_id: id, client_secret: secret } };
       },
     },
     '/clients/{id}': {

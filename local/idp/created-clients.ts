@@ -66,6 +66,16 @@ export class CreatedClients {
     return { client, secret };
   }
 
+  /** A new secret for a created client; the old one stops working at once. Undefined for an unknown client. */
+  replaceSecret(id: string): string | undefined {
+    const c = this.clients.get(id);
+    if (!c) return undefined;
+    const secret = randomBytes(32).toString('base64url');
+    this.clients.set(id, { ...c, secret_sha256: sha256(secret) });
+    this.save();
+    return secret;
+  }
+
   delete(id: string): boolean {
     const had = this.clients.delete(id);
     if (had) this.save();

@@ -61,7 +61,13 @@ export async function startIdp(opts: IdpOptions): Promise<Idp> {
 
   const server: Server = createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', 'http://local').pathname.replace(/(.)\/$/, '$1');
-    const methods = routes[path] ?? (/^\/clients\/[^/]+$/.test(path) ? routes['/clients/{id}'] : undefined);
+    const methods =
+      routes[path] ??
+      (/^\/clients\/[^/]+$/.test(path)
+        ? routes['/clients/{id}']
+        : /^\/clients\/[^/]+\/secret$/.test(path)
+          ? routes['/clients/{id}/secret']
+          : undefined);
     const allow = methods ? Object.keys(methods).join(', ') : undefined;
     const cors = corsHeaders(req.headers.origin, opts.corsOrigins ?? []) ?? {};
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method']) {

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { migrateCoordinator, migrateFiles } from '#functions/adapters/dynamodb/migrate.js';
-import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
+import { runMigrations } from '#functions/adapters/dynamodb/migrations.js';
 import { log } from '#functions/shared/log.js';
 import type { LocalConfig } from '../config.js';
 import { faithfulSettings } from '../dynamodb-faithful.js';
@@ -18,20 +17,20 @@ import { metered } from '../meter/meter.js';
 import { assertPortFree, type LocalStack } from './stack.js';
 
 /**
- * Data kept in DATA_DIR from earlier layouts is brought up to date once, before anything serves: releases missing
- * from the active index join it (so the reconciler sees them), and tables in an earlier key layout get their filter
- * keys, counters and task views (functions/adapters/dynamodb/migrate.ts; a marker item makes later starts skip it).
+ * Data kept in DATA_DIR from earlier layouts is brought up to date once, before anything serves, by the migrations a
+ * deploy runs too (functions/adapters/dynamodb/migrations.ts): each table records what it has had, and later starts
+ * read one item per table.
  */
 async function migrateStoredData(client: DynamoDBClient, prefix: string): Promise<void> {
   const doc = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
   const tables = tableEnv(prefix);
-  const coordinator = { coordinator: tables.COORDINATOR_TABLE, studies: tables.STUDIES_TABLE };
-  const releases = new DynamoReleaseRepository(doc, coordinator);
-  const added = await releases.indexActiveReleases();
-  if (added.length) log.info('releases added to the active index', { releases: added });
-  const rewritten =
-    (await migrateCoordinator(doc, coordinator)) + (await migrateFiles(doc, tables.FILES_TABLE));
-  if (rewritten) log.info('stored items moved to the current key layout', { items: rewritten });
+  const report = await runMigrations(doc, {
+    coordinator: tables.COORDINATOR_TABLE,
+    studies: tables.STUDIES_TABLE,
+    files: tables.FILES_TABLE,
+  });
+  if (report.applied.some((m) => m.items > 0))
+    log.info('stored data migrated', { applied: report.applied, versions: report.versions });
 }
 
 /**

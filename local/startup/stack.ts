@@ -3,6 +3,7 @@ import { createServer as createNetServer } from 'node:net';
 import { log } from '#functions/shared/log.js';
 import type { Component } from '../component.js';
 import { publicHost } from '../config.js';
+import { heldBy } from '../port-holder.js';
 import type { Schedules } from '../scheduler.js';
 
 /** What a start function of local/ returns: a Component but for its name. */
@@ -43,7 +44,11 @@ export class LocalStack {
   async listen(name: string, server: Server, port: number, host: string): Promise<string> {
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
-        reject(err.code === 'EADDRINUSE' ? new Error(`Port ${port} (${name}) is already in use`) : err),
+        reject(
+          err.code === 'EADDRINUSE'
+            ? new Error(`Port ${port} (${name}) is already in use${heldBy(port)}`)
+            : err,
+        ),
       );
       server.listen(port, host, () => resolve());
     });
@@ -95,7 +100,10 @@ export class LocalStack {
   }
 }
 
-/** Fails naming the setting when a fixed port is taken (0 picks a free one and is never checked). */
+/**
+ * Fails naming the setting, and the process that holds the port, when a fixed port is taken (0 picks a free one and
+ * is never checked).
+ */
 export async function assertPortFree(port: number, name: string): Promise<void> {
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
@@ -104,7 +112,8 @@ export async function assertPortFree(port: number, name: string): Promise<void> 
       reject(
         err.code === 'EADDRINUSE'
           ? new Error(
-              `Port ${port} (${name}) is already in use: is another local stack running? Set ${name}.`,
+              `Port ${port} (${name}) is already in use${heldBy(port)}: another local stack, or a part of one ` +
+                `that outlived it? Stop that process, or set ${name} to another port.`,
             )
           : err,
       ),

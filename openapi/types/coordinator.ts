@@ -68,8 +68,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Publish a staged release
-         * @description Takes no body. The release goes `publishing`; its task services are told to publish.
+         * Publish a staged release, or retry a stuck publish
+         * @description Without a body (or with `{}`): the staged release goes `publishing`; its task services are told to publish.
+         *
+         *     With `{"retry": true}`: a release that is `publishing` gets `publish` sent again to each of its tasks that has not published (and to no other), for a task service that lost or never finished its publish and has been fixed; `tasks` lists them, and an event records who asked. A release that was canceled or failed after some of its tasks had published is not published again (409 saying why; docs/operations.md, A partly published release).
          *
          *     Requires the `admin` role.
          */
@@ -207,6 +209,34 @@ export interface paths {
          */
         post: operations["rotateTaskServiceSecret"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task-services/{id}/quarantine": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Quarantine a task service
+         * @description Isolates a service at once: it is disabled and never called again (no action, no cancel, no health check); every report and event about it is refused (403) except an admin's; each of its tasks that is not final (pending, running, staged, publishing) fails with `reason`, and its release is canceled as for any failure (published tasks stay published). A client the coordinator made for it (`create_client`) gets a new secret nobody is told, so the old one mints no more tokens (`client.action` `secret_replaced`); a client it did not make is left to the identity provider (`not_managed`). Again on a quarantined service: the same answer, failing what has appeared since. docs/operations.md, Quarantine a task service.
+         *
+         *     Requires the `admin` role.
+         */
+        post: operations["quarantineTaskService"];
+        /**
+         * Release a task service from quarantine
+         * @description Lifts the quarantine: the service is enabled again if it was enabled when quarantined, and a client the coordinator made for it gets a new secret, answered in `client_secret` this once. Its failed tasks stay failed.
+         *
+         *     Requires the `admin` role.
+         */
+        delete: operations["releaseTaskService"];
         options?: never;
         head?: never;
         patch?: never;
@@ -358,6 +388,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/maintenance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the maintenance switch
+         * @description Off unless an admin turned it on. `running_releases` counts the releases that are not terminal: a deploy that waits for the running releases to finish waits for 0.
+         *
+         *     Any valid bearer token.
+         */
+        get: operations["getMaintenance"];
+        /**
+         * Turn maintenance mode on or off
+         * @description `{"on": true}` refuses new releases from the next request on, with `Retry-After` `retry_after_seconds` (default 300); `{"on": false}` takes them again.
+         *
+         *     Requires the `admin` role.
+         */
+        put: operations["setMaintenance"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/import/task-services": {
         parameters: {
             query?: never;
@@ -499,7 +557,7 @@ export interface paths {
         };
         /**
          * Report readiness
-         * @description Answers `{"status": "ok"}`. On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
+         * @description Answers `{"status": "ok", "version": "<release>"}`, the release of the code that answers (semver, as in CHANGELOG.md). On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
          *
          *     No token needed.
          */
@@ -608,6 +666,9 @@ export interface components {
             health_status: string;
             last_ok_status: number;
             client_id: string | null;
+            quarantined: boolean;
+            quarantine_reason: string | null;
+            quarantined_at: string | null;
             created_at: string;
         };
         TaskServiceRegistration: {
@@ -621,6 +682,9 @@ export interface components {
             health_status: string;
             last_ok_status: number;
             client_id: string | null;
+            quarantined: boolean;
+            quarantine_reason: string | null;
+            quarantined_at: string | null;
             created_at: string;
             secret: string;
             client_secret?: string;
@@ -636,9 +700,54 @@ export interface components {
             health_status: string;
             last_ok_status: number;
             client_id: string | null;
+            quarantined: boolean;
+            quarantine_reason: string | null;
+            quarantined_at: string | null;
             created_at: string;
             secret: string;
             previous_secret_expires_at: string | null;
+        };
+        TaskServiceQuarantined: {
+            item_id: string;
+            kf_id: string;
+            name: string;
+            description: string;
+            author: string;
+            url: string;
+            enabled: boolean;
+            health_status: string;
+            last_ok_status: number;
+            client_id: string | null;
+            quarantined: boolean;
+            quarantine_reason: string | null;
+            quarantined_at: string | null;
+            created_at: string;
+            failed_tasks: {
+                task_id: string;
+                release_id: string;
+            }[];
+            client: {
+                client_id: string | null;
+                /** @enum {string} */
+                action: "secret_replaced" | "not_managed" | "none";
+            };
+        };
+        TaskServiceReleased: {
+            item_id: string;
+            kf_id: string;
+            name: string;
+            description: string;
+            author: string;
+            url: string;
+            enabled: boolean;
+            health_status: string;
+            last_ok_status: number;
+            client_id: string | null;
+            quarantined: boolean;
+            quarantine_reason: string | null;
+            quarantined_at: string | null;
+            created_at: string;
+            client_secret?: string;
         };
         Task: {
             item_id: string;
@@ -704,6 +813,19 @@ export interface components {
         };
         PublishAccepted: {
             message: string;
+            tasks?: {
+                task_id: string;
+                task_service_id: string;
+                service_name: string;
+            }[];
+        };
+        Maintenance: {
+            on: boolean;
+            since: string | null;
+            by: string | null;
+            reason: string;
+            retry_after_seconds: number;
+            running_releases: number;
         };
     };
     responses: {
@@ -1014,9 +1136,16 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default false */
+                    retry?: boolean;
+                };
+            };
+        };
         responses: {
-            /** @description Publish a staged release */
+            /** @description Publish a staged release, or retry a stuck publish */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1029,7 +1158,7 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
-            /** @description The release is not staged */
+            /** @description The release is not staged (a publish), or not publishing (a retry); for a partly published release that ended canceled or failed, the message says why it is not published again */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -1410,6 +1539,74 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    quarantineTaskService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task service id (TS_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default  */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Quarantine a task service */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskServiceQuarantined"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    releaseTaskService: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task service id (TS_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Release a task service from quarantine */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskServiceReleased"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            /** @description The service is not quarantined */
             409: components["responses"]["Error409"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -1889,6 +2086,73 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    getMaintenance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Read the maintenance switch */
+            200: {
+                headers: {
+                    /** @description Strong validator of the body */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Maintenance"];
+                };
+            };
+            /** @description Not modified: If-None-Match named the current ETag (the body is empty) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    setMaintenance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    on: boolean;
+                    reason?: string;
+                    retry_after_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Turn maintenance mode on or off */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Maintenance"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     importTaskServices: {
         parameters: {
             query?: never;
@@ -2259,6 +2523,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         status: "ok";
+                        version: string;
                     };
                 };
             };

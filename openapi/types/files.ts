@@ -142,6 +142,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/studies/{studyId}/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A study's manifest
+         * @description One row per file with an available version: its newest available version, the `drs://` URI that names it, its name, size, SHA-256, media type and when its upload started. Pages through the study's files as `GET /studies/{studyId}/files` does (`count` counts them); a file of the page with no available version is no row, and the JSON names it in `skipped` with its state. `Accept: text/tab-separated-values` or `format=tsv` answers the rows as TSV with a header line, and the next page in a `Link` header. Readable by admins, members of the study and developer tokens that cover it.
+         *
+         *     A bearer JWT, or a developer or signed-URL token (`?token=` or `Authorization: Token …`).
+         */
+        get: operations["getStudyManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/download/study/{studyId}/file/{fileId}": {
         parameters: {
             query?: never;
@@ -632,6 +654,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/graphql/schema.graphql": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The GraphQL schema (SDL)
+         * @description The schema POST /graphql runs, as graphql-js prints it; the same text as openapi/files.graphql.
+         *
+         *     No token needed.
+         */
+        get: operations["getGraphqlSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ga4gh/drs/v1/service-info": {
         parameters: {
             query?: never;
@@ -763,7 +807,7 @@ export interface paths {
         };
         /**
          * Report readiness
-         * @description Answers `{"status": "ok"}`. On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
+         * @description Answers `{"status": "ok", "version": "<release>"}`, the release of the code that answers (semver, as in CHANGELOG.md). On AWS the function answering is the signal; the local stack answers 503 (`not_ready`) until its first study sync is done.
          *
          *     No token needed.
          */
@@ -860,8 +904,10 @@ export interface components {
             created_by: string | null;
             /** Format: uri */
             versions: string;
-            /** Format: uri */
-            download_url: string;
+            /** @enum {string} */
+            state: "available" | "pending" | "verifying" | "failed" | "no_versions";
+            latest_version: components["schemas"]["Version"] | null;
+            download_url: string | null;
         };
         Version: {
             kf_id: string;
@@ -912,9 +958,27 @@ export interface components {
             upload: components["schemas"]["UploadInstructions"];
             /** Format: uri */
             confirm_url: string;
+            duplicate_name: boolean;
         };
         UploadUrls: {
             upload: components["schemas"]["UploadInstructions"];
+        };
+        ManifestRow: {
+            file_id: string;
+            version_id: string;
+            drs_uri: string;
+            name: string;
+            size: number;
+            sha256: string;
+            content_type: string;
+            created_at: string;
+        };
+        SkippedFile: {
+            file_id: string;
+            name: string;
+            /** @enum {string} */
+            state: "available" | "pending" | "verifying" | "failed" | "no_versions";
+            reason: string;
         };
         DevToken: {
             name: string;
@@ -990,6 +1054,7 @@ export interface components {
         };
         DrsAccessUrl: {
             url: string;
+            expires_at: string;
         };
         DrsBulkObjects: {
             summary: {
@@ -1017,6 +1082,7 @@ export interface components {
                 drs_object_id: string;
                 drs_access_id: string;
                 url: string;
+                expires_at: string;
             }[];
             unresolved_drs_objects: {
                 error_code: number;
@@ -1666,6 +1732,68 @@ export interface operations {
             404: components["responses"]["Error404"];
             /** @description The version is not pending */
             409: components["responses"]["Error409"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getStudyManifest: {
+        parameters: {
+            query?: {
+                /** @description Page size: 10 by default, at most 100 (more is a 400) */
+                limit?: number;
+                /** @description Records to skip, at most 10,000 (more is a 400); past the end, `results` is empty. The `next` and `previous` links carry a `cursor`, with which `offset` only numbers the page and may go deeper */
+                offset?: number;
+                /** @description Opaque position from a previous page’s `next` or `previous` link */
+                cursor?: string;
+                /** @description `tsv` for tab-separated values (as `Accept: text/tab-separated-values`); `json` */
+                format?: "json" | "tsv";
+                /** @description A developer or signed-URL token, instead of a header (the tokenQuery scheme) */
+                token?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The study id (SD_…) */
+                studyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows of this page (JSON by default, TSV when asked) */
+            200: {
+                headers: {
+                    /** @description Strong validator of the body */
+                    ETag?: string;
+                    /** @description With TSV: `<next page URL>; rel="next"` while there is one */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description How many records match, over all pages */
+                        count: number;
+                        /** @description Absolute URL of the adjacent page, keeping every other query parameter; null at either end */
+                        next: string | null;
+                        /** @description Absolute URL of the adjacent page, keeping every other query parameter; null at either end */
+                        previous: string | null;
+                        results: components["schemas"]["ManifestRow"][];
+                        skipped: components["schemas"]["SkippedFile"][];
+                    };
+                    "text/tab-separated-values": string;
+                };
+            };
+            /** @description Not modified: If-None-Match named the current ETag (the body is empty) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            /** @description The caller may not download files of this study */
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
         };
@@ -2948,6 +3076,28 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    getGraphqlSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema in SDL */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["Error400"];
+            500: components["responses"]["Error500"];
+        };
+    };
     getServiceInfo: {
         parameters: {
             query?: never;
@@ -3302,6 +3452,7 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         status: "ok";
+                        version: string;
                     };
                 };
             };

@@ -16,8 +16,9 @@ import { checkedPages, expectAccessible, launchChromium, screenshot, tabTo } fro
  * The dashboard end to end, in headless Chromium, against `npm start` (bin/local.ts in a child process) and a real
  * HTTP task service (the reference one). The steps run in order and share the browser:
  *   1. sign in as an admin; 2. register a task service; 3. create a release; 4. watch its progress bars reach
- *   staged without reloading; 5. publish, and see published and its version; 5b. cancel a release that is
- *   publishing, confirming in a dialog that lists what has already published; 6. sign in as a reader, and see no
+ *   staged without reloading; 5. publish, and see published and its version; 5b. a release that is partly
+ *   published: retry its publish, then cancel it, confirming in a dialog that lists what has already published,
+ *   and see why it is not published again; 6. sign in as a reader, and see no
  *   publish or cancel buttons; 7. upload a file, and download it byte-identical.
  * Controls are reached and used with the keyboard (Tab, Enter, Space) wherever a person could; axe-core checks
  * every page. With SCREENSHOTS_DIR set (npm run screenshots) each page is also photographed.
@@ -381,7 +382,7 @@ describe('the dashboard, end to end', () => {
     await screenshot(page, '03-releases');
   });
 
-  it('5b. cancels a release that is publishing only after a dialog that lists what has already published', async () => {
+  it('5b. shows a partly published release as such: retries its publish, then cancels it only after a dialog that lists what has published', async () => {
     // A second service that takes an hour to publish: once the stager has published, the release stays publishing.
     const slow = await startTaskService(
       {
@@ -424,6 +425,23 @@ describe('the dashboard, end to end', () => {
 
       await page.goto(`${stack.url.ui}/releases/${id}`);
       await page.locator('.headline [data-state=publishing]').waitFor();
+      // Shown as partly published, with the action that finishes a stuck publish.
+      const partly = page.getByTestId('partly-published');
+      expect(await partly.textContent()).toContain(
+        '1 of 2 task(s) have published (stager); not yet: slow publisher.',
+      );
+      await tabTo(page, partly.getByRole('button', { name: 'Retry publish' }));
+      await page.keyboard.press('Enter');
+      const retry = page.getByRole('dialog', { name: 'Retry the publish of Autumn release?' });
+      await retry.waitFor();
+      expect(await retry.textContent()).toContain('Publish is sent again to slow publisher');
+      await expectAccessible(page, 'retry publish confirmation');
+      await tabTo(page, retry.getByRole('button', { name: 'Retry publish' }));
+      await page.keyboard.press('Enter');
+      await page.getByText('Publish sent again to the tasks that have not published.').waitFor();
+      const messages = async () =>
+        (await api(`/events?release=${id}&limit=100`)).results.map((e: any) => e.message).join('\n');
+      await expect.poll(messages, { timeout: 30_000 }).toMatch(/publish sent again to 1 task\(s\)/);
       await tabTo(page, page.getByRole('button', { name: 'Cancel release' }));
       await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog', { name: 'Cancel Autumn release?' });
@@ -437,6 +455,13 @@ describe('the dashboard, end to end', () => {
       await tabTo(page, dialog.getByRole('button', { name: 'Cancel release' }));
       await page.keyboard.press('Enter');
       await page.locator('.headline [data-state=canceled]').waitFor({ timeout: 60_000 });
+      // Still partly published, and said so, with why it is not published again: no retry any more.
+      await expect
+        .poll(async () => partly.textContent(), { timeout: 30_000 })
+        .toContain('the release ended canceled');
+      expect(await partly.textContent()).toContain('It is not published again');
+      expect(await partly.getByRole('button', { name: 'Retry publish' }).count()).toBe(0);
+      await expectAccessible(page, 'release (partly published, canceled)');
       // What published stays on record as published; the release never got a version of its own.
       expect(await taskStates()).toEqual({ stager: 'published', 'slow publisher': 'canceled' });
       const events = (await api(`/events?release=${id}&limit=100`)).results.map((e: any) => e.message);
@@ -572,6 +597,8 @@ describe('the dashboard, end to end', () => {
         'publish confirmation',
         'release (published)',
         'cancel confirmation (publishing)',
+        'retry publish confirmation',
+        'release (partly published, canceled)',
         'releases',
         'release (reader)',
         'task services (reader)',

@@ -1,8 +1,8 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '#local/dynamodb-local.js';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
 import { blockName, extractShellBlocks } from './markdown.js';
 import { Terminals } from './terminals.js';
@@ -22,7 +22,13 @@ import { Terminals } from './terminals.js';
  * defaults) instead of starting one; WALKTHROUGH_VERBOSE=1 prints what every block printed.
  */
 const ROOT = resolve(import.meta.dirname, '../..');
-const ALL_DOCUMENTS = ['docs/walkthrough.md', 'docs/files.md', 'docs/drs.md', 'docs/task-service-authors.md'];
+const ALL_DOCUMENTS = [
+  'docs/walkthrough.md',
+  'docs/files.md',
+  'docs/drs.md',
+  'docs/task-service-authors.md',
+  'docs/operations.md',
+];
 /** WALKTHROUGH_DOCS=docs/a.md,docs/b.md runs only those (while writing one); the default is every document. */
 const DOCUMENTS = process.env.WALKTHROUGH_DOCS ? process.env.WALKTHROUGH_DOCS.split(',') : ALL_DOCUMENTS;
 const useRunning = process.env.WALKTHROUGH_STACK === 'running';
@@ -101,10 +107,27 @@ beforeAll(async () => {
     urls.FILES = stack.urls.files;
     urls.IDP = stack.urls.idp;
   }
-  urls.TS_PORT = String(process.env.TS_PORT ?? (await freePort()));
+  urls.TS_PORT = String(process.env.TS_PORT ?? (await reservedPort()));
   for (const name of ['KIT_PORT', 'KIT_CHECK_PORT', 'KIT_WORKER_PORT', 'CHECK_PORT'] as const)
-    urls[name] = String(process.env[name] ?? (await freePort()));
+    urls[name] = String(process.env[name] ?? (await reservedPort()));
 }, 180_000);
+
+/**
+ * A free port for a block that listens minutes later. A port the kernel hands out (listen on 0) comes from the
+ * ephemeral range, where every outgoing connection of the run also takes its source port, so one of them can hold it
+ * by the time the block listens; a port below that range is only ever taken by a listener.
+ */
+async function reservedPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((done) => {
+      const srv = createServer();
+      srv.once('error', () => done(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => done(true)));
+    });
+    if (free) return port;
+  }
+}
 
 afterAll(async () => {
   if (stack) await killGroup(stack);

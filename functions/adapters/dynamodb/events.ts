@@ -221,6 +221,34 @@ export class DynamoEventRepository implements EventRepository {
   }
 
   /**
+   * Deletes up to `limit` events written before `before` (ISO 8601), oldest first, each through `delete` so its
+   * counts go with it; answers the ids deleted. Reads the shards of the newest-first list (gsi1) from their old end.
+   */
+  async expireBefore(before: string, limit: number): Promise<string[]> {
+    const pages = await Promise.all(
+      K.eventShards().map((shard) =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.tables.coordinator,
+            IndexName: 'gsi1',
+            KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+            ExpressionAttributeValues: { ':pk': shard, ':before': before },
+            ScanIndexForward: true,
+            Limit: limit,
+          }),
+        ),
+      ),
+    );
+    const oldest = pages
+      .flatMap((p) => (p.Items ?? []) as Record<string, unknown>[])
+      .sort((a, b) => String(a.gsi1sk).localeCompare(String(b.gsi1sk)))
+      .slice(0, limit);
+    const deleted: string[] = [];
+    for (const item of oldest) if (await this.delete(String(item.id))) deleted.push(String(item.id));
+    return deleted;
+  }
+
+  /**
    * Every filter is served by keys (docs/architecture.md lists each combination), each with its counter:
    * - none: the 4 shards of gsi1, merged newest first; release / task_service / study alone: their own partition;
    * - task (with or without release): gsi5, the task's own partitions (with release, only the events naming it);

@@ -2,6 +2,7 @@ import {
   type AuditRecord,
   FileId,
   type FileRecord,
+  type FileSummary,
   fileRecord,
   type VersionRecord,
   versionRecord,
@@ -34,6 +35,7 @@ import {
   versionCountChange,
   versionDelete,
 } from './files-items.js';
+import { fileSummaries, hasFileNamed } from './files-reads.js';
 import { FC, FK } from './files-table.js';
 
 const idClaim = z.object({ file_id: FileId });
@@ -295,6 +297,14 @@ export class DynamoFileRepository implements FileRepository {
       pageOf(this.doc, { table, index: 'gsi1', keys: [FK.filesOfStudy(studyId)] }, page),
     ]);
     return { count, items: items.map((i) => decode(fileRecord, i)) };
+  }
+
+  summaries(fileIds: readonly string[]): Promise<FileSummary[]> {
+    return fileSummaries(this.doc, this.table, fileIds);
+  }
+
+  hasFileNamed(studyId: string, name: string, exceptFileId?: string): Promise<boolean> {
+    return hasFileNamed(this.doc, this.table, studyId, name, exceptFileId);
   }
 
   async listVersions(fileId: string, page: Page): Promise<Listing<VersionRecord>> {

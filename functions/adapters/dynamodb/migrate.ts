@@ -36,12 +36,12 @@ import * as releaseItems from './releases/items.js';
 import { DynamoTaskServiceRepository } from './task-services.js';
 
 /**
- * The one-time start-up migration to the scale layout (the gsi3 / gsi4 filter keys, sharded list keys, counters, the
- * release's task view item with its shards and note ids, the study member items and file version counts; key
- * layout in common.ts and files-table.ts). Tables from before it hold items the new reads would miss, so the local
- * stack runs this before serving (bin/local.ts), and an operator runs it once on AWS before the new functions take
- * traffic (docs/deploy.md). It reads every item once (a Scan), so it is not for a schedule: a `SCHEMA` item records
- * that a table is done, and later starts only read that one item.
+ * The migration to the scale layout (schema version 4: the gsi3 / gsi4 filter keys, sharded list keys, counters,
+ * the release's task view item with its shards and note ids, the study member items and file version counts; key
+ * layout in common.ts and files-table.ts). Tables from before it hold items the new reads would miss; the runner of
+ * migrations.ts applies it before anything serves (a deploy's trigger, `npm start`, `npm run migrate`). It reads
+ * every item once (a Scan), so it is not for a schedule: the `SCHEMA` item records that a table is done, and later
+ * runs only read that one item.
  *
  * Every item is rewritten through the repositories' own item builders, over what it holds (orchestration extras,
  * revisions and flags survive); every count is recomputed from the items themselves and written to shard 0 of its
@@ -58,6 +58,8 @@ import { DynamoTaskServiceRepository } from './task-services.js';
 // they are for the functions of the release before, which go on serving until a deploy replaces them; nothing here
 // reads them. Every step above is idempotent, so a table at an earlier version is simply migrated again.
 export const SCHEMA_VERSION = 5;
+/** The studies and files tables' layout is the one of version 4: version 5 changed the coordinator table alone. */
+const STUDIES_AND_FILES_VERSION = 4;
 
 async function scanAll(doc: DynamoDBDocumentClient, table: string): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
@@ -148,13 +150,13 @@ export class FoldTally {
   }
 }
 
-async function done(doc: DynamoDBDocumentClient, table: string): Promise<boolean> {
+async function done(doc: DynamoDBDocumentClient, table: string, version = SCHEMA_VERSION): Promise<boolean> {
   const got = await doc.send(new GetCommand({ TableName: table, Key: K.schema(), ConsistentRead: true }));
-  return typeof got.Item?.version === 'number' && got.Item.version >= SCHEMA_VERSION;
+  return typeof got.Item?.version === 'number' && got.Item.version >= version;
 }
 
-const markDone = (doc: DynamoDBDocumentClient, table: string) =>
-  doc.send(new PutCommand({ TableName: table, Item: { ...K.schema(), version: SCHEMA_VERSION } }));
+const markDone = (doc: DynamoDBDocumentClient, table: string, version = SCHEMA_VERSION) =>
+  doc.send(new PutCommand({ TableName: table, Item: { ...K.schema(), version } }));
 
 /**
  * Sets the registry's `tasks:<service>` counts (how many tasks each service was given) to the values given, in
@@ -182,15 +184,26 @@ export async function setServiceTaskCounts(
   }
 }
 
-/** Migrates the coordinator and studies tables; returns how many items it rewrote (0 when already done). */
+/** Migrates the studies table (its count); returns how many items it wrote (0 when already done). */
+export async function migrateStudies(doc: DynamoDBDocumentClient, table: string): Promise<number> {
+  if (await done(doc, table, STUDIES_AND_FILES_VERSION)) return 0;
+  const tally = new Tally();
+  for (const item of await scanAll(doc, table)) if (item.sk === 'SD') tally.add(C.studies);
+  const items = tally.items();
+  await putAll(doc, table, items);
+  await markDone(doc, table, STUDIES_AND_FILES_VERSION);
+  return items.length;
+}
+
+/** Migrates the coordinator and studies tables; returns how many coordinator items it rewrote (0 when done). */
 export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
+  await migrateStudies(doc, tables.studies);
+  return migrateCoordinatorTable(doc, tables);
+}
+
+/** Migrates the coordinator table alone; returns how many items it rewrote (0 when already done). */
+export async function migrateCoordinatorTable(doc: DynamoDBDocumentClient, tables: Tables): Promise<number> {
   let rewritten = 0;
-  if (!(await done(doc, tables.studies))) {
-    const tally = new Tally();
-    for (const item of await scanAll(doc, tables.studies)) if (item.sk === 'SD') tally.add(C.studies);
-    await putAll(doc, tables.studies, tally.items());
-    await markDone(doc, tables.studies);
-  }
   if (await done(doc, tables.coordinator)) return rewritten;
   const table = tables.coordinator;
   const services = new DynamoTaskServiceRepository(doc, tables);
@@ -287,7 +300,7 @@ export async function migrateCoordinator(doc: DynamoDBDocumentClient, tables: Ta
 
 /** Migrates the files table; returns how many items it rewrote (0 when already done). */
 export async function migrateFiles(doc: DynamoDBDocumentClient, table: string): Promise<number> {
-  if (await done(doc, table)) return 0;
+  if (await done(doc, table, STUDIES_AND_FILES_VERSION)) return 0;
   const files = new DynamoFileRepository(doc, table);
   const all = (await scanAll(doc, table)).filter((i) => !String(i.pk).startsWith('CNT#'));
   const tally = new Tally();
@@ -332,6 +345,6 @@ export async function migrateFiles(doc: DynamoDBDocumentClient, table: string): 
     }
   }
   await putAll(doc, table, [...out, ...tally.items()]);
-  await markDone(doc, table);
+  await markDone(doc, table, STUDIES_AND_FILES_VERSION);
   return out.length;
 }

@@ -1,6 +1,7 @@
 import { type TaskService, taskServiceSchema } from '#functions/coordinator/model.js';
 import {
   ChangeConflictError,
+  type NewTaskServiceRecord,
   type Paged,
   type RegistryGuard,
   type TaskServiceRepository,
@@ -59,12 +60,14 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
     };
   }
 
-  async create(
-    input: Omit<TaskService, 'id' | 'createdAt'>,
-    credentials: ServiceCredentials,
-  ): Promise<TaskService> {
+  async create(input: NewTaskServiceRecord, credentials: ServiceCredentials): Promise<TaskService> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const service: TaskService = { id: newId('TS'), createdAt: nowIso(this.clock), ...input };
+      const service: TaskService = {
+        id: newId('TS'),
+        createdAt: nowIso(this.clock),
+        ...input,
+        quarantine: input.quarantine ?? null,
+      };
       const counts = new CounterDeltas().add(C.taskServices, 1).add(C.servicesEnabled(service.enabled), 1);
       const out = await transact(this.doc, [
         putNew(this.table, 'task_service', service.id, this.item(service)),
@@ -170,7 +173,9 @@ export class DynamoTaskServiceRepository implements TaskServiceRepository {
    */
   async update(
     id: string,
-    patch: Partial<Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled' | 'clientId'>>,
+    patch: Partial<
+      Pick<TaskService, 'name' | 'description' | 'author' | 'url' | 'enabled' | 'clientId' | 'quarantine'>
+    >,
   ): Promise<TaskService | null> {
     if (patch.enabled === undefined) return this.set(id, patch);
     for (let attempt = 0; attempt < 5; attempt++) {

@@ -57,7 +57,13 @@ export const releaseRoutes = {
     /** The same confirmation, for clients that send DELETE with a JSON body; either place counts. */
     body: z.strictObject({ confirm_published: z.optional(z.boolean()) }),
   },
-  publishRelease: { method: 'POST', path: '/releases/{id}/publish', access: 'admin' },
+  publishRelease: {
+    method: 'POST',
+    path: '/releases/{id}/publish',
+    access: 'admin',
+    /** No body (or `{}`) publishes a staged release; `{"retry": true}` finishes a stuck publish. */
+    body: z.strictObject({ retry: z._default(z.boolean(), false) }),
+  },
 } as const satisfies Contracts;
 
 export function releaseDocs(s: CoordinatorSchemas, describe: Describe): GroupDoc<typeof releaseRoutes> {
@@ -118,11 +124,21 @@ export function releaseDocs(s: CoordinatorSchemas, describe: Describe): GroupDoc
         },
       },
       publishRelease: {
-        summary: 'Publish a staged release',
-        description: 'Takes no body. The release goes `publishing`; its task services are told to publish.',
+        summary: 'Publish a staged release, or retry a stuck publish',
+        description:
+          'Without a body (or with `{}`): the staged release goes `publishing`; its task services are told to ' +
+          'publish.\n\nWith `{"retry": true}`: a release that is `publishing` gets `publish` sent again to each ' +
+          'of its tasks that has not published (and to no other), for a task service that lost or never finished ' +
+          'its publish and has been fixed; `tasks` lists them, and an event records who asked. A release that was ' +
+          'canceled or failed after some of its tasks had published is not published again (409 saying why; ' +
+          'docs/operations.md, A partly published release).',
         params: id,
         answers: { 200: s.PublishAccepted },
-        errors: { 409: 'The release is not staged' },
+        errors: {
+          409:
+            'The release is not staged (a publish), or not publishing (a retry); for a partly published release ' +
+            'that ended canceled or failed, the message says why it is not published again',
+        },
       },
     },
   };

@@ -36,6 +36,12 @@ export function coordinatorSchemas(describe: Describe) {
       z.nullable(z.string()),
       'The OAuth client whose tokens act for this service; null: any service token may',
     ),
+    quarantined: describe(
+      z.boolean(),
+      'Quarantined (POST /task-services/{id}/quarantine): disabled, never called, its reports refused',
+    ),
+    quarantine_reason: describe(z.nullable(z.string()), 'Why it was quarantined; null when it is not'),
+    quarantined_at: describe(z.nullable(timestamp), 'When it was quarantined; null when it is not'),
     created_at: timestamp,
   });
   const secret = describe(
@@ -48,6 +54,28 @@ export function coordinatorSchemas(describe: Describe) {
     client_secret: describe(
       z.optional(z.string()),
       'With create_client: the secret of the client made for the service (client_id), shown only in this answer',
+    ),
+  });
+  const TaskServiceQuarantined = z.strictObject({
+    ...TaskService.shape,
+    failed_tasks: describe(
+      z.array(z.strictObject({ task_id: z.string(), release_id: z.string() })),
+      'The tasks this request failed (their releases are canceled)',
+    ),
+    client: describe(
+      z.strictObject({
+        client_id: z.nullable(z.string()),
+        action: z.enum(['secret_replaced', 'not_managed', 'none']),
+      }),
+      "What became of the service's OAuth client: its secret replaced (a client the coordinator made), left to " +
+        'the identity provider (not_managed), or none bound',
+    ),
+  });
+  const TaskServiceReleased = z.strictObject({
+    ...TaskService.shape,
+    client_secret: describe(
+      z.optional(z.string()),
+      'The new secret of the client the coordinator made for the service, shown only in this answer',
     ),
   });
   const TaskServiceSecret = z.strictObject({
@@ -118,8 +146,26 @@ export function coordinatorSchemas(describe: Describe) {
     task_service_id: describe(z.string(), 'Its task service (TS_…)'),
     service_name: z.string(),
   });
+  const Maintenance = z.strictObject({
+    on: describe(z.boolean(), 'While true, POST /releases answers 503 with Retry-After'),
+    since: describe(z.nullable(timestamp), 'When it was last switched; null: never'),
+    by: describe(z.nullable(z.string()), 'Who switched it (the token subject)'),
+    reason: describe(z.string(), 'Why, as the admin gave it'),
+    retry_after_seconds: describe(
+      z.number().check(z.int(), z.positive()),
+      'The Retry-After of a refused POST /releases',
+    ),
+    running_releases: describe(
+      z.number().check(z.int(), z.nonnegative()),
+      'Releases that are not terminal yet (they carry on)',
+    ),
+  });
   const PublishAccepted = z.strictObject({
     message: describe(z.string(), 'release RE_… is publishing'),
+    tasks: describe(
+      z.optional(z.array(namedTask)),
+      'A retry only: the tasks that get publish again (those that have not published)',
+    ),
   });
   return {
     Error: errorSchema(describe, {
@@ -133,12 +179,15 @@ export function coordinatorSchemas(describe: Describe) {
     TaskService,
     TaskServiceRegistration,
     TaskServiceSecret,
+    TaskServiceQuarantined,
+    TaskServiceReleased,
     Task,
     ReleaseNote,
     Release,
     Event,
     Study,
     PublishAccepted,
+    Maintenance,
   };
 }
 

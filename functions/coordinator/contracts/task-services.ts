@@ -62,6 +62,16 @@ export const taskServiceRoutes = {
       ),
     }),
   },
+  quarantineTaskService: {
+    method: 'POST',
+    path: '/task-services/{id}/quarantine',
+    access: 'admin',
+    body: z.strictObject({
+      /** Why: written into the reason of every task it fails, and shown on the service. */
+      reason: z._default(text(LIMITS.description), ''),
+    }),
+  },
+  releaseTaskService: { method: 'DELETE', path: '/task-services/{id}/quarantine', access: 'admin' },
 } as const satisfies Contracts;
 
 export function taskServiceDocs(
@@ -111,6 +121,29 @@ export function taskServiceDocs(
         params: id,
         answers: { 200: { description: 'Removed; the body is empty' } },
         errors: { 409: 'One of its tasks belongs to a release that is not finished' },
+      },
+      quarantineTaskService: {
+        summary: 'Quarantine a task service',
+        description:
+          'Isolates a service at once: it is disabled and never called again (no action, no cancel, no health ' +
+          "check); every report and event about it is refused (403) except an admin's; each of its tasks that is not " +
+          'final (pending, running, staged, publishing) fails with `reason`, and its release is canceled as for any ' +
+          'failure (published tasks stay published). A client the coordinator made for it (`create_client`) gets a ' +
+          'new secret nobody is told, so the old one mints no more tokens (`client.action` `secret_replaced`); a ' +
+          'client it did not make is left to the identity provider (`not_managed`). Again on a quarantined service: ' +
+          'the same answer, failing what has appeared since. docs/operations.md, Quarantine a task service.',
+        params: id,
+        answers: { 200: s.TaskServiceQuarantined },
+      },
+      releaseTaskService: {
+        summary: 'Release a task service from quarantine',
+        description:
+          'Lifts the quarantine: the service is enabled again if it was enabled when quarantined, and a client the ' +
+          'coordinator made for it gets a new secret, answered in `client_secret` this once. Its failed tasks stay ' +
+          'failed.',
+        params: id,
+        answers: { 200: s.TaskServiceReleased },
+        errors: { 409: 'The service is not quarantined' },
       },
       rotateTaskServiceSecret: {
         summary: "Rotate a task service's signing secret",

@@ -1,6 +1,7 @@
 import { documentClient } from '#functions/adapters/aws.js';
 import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
 import { DynamoIdempotencyStore } from '#functions/adapters/dynamodb/idempotency.js';
+import { DynamoMaintenanceSwitch } from '#functions/adapters/dynamodb/maintenance.js';
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 import { DynamoStudyRepository } from '#functions/adapters/dynamodb/studies.js';
 import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
@@ -14,7 +15,7 @@ import { ok } from '#functions/shared/http/response.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { releaseRoutes } from '../contracts/releases.js';
-import { cancelRelease, publishRelease } from '../release-lifecycle.js';
+import { cancelRelease, publishRelease, retryPublish } from '../release-lifecycle.js';
 import { getRelease, listReleases, startRelease, updateRelease } from '../releases.js';
 import { releaseJson } from '../views.js';
 
@@ -28,6 +29,7 @@ const deps = {
   taskServices: new DynamoTaskServiceRepository(doc, tables),
   studies: new DynamoStudyRepository(doc, tables),
   publisher: eventPublisher(),
+  maintenance: new DynamoMaintenanceSwitch(doc, tables.coordinator),
   // Built at cold start: a misconfigured orchestrator fails the function before it serves a request.
   orchestrator: releaseOrchestrator(releases, sfnMachineFromEnv()),
   maxTasks: taskLimit({
@@ -91,7 +93,14 @@ export const handler = httpApp({
     },
     {
       ...releaseRoutes.publishRelease,
-      handle: async (req) => ok(await publishRelease(deps, req.params.id)),
+      handle: async (req) => {
+        const b = parse(releaseRoutes.publishRelease.body, req.body);
+        return ok(
+          b.retry
+            ? await retryPublish(deps, req.params.id, req.principal.sub ?? null)
+            : await publishRelease(deps, req.params.id),
+        );
+      },
     },
   ],
 });

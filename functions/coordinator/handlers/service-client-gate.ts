@@ -25,7 +25,7 @@ export function handler(event: unknown, context?: Context): Promise<GateAnswer> 
         throw new AppError(
           400,
           'validation_error',
-          'The gate takes {action: "create", name, scope} or {action: "delete", clientId}',
+          'The gate takes {action: "create", name, scope}, {action: "delete", clientId} or {action: "replace_secret", clientId}',
         );
       if (!clients)
         throw new AppError(

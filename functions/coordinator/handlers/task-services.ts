@@ -3,9 +3,12 @@ import { tablesFromEnv } from '#functions/adapters/dynamodb/common.js';
 import { DynamoIdempotencyStore } from '#functions/adapters/dynamodb/idempotency.js';
 import { DynamoReleaseRepository } from '#functions/adapters/dynamodb/releases/index.js';
 import { DynamoTaskServiceRepository } from '#functions/adapters/dynamodb/task-services.js';
+import { eventPublisher } from '#functions/adapters/event-publisher.js';
 import { serviceClientsFromEnv } from '#functions/adapters/service-clients.js';
+import { sfnMachineFromEnv } from '#functions/adapters/sfn-orchestrator.js';
 import { createTaskServiceClient, urlPolicyFromEnv } from '#functions/adapters/task-service-client.js';
 import { tokenClient } from '#functions/adapters/token-client.js';
+import { releaseOrchestrator } from '#functions/orchestration/release-orchestrator.js';
 import { boolEnv, parseEnv } from '#functions/shared/config.js';
 import { httpApp } from '#functions/shared/http/app.js';
 import { parse } from '#functions/shared/http/parse.js';
@@ -14,6 +17,7 @@ import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import * as z from '#functions/shared/zod.js';
 import { taskServiceRoutes } from '../contracts/task-services.js';
+import { quarantineTaskService, releaseTaskService } from '../quarantine.js';
 import {
   deleteTaskService,
   getTaskService,
@@ -22,7 +26,7 @@ import {
   rotateSigningSecret,
   updateTaskService,
 } from '../task-services.js';
-import { registrationJson, rotatedJson, taskServiceJson } from '../views.js';
+import { quarantinedJson, registrationJson, releasedJson, rotatedJson, taskServiceJson } from '../views.js';
 
 /** /task-services and /task-services/{id}. Reads need any valid token; writes need admin. */
 const { env, verifier } = httpRuntime();
@@ -37,9 +41,13 @@ const config = parseEnv(
 const urlPolicy = urlPolicyFromEnv();
 const doc = documentClient();
 const tables = tablesFromEnv();
+const releases = new DynamoReleaseRepository(doc, tables);
 const deps = {
   taskServices: new DynamoTaskServiceRepository(doc, tables),
-  releases: new DynamoReleaseRepository(doc, tables),
+  releases,
+  publisher: eventPublisher(),
+  // A quarantine cancels the releases it fails tasks of, and drives them to their end.
+  orchestrator: releaseOrchestrator(releases, sfnMachineFromEnv()),
   taskServiceClient: createTaskServiceClient(tokenClient(), { policy: urlPolicy }),
   probeTimeoutMs: config.TASK_SERVICE_PROBE_TIMEOUT_MS,
   urlPolicy,
@@ -99,6 +107,22 @@ export const handler = httpApp({
         const rotated = await rotateSigningSecret(deps, req.params.id, b.grace_seconds);
         return ok(rotatedJson(rotated), { 'Cache-Control': 'no-store' });
       },
+    },
+    {
+      ...taskServiceRoutes.quarantineTaskService,
+      handle: async (req) => {
+        const b = parse(taskServiceRoutes.quarantineTaskService.body, req.body);
+        const q = await quarantineTaskService(deps, req.params.id, {
+          reason: b.reason,
+          by: req.principal.sub ?? null,
+        });
+        return ok(quarantinedJson(q));
+      },
+    },
+    {
+      ...taskServiceRoutes.releaseTaskService,
+      handle: async (req) =>
+        ok(releasedJson(await releaseTaskService(deps, req.params.id)), { 'Cache-Control': 'no-store' }),
     },
     {
       ...taskServiceRoutes.deleteTaskService,

@@ -61,6 +61,7 @@ export async function importTaskServices(
       healthStatus: o.health_status ?? 'ok',
       lastOkStatus: o.last_ok_status ?? 0,
       clientId: null,
+      quarantine: null,
       createdAt,
     };
     pending.push({ at, service, flags });

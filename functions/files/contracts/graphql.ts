@@ -43,3 +43,25 @@ export function graphqlDocs(s: FilesSchemas): GroupDoc<typeof graphqlRoutes> {
     },
   };
 }
+
+/** GET /graphql/schema.graphql: the schema as SDL, with no token, as the OpenAPI document is. */
+export const graphqlSchemaRoutes = {
+  getGraphqlSchema: { method: 'GET', path: '/graphql/schema.graphql', access: 'public' },
+} as const satisfies Contracts;
+
+export function graphqlSchemaDocs(): GroupDoc<typeof graphqlSchemaRoutes> {
+  return {
+    tag: {
+      name: 'GraphQL schema',
+      description: 'The GraphQL schema in SDL, with a description on every type and field; no token needed.',
+    },
+    operations: {
+      getGraphqlSchema: {
+        summary: 'The GraphQL schema (SDL)',
+        description:
+          'The schema POST /graphql runs, as graphql-js prints it; the same text as openapi/files.graphql.',
+        answers: { 200: { description: 'The schema in SDL', content: 'text/plain' } },
+      },
+    },
+  };
+}

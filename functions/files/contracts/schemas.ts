@@ -1,6 +1,6 @@
 import { type Describe, errorSchema } from '#functions/shared/contracts/schemas.js';
 import * as z from '#functions/shared/zod.js';
-import { auditRecord, VERSION_STATES } from '../model.js';
+import { auditRecord, FILE_STATES, VERSION_STATES } from '../model.js';
 
 /**
  * The file service's JSON answers (functions/files/views.ts, drs-views.ts and the use cases build them), named as
@@ -12,16 +12,6 @@ export function filesSchemas(describe: Describe) {
   const url = (what: string) => describe(z.string().check(z.url()), what);
   const sha256 = describe(z.string().check(z.regex(/^[0-9a-f]{64}$/)), 'Hex SHA-256 of the bytes');
 
-  const File = z.strictObject({
-    kf_id: describe(z.string(), 'The file id (SF_…)'),
-    study_id: describe(z.string(), 'Its study (SD_…); studies live on the coordinator API'),
-    name: z.string(),
-    description: z.nullable(z.string()),
-    created_at: timestamp,
-    created_by: z.nullable(z.string()),
-    versions: url('Its versions'),
-    download_url: url('Download of its newest available version'),
-  });
   const Version = z.strictObject({
     kf_id: describe(z.string(), 'The version id (FV_…)'),
     file: url('Its file'),
@@ -38,6 +28,25 @@ export function filesSchemas(describe: Describe) {
     uploaded_by: z.nullable(z.string()),
     confirmed_at: z.nullable(z.string()),
     download_url: describe(z.nullable(z.string().check(z.url())), 'Only an available version has one'),
+  });
+  const File = z.strictObject({
+    kf_id: describe(z.string(), 'The file id (SF_…)'),
+    study_id: describe(z.string(), 'Its study (SD_…); studies live on the coordinator API'),
+    name: z.string(),
+    description: z.nullable(z.string()),
+    created_at: timestamp,
+    created_by: z.nullable(z.string()),
+    versions: url('Its versions'),
+    state: describe(
+      z.enum(FILE_STATES),
+      'available: one of its versions is (a download serves the newest); otherwise the state of its newest ' +
+        'version (pending, verifying, failed), or no_versions',
+    ),
+    latest_version: describe(z.nullable(Version), 'Its newest available version: what a download serves'),
+    download_url: describe(
+      z.nullable(z.string().check(z.url())),
+      'Download of its newest available version; null while it has none',
+    ),
   });
   const expires = describe(z.string(), 'When the URL(s) stop working');
   const SingleUpload = z.strictObject({
@@ -69,6 +78,26 @@ export function filesSchemas(describe: Describe) {
     version: Version,
     upload: UploadInstructions,
     confirm_url: url('POST it once the bytes are uploaded'),
+    duplicate_name: describe(
+      z.boolean(),
+      'A new file: the study already had a file of this name (accepted all the same). A new version: false',
+    ),
+  });
+  const ManifestRow = z.strictObject({
+    file_id: describe(z.string(), 'The file id (SF_…)'),
+    version_id: describe(z.string(), 'Its newest available version (FV_…): the bytes this row names'),
+    drs_uri: describe(z.string(), 'drs://<host>/<version id>, resolvable by the GA4GH DRS API (docs/drs.md)'),
+    name: describe(z.string(), "The version's file name: what a download of it is called"),
+    size: describe(z.number().check(z.int(), z.nonnegative()), 'Bytes'),
+    sha256,
+    content_type: z.string(),
+    created_at: describe(timestamp, "When the version's upload started"),
+  });
+  const SkippedFile = z.strictObject({
+    file_id: z.string(),
+    name: z.string(),
+    state: describe(z.enum(FILE_STATES), 'Why it has no row: the state of its newest version'),
+    reason: z.string(),
   });
   const UploadUrls = z.strictObject({ upload: UploadInstructions });
   const DevToken = z.strictObject({
@@ -107,6 +136,8 @@ export function filesSchemas(describe: Describe) {
     UploadInstructions,
     UploadStarted,
     UploadUrls,
+    ManifestRow,
+    SkippedFile,
     DevToken,
     AuditRecord,
     SignedUrl,
@@ -143,7 +174,15 @@ function drsSchemas(describe: Describe) {
     description: z.optional(z.string()),
     aliases: describe(z.array(z.string()), "The version's file id"),
   });
-  const DrsAccessUrl = z.object({ url: describe(z.string(), 'A presigned HTTPS GET of the bytes') });
+  const accessExpiry = describe(
+    z.string(),
+    'When the URL stops working: 5 minutes plus a minute per 500 MB of the object, at most an hour by default ' +
+      '(an extension of DRS)',
+  );
+  const DrsAccessUrl = z.object({
+    url: describe(z.string(), 'A presigned HTTPS GET of the bytes'),
+    expires_at: accessExpiry,
+  });
   const summary = z.object({
     requested: z.number().check(z.int()),
     resolved: z.number().check(z.int()),
@@ -161,7 +200,12 @@ function drsSchemas(describe: Describe) {
   const DrsBulkAccessUrls = z.object({
     summary,
     resolved_drs_object_access_urls: z.array(
-      z.object({ drs_object_id: z.string(), drs_access_id: z.string(), url: z.string() }),
+      z.object({
+        drs_object_id: z.string(),
+        drs_access_id: z.string(),
+        url: z.string(),
+        expires_at: accessExpiry,
+      }),
     ),
     unresolved_drs_objects: unresolved,
     unresolved,

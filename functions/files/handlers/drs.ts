@@ -3,7 +3,7 @@ import { DynamoAuditLog } from '#functions/adapters/dynamodb/files-audit.js';
 import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
 import { DynamoDevTokenRepository } from '#functions/adapters/dynamodb/files-tokens.js';
 import { S3ObjectStore } from '#functions/adapters/s3-store.js';
-import { bearerToken, type TokenVerifier } from '#functions/shared/auth.js';
+import type { TokenVerifier } from '#functions/shared/auth.js';
 import { type Clock, systemClock } from '#functions/shared/clock.js';
 import { NotFoundError } from '#functions/shared/errors.js';
 import { httpApp } from '#functions/shared/http/app.js';
@@ -11,10 +11,8 @@ import { parse } from '#functions/shared/http/parse.js';
 import { ok } from '#functions/shared/http/response.js';
 import type { Request, Route } from '#functions/shared/http/router.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
-import { callerOf } from '../access.js';
 import { filesConfigFromEnv } from '../config.js';
 import { drsRoutes } from '../contracts/drs.js';
-import type { Presented } from '../downloads.js';
 import {
   authenticate,
   bulkAccessUrls,
@@ -29,8 +27,7 @@ import {
 import { drsConfigFromEnv } from '../drs-config.js';
 import type { DrsContext } from '../drs-model.js';
 import { authorizations, bulkJson, drsErrorBody } from '../drs-views.js';
-import { presented, requestInfo } from '../http.js';
-import { tokenKind } from '../tokens.js';
+import { credentialOf, requestInfo } from '../http.js';
 
 /**
  * GA4GH DRS 1.5 under /ga4gh/drs/v1 (docs/drs.md). Errors on these routes have DRS's body, `{msg, status_code}`,
@@ -42,16 +39,6 @@ import { tokenKind } from '../tokens.js';
  * `Origin` and `Access-Control-Request-Method`) is a different request: where the HTTP layer answers preflights, it
  * does so before routing, and only a plain OPTIONS reaches these routes.
  */
-/** The credential presented: `?token=` or `Authorization: Token` as on downloads, `Bearer sfdt_…`, or a JWT. */
-async function credentialOf(req: Request, verifier: TokenVerifier): Promise<Presented> {
-  const given = presented(req);
-  if (given.kind === 'token') return given;
-  const bearer = bearerToken(req.headers.authorization);
-  if (!bearer) return given;
-  if (tokenKind(bearer) === 'developer') return { kind: 'token', token: bearer };
-  return { kind: 'caller', caller: callerOf(await verifier.verify(bearer)) };
-}
-
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export function routes(deps: DrsDeps, verifier: TokenVerifier, issuer: string): Route[] {

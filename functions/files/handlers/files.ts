@@ -14,18 +14,20 @@ import { isId } from '#functions/shared/ids.js';
 import { envelope } from '#functions/shared/list.js';
 import { httpRuntime } from '#functions/shared/runtime.js';
 import { callerOf } from '../access.js';
-import { deleteFile, deleteVersion, getFile, getVersion, listStudyFiles, listVersions } from '../catalog.js';
+import {
+  deleteFile,
+  deleteVersion,
+  describeFile,
+  describeStudyFiles,
+  getVersion,
+  listVersions,
+} from '../catalog.js';
 import { filesConfigFromEnv } from '../config.js';
 import { fileRoutes } from '../contracts/files.js';
 import { requestInfo } from '../http.js';
 import type { FilesDeps, UploadVerification } from '../ports.js';
-import {
-  confirmUpload,
-  createFile,
-  createVersion,
-  refreshUploadUrls,
-  type UploadStarted,
-} from '../uploads.js';
+import { type StartedUpload, startNewFile, startNewVersion } from '../upload-start.js';
+import { confirmUpload, refreshUploadUrls } from '../uploads.js';
 import { fileJson, versionJson } from '../views.js';
 
 /**
@@ -40,14 +42,15 @@ function pathId(req: Request, name: 'studyId' | 'fileId' | 'versionId'): string 
   return value;
 }
 
-function started(req: Request, s: UploadStarted) {
+function started(req: Request, s: StartedUpload) {
   return {
     status: 201,
     body: {
-      file: fileJson(req.baseUrl, s.file),
+      file: fileJson(req.baseUrl, s.file, s.summary),
       version: versionJson(req.baseUrl, s.version),
       upload: s.upload,
       confirm_url: `${req.baseUrl}/files/${s.file.id}/versions/${s.version.id}/confirm`,
+      duplicate_name: s.duplicateName,
     },
   };
 }
@@ -63,8 +66,8 @@ export function routes(deps: FilesRouteDeps): Route[] {
       ...fileRoutes.listStudyFiles,
       handle: async (req) => {
         const page = parse(fileRoutes.listStudyFiles.query, req.query, 'query');
-        const list = await listStudyFiles(deps, callerOf(req.principal), pathId(req, 'studyId'), page);
-        const results = list.items.map((f) => fileJson(req.baseUrl, f));
+        const list = await describeStudyFiles(deps, callerOf(req.principal), pathId(req, 'studyId'), page);
+        const results = list.items.map((f) => fileJson(req.baseUrl, f.file, f.summary));
         return ok(envelope(req.baseUrl, req.path, req.rawQuery, page, list.count, results));
       },
     },
@@ -73,13 +76,18 @@ export function routes(deps: FilesRouteDeps): Route[] {
       handle: async (req) => {
         const studyId = pathId(req, 'studyId');
         const body = parse(fileRoutes.createFile.body, req.body);
-        return started(req, await createFile(deps, callerOf(req.principal), studyId, body, requestInfo(req)));
+        return started(
+          req,
+          await startNewFile(deps, callerOf(req.principal), studyId, body, requestInfo(req)),
+        );
       },
     },
     {
       ...fileRoutes.getFile,
-      handle: async (req) =>
-        ok(fileJson(req.baseUrl, await getFile(deps, callerOf(req.principal), pathId(req, 'fileId')))),
+      handle: async (req) => {
+        const f = await describeFile(deps, callerOf(req.principal), pathId(req, 'fileId'));
+        return ok(fileJson(req.baseUrl, f.file, f.summary));
+      },
     },
     {
       ...fileRoutes.deleteFile,
@@ -104,7 +112,7 @@ export function routes(deps: FilesRouteDeps): Route[] {
         const body = parse(fileRoutes.createVersion.body, req.body);
         return started(
           req,
-          await createVersion(deps, callerOf(req.principal), fileId, body, requestInfo(req)),
+          await startNewVersion(deps, callerOf(req.principal), fileId, body, requestInfo(req)),
         );
       },
     },

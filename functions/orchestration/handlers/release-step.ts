@@ -11,7 +11,7 @@ import { systemClock } from '#functions/shared/clock.js';
 import { hasCode } from '#functions/shared/errors.js';
 import { inInvocation, log } from '#functions/shared/log.js';
 import { isTransient, TransientError } from '../changes.js';
-import { orchestrationSettings } from '../config.js';
+import { orchestrationSettings, runConfigFrom } from '../config.js';
 import { ReleaseSteps, type StepInput, type StepResult } from '../release-steps.js';
 import { WakeLatch } from '../wake-latch.js';
 
@@ -19,37 +19,49 @@ import { WakeLatch } from '../wake-latch.js';
  * The state machine's ReleaseStep task (statemachines/release.asl.json): one call does one step for ALL tasks of a
  * release and answers the next step. Infrastructure trouble is thrown as Orchestration.Transient, which the ASL
  * retries with backoff; anything else reaches the Catch that fails the release with an error event.
+ *
+ * `createStepHandler({ codeVersion })` builds it for another release of the code: the tests run a release across a
+ * simulated deploy with it (test/integration/orchestration/upgrade.int.test.ts).
  */
-const settings = orchestrationSettings();
-const doc = documentClient();
-const tables = tablesFromEnv();
-const releases = new DynamoReleaseRepository(doc, tables);
-const { executions, tokens } = sfnMachine(stateMachineArnFromEnv());
-const latch = new WakeLatch(releases, tokens);
-const steps = new ReleaseSteps(
-  {
-    releases,
-    services: new DynamoTaskServiceRepository(doc, tables),
-    calls: taskServiceCalls(createTaskServiceClient(tokenClient())),
-    publisher: eventPublisher(),
-    clock: systemClock,
-    concurrency: settings.ACTION_CONCURRENCY,
-  },
-  latch,
-  executions,
-);
-
-export function handler(event: StepInput, context?: Context): Promise<StepResult> {
-  // The execution's correlation id (see RunConfig), else one for this step alone.
-  const keys = {
-    correlation_id: event?.config?.correlationId,
-    release_id: event?.releaseId,
-    step: event?.step,
+export function createStepHandler(
+  opts: { codeVersion?: string } = {},
+): (event: StepInput, context?: Context) => Promise<StepResult> {
+  const settings = orchestrationSettings();
+  const doc = documentClient();
+  const tables = tablesFromEnv();
+  const releases = new DynamoReleaseRepository(doc, tables);
+  // The executions it starts (a hand-over) carry the release of this code.
+  const { executions, tokens } = sfnMachine(stateMachineArnFromEnv(), {
+    config: runConfigFrom(settings, opts.codeVersion),
+  });
+  const latch = new WakeLatch(releases, tokens);
+  const steps = new ReleaseSteps(
+    {
+      releases,
+      services: new DynamoTaskServiceRepository(doc, tables),
+      calls: taskServiceCalls(createTaskServiceClient(tokenClient())),
+      publisher: eventPublisher(),
+      clock: systemClock,
+      concurrency: settings.ACTION_CONCURRENCY,
+    },
+    latch,
+    executions,
+    opts.codeVersion,
+  );
+  return (event, context) => {
+    // The execution's correlation id (see RunConfig), else one for this step alone.
+    const keys = {
+      correlation_id: event?.config?.correlationId,
+      release_id: event?.releaseId,
+      step: event?.step,
+    };
+    return inInvocation(context, keys, () => step(steps, event));
   };
-  return inInvocation(context, keys, () => step(event));
 }
 
-async function step(event: StepInput): Promise<StepResult> {
+export const handler = createStepHandler();
+
+async function step(steps: ReleaseSteps, event: StepInput): Promise<StepResult> {
   try {
     const out = await steps.run(event);
     log.info('release step', { next: out.next, state: out.state, rounds: out.rounds });

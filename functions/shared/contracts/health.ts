@@ -13,7 +13,8 @@ export function healthDocs(): GroupDoc<typeof healthRoutes> {
       getHealth: {
         summary: 'Report readiness',
         description:
-          'Answers `{"status": "ok"}`. On AWS the function answering is the signal; the local stack answers 503 ' +
+          'Answers `{"status": "ok", "version": "<release>"}`, the release of the code that answers (semver, as in ' +
+          'CHANGELOG.md). On AWS the function answering is the signal; the local stack answers 503 ' +
           '(`not_ready`) until its first study sync is done.',
         answers: { 200: healthSchema() },
         errors: { 503: 'The local stack is still starting (`not_ready`)' },

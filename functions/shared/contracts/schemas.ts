@@ -44,5 +44,9 @@ export function pageOf<T extends z.core.$ZodType>(describe: Describe, item: T) {
 
 /** GET /health. */
 export function healthSchema() {
-  return z.strictObject({ status: z.literal('ok') });
+  return z.strictObject({
+    status: z.literal('ok'),
+    /** The release of the code that answers (package.json, semver). */
+    version: z.string(),
+  });
 }

@@ -145,6 +145,9 @@ function httpBase(options: HttpAppOptions) {
       appendLogKeys(idKeysOf(route.path, params));
       const headers = lowerHeaders(event.headers);
       const principal = await authenticate(route, headers, options.verifier);
+      // Who: every later line of the request, its `request` line included, names the caller (docs/operations.md,
+      // Audit).
+      appendLogKeys({ actor: principal.sub, actor_client_id: principal.clientId });
       const req: Request = {
         method,
         path,

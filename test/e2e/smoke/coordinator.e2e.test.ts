@@ -12,7 +12,7 @@ describe('coordinator: health', () => {
   it('answers GET /health with 200 {"status": "ok"} and no token', async () => {
     const res = await coordinator('GET', '/health', { as: 'anonymous' });
     expect(res.status, show(res)).toBe(200);
-    expect(res.body).toEqual({ status: 'ok' });
+    expect(res.body).toEqual({ status: 'ok', version: expect.any(String) });
   });
 });
 

@@ -43,7 +43,7 @@ describe('files: health', () => {
   it('answers GET /health and the GA4GH service-info without a token', async () => {
     const health = await files('GET', '/health', { as: 'anonymous' });
     expect(health.status, show(health)).toBe(200);
-    expect(health.body).toEqual({ status: 'ok' });
+    expect(health.body).toEqual({ status: 'ok', version: expect.any(String) });
     const info = await files('GET', '/ga4gh/drs/v1/service-info', { as: 'anonymous' });
     expect(info.status, show(info)).toBe(200);
     expect(info.body.type).toEqual({ group: 'org.ga4gh', artifact: 'drs', version: '1.5.0' });

@@ -1,154 +1,34 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  clientCredentials,
-  type RunningTaskService,
-  startTaskService,
-} from '#examples/task-service/service.js';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { clientCredentials, startTaskService } from '#examples/task-service/service.js';
 import { freePort } from '#local/dynamodb-local.js';
 import { fileSecretSource } from '#packages/task-service/src/secrets.js';
-import { type SpawnedStack, spawnStack } from '#test/helpers/spawned-stack.js';
+import {
+  configDir,
+  drc,
+  drcEnv,
+  json,
+  lines,
+  ROOT,
+  type Run,
+  service,
+  serviceSecrets,
+  setStudy,
+  stack,
+  start,
+  study,
+  until,
+  useDrcStack,
+} from '#test/helpers/drc-harness.js';
 
 /**
- * `drc` as a user runs it: a child process of bin/drc.mjs (the package's bin) with stdout and stderr piped, so no
- * TTY: every answer is JSON. The stack is `npm start` in a child process of its own (a 5 MiB multipart threshold and
- * part size, so multipart uploads stay small), with the reference task service beside it. A fetch spy preloaded into
- * drc (test/helpers/drc-fetch-spy.mjs) records the requests it sends, so resumed transfers are checked on the wire.
+ * `drc` as a user runs it, against `npm start` in a child process (test/helpers/drc-harness.ts): signing in, the
+ * configuration, task services, releases and events. Its files and whole studies: drc-files.int.test.ts.
  */
-const ROOT = resolve(import.meta.dirname, '../../..');
-const NODE = join(ROOT, 'node_modules/.bin/node');
-const SPY = join(ROOT, 'test/helpers/drc-fetch-spy.mjs');
-const MiB = 1024 * 1024;
-
-let stack: SpawnedStack;
-let service: RunningTaskService;
-/** The reference service checks the coordinator's signatures with the secret `services add` answered. */
-const serviceSecrets: string[] = [];
-let work: string;
-let configDir: string;
-let study: string;
-
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function drcEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    PATH: `${join(ROOT, 'node_modules/.bin')}:${process.env.PATH}`,
-    DRC_COORDINATOR_URL: stack.url.coordinator,
-    DRC_FILES_URL: stack.url.files,
-    DRC_IDP_URL: stack.url.idp,
-    DRC_CONFIG_DIR: configDir,
-    ...extra,
-  };
-  delete env.DRC_TOKEN;
-  if (extra.DRC_TOKEN) env.DRC_TOKEN = extra.DRC_TOKEN;
-  return env;
-}
-
-function start(
-  args: string[],
-  extra: Record<string, string> = {},
-): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(NODE, [join(ROOT, 'bin/drc.mjs'), ...args], {
-    cwd: work,
-    env: drcEnv(extra),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const done = new Promise<Run>((r) =>
-    child.once('close', (code, signal) => r({ code, signal, stdout, stderr })),
-  );
-  return { child, done };
-}
-
-const drc = (args: string[], extra: Record<string, string> = {}) => start(args, extra).done;
-
-/** Runs drc and expects exit status 0 and one JSON document on stdout. */
-async function json(args: string[], extra: Record<string, string> = {}): Promise<any> {
-  const r = await drc(args, extra);
-  if (r.code !== 0) throw new Error(`drc ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-const lines = (text: string) =>
-  text
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l));
-
-async function until<T>(probe: () => T | undefined, what: string, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const spyLog = (path: string) => (existsSync(path) ? lines(readFileSync(path, 'utf8')) : []);
-const partNumber = (url: string) => Number(new URL(url).searchParams.get('partNumber'));
-
-beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'drc-'));
-  configDir = join(work, 'config');
-  stack = await spawnStack({
-    MULTIPART_THRESHOLD_BYTES: String(5 * MiB),
-    MULTIPART_PART_SIZE_BYTES: String(5 * MiB),
-    POLL_SECONDS: '1',
-  });
-  service = await startTaskService(
-    {
-      name: 'cli stager',
-      coordinatorUrl: stack.url.coordinator,
-      callbackToken: clientCredentials(
-        `${stack.url.idp}/oauth/token`,
-        'task-service',
-        'task-service-local-secret',
-      ),
-      auth: { mode: 'jwks', issuer: stack.url.idp, audience: ['task-services'] },
-      signingSecrets: () => serviceSecrets,
-      stageSeconds: 1,
-      publishSeconds: 1,
-      progressSteps: 2,
-      failAt: [],
-    },
-    { port: 0, host: '127.0.0.1' },
-  );
-});
-
-afterAll(async () => {
-  await service?.stop();
-  await stack?.stop();
-  if (work) rmSync(work, { recursive: true, force: true });
-});
+useDrcStack();
 
 describe('drc login and configuration', () => {
   it('is the package bin: `npx drc --help` lists the commands and exits 0', async () => {
@@ -193,7 +73,7 @@ describe('drc login and configuration', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const studies = await json(['studies', 'ls', '--limit', '2']);
     expect(studies.results).toHaveLength(2);
-    study = studies.results.find((s: any) => !s.deleted).kf_id;
+    setStudy(studies.results.find((s: any) => !s.deleted).kf_id);
   });
 
   it('renews an expired token with what the login stored', async () => {
@@ -391,10 +271,21 @@ describe('drc services, releases and events', () => {
       expect(refused.stderr).toContain('run again with --confirm-published to cancel anyway (HTTP 409)');
       expect((await release()).state).toBe('publishing');
 
+      // Stuck: publish sent again to the one task that has not published.
+      const slowTask = (await release()).tasks.find((t) => t.service_name === 'cli slow publisher');
+      const retried = await json(['releases', 'publish', id, '--retry']);
+      expect(retried.tasks).toEqual([
+        { task_id: slowTask?.kf_id, task_service_id: slowId, service_name: 'cli slow publisher' },
+      ]);
+
       expect((await json(['releases', 'cancel', id, '--confirm-published'])).state).toBe('canceling');
       const watched = await drc(['releases', 'watch', id, '--interval', '0.3']);
       expect(lines(watched.stdout).at(-1)).toMatchObject({ type: 'summary', state: 'canceled' });
       expect(await taskStates()).toEqual({ 'cli stager': 'published', 'cli slow publisher': 'canceled' });
+      // Canceled after one of two published: not published again, and drc says why.
+      const again = await drc(['releases', 'publish', id, '--retry']);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/canceled after 1 of 2 task\(s\) had published/);
     } finally {
       await json(['services', 'rm', slowId]);
       await slow.stop();
@@ -490,158 +381,48 @@ describe('drc services, releases and events', () => {
     await json(['services', 'rm', added.kf_id]);
   });
 
+  it('services quarantine | release: disabled and its reports refused, then enabled again', async () => {
+    const id = (await json(['services', 'add', 'cli quarantined', service.url])).kf_id;
+    const q = await json(['services', 'quarantine', id, '--reason', 'drill']);
+    expect(q).toMatchObject({ kf_id: id, enabled: false, quarantined: true, quarantine_reason: 'drill' });
+    expect(q.failed_tasks).toEqual([]);
+    expect((await json(['services', 'ls'])).results.find((x: any) => x.kf_id === id)).toMatchObject({
+      quarantined: true,
+    });
+    expect(await json(['services', 'release', id])).toMatchObject({
+      kf_id: id,
+      enabled: true,
+      quarantined: false,
+    });
+    const twice = await drc(['services', 'release', id]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain('409');
+    await json(['services', 'rm', id]);
+  });
+
+  it('maintenance on | off: new releases refused with 503 while it is on; drc --version names the release', async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    const version = await drc(['--version']);
+    expect(version.stdout.trim()).toBe(pkg.version);
+    const health = (await (await fetch(`${stack.url.coordinator}/health`)).json()) as { version: string };
+    expect(health.version).toBe(pkg.version);
+    try {
+      expect(await json(['maintenance', 'on', '--reason', 'upgrade', '--retry-after', '120'])).toMatchObject({
+        on: true,
+        reason: 'upgrade',
+        retry_after_seconds: 120,
+      });
+      expect(await json(['maintenance'])).toMatchObject({ on: true });
+      const refused = await drc(['releases', 'create', '--name', 'during maintenance', '--study', study]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('503');
+    } finally {
+      expect(await json(['maintenance', 'off'])).toMatchObject({ on: false });
+    }
+  });
+
   it('services rm deletes it', async () => {
     expect(await json(['services', 'rm', serviceId])).toEqual({ deleted: serviceId });
     expect((await json(['services', 'ls'])).results.map((s: any) => s.kf_id)).not.toContain(serviceId);
-  });
-});
-
-describe('drc files, signed URLs and developer tokens', () => {
-  it('uploads a small file in one PUT, lists it, downloads it, and signs a URL for it', async () => {
-    const bytes = randomBytes(200_000);
-    writeFileSync(join(work, 'small.bin'), bytes);
-    const up = await json(['files', 'upload', study, join(work, 'small.bin')]);
-    expect(up.version).toMatchObject({ state: 'available', size: bytes.length, sha256: sha256(bytes) });
-    expect((await json(['files', 'ls', study])).results.map((f: any) => f.kf_id)).toContain(up.file_id);
-
-    const down = await json(['files', 'download', study, up.file_id, '-o', join(work, 'small.out')]);
-    expect(down).toMatchObject({ sha256: sha256(bytes), resumed_from: 0 });
-    expect(readFileSync(join(work, 'small.out')).equals(bytes)).toBe(true);
-
-    const signed = await json(['signed-url', study, up.file_id]);
-    const res = await fetch(signed.url);
-    expect(res.status).toBe(200);
-    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true);
-  });
-
-  it('dev-tokens create | ls | rm', async () => {
-    // Without a study choice and without a terminal to ask on: a usage error that says what to give.
-    const unchosen = await drc(['dev-tokens', 'create', 'cli-unchosen']);
-    expect(unchosen.code).toBe(2);
-    expect(unchosen.stderr).toMatch(/--study <id…> or --all-studies/);
-    const before = Date.now();
-    const created = await json(['dev-tokens', 'create', 'cli-laptop', '--all-studies']);
-    expect(created.name).toBe('cli-laptop');
-    expect(created.token.length).toBeGreaterThan(20);
-    const listed = await json(['dev-tokens', 'ls']);
-    const mine = listed.results.find((t: any) => t.name === 'cli-laptop');
-    expect(mine.token).not.toBe(created.token);
-    expect(await json(['dev-tokens', 'rm', 'cli-laptop'])).toEqual({ deleted: 'cli-laptop' });
-    expect((await json(['dev-tokens', 'ls'])).results.map((t: any) => t.name)).not.toContain('cli-laptop');
-    // Every study, as chosen, for 30 days: the CLI's default expiry.
-    expect(created.studies).toBeNull();
-    expect(Date.parse(created.expires_at) - before).toBeGreaterThan(30 * 86_400_000 - 60_000);
-    expect(Date.parse(created.expires_at) - before).toBeLessThan(30 * 86_400_000 + 60_000);
-    const forever = await json(['dev-tokens', 'create', 'cli-forever', '--all-studies', '--no-expiry']);
-    expect(forever).toMatchObject({ expires_at: null, studies: null });
-    await json(['dev-tokens', 'rm', 'cli-forever']);
-  });
-
-  it('dev-tokens create --expires-in --study narrows the token', async () => {
-    const before = Date.now();
-    const created = await json([
-      'dev-tokens',
-      'create',
-      'cli-narrow',
-      '--expires-in',
-      '3600',
-      '--study',
-      'SD_AAAAAAA1',
-      'SD_AAAAAAA2',
-    ]);
-    expect(created.studies).toEqual(['SD_AAAAAAA1', 'SD_AAAAAAA2']);
-    expect(Date.parse(created.expires_at) - before).toBeGreaterThan(3500_000);
-    expect(Date.parse(created.expires_at) - before).toBeLessThan(3700_000);
-    const at = await json([
-      'dev-tokens',
-      'create',
-      'cli-until',
-      '--all-studies',
-      '--expires-at',
-      '2099-01-01T00:00:00Z',
-    ]);
-    expect(at.expires_at).toBe('2099-01-01T00:00:00.000000Z');
-    await json(['dev-tokens', 'rm', 'cli-narrow']);
-    await json(['dev-tokens', 'rm', 'cli-until']);
-  });
-
-  const big = randomBytes(28 * MiB);
-  let bigFile: string;
-
-  it('an upload killed halfway resumes with --resume without sending the finished parts again', async () => {
-    const path = join(work, 'big.bin');
-    writeFileSync(path, big);
-    const log1 = join(work, 'spy-upload-1.jsonl');
-    const first = start(['files', 'upload', study, path], {
-      NODE_OPTIONS: `--import=${SPY}`,
-      DRC_SPY_LOG: log1,
-      DRC_SPY_PUT_DELAY_MS: '400',
-    });
-    // Killed once two parts are done (their ETags are in the resume state), with others still in flight.
-    const uploads = join(configDir, 'uploads');
-    await until(() => {
-      const files = existsSync(uploads) ? readdirSync(uploads).filter((f) => f.endsWith('.json')) : [];
-      if (files.length !== 1) return undefined;
-      try {
-        const state = JSON.parse(readFileSync(join(uploads, files[0]), 'utf8'));
-        return Object.keys(state.parts).length >= 2 ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    }, 'two finished parts');
-    first.child.kill('SIGKILL');
-    await first.done;
-    const finished = spyLog(log1)
-      .filter((l) => l.method === 'PUT' && l.status === 200)
-      .map((l) => partNumber(l.url));
-    expect(finished.length).toBeGreaterThanOrEqual(2);
-    expect(finished.length).toBeLessThan(6);
-
-    const log2 = join(work, 'spy-upload-2.jsonl');
-    const resumed = await json(['files', 'upload', study, path, '--resume'], {
-      NODE_OPTIONS: `--import=${SPY}`,
-      DRC_SPY_LOG: log2,
-    });
-    const sentAgain = spyLog(log2)
-      .filter((l) => l.method === 'PUT')
-      .map((l) => partNumber(l.url));
-    expect(sentAgain.filter((n) => finished.includes(n))).toEqual([]);
-    expect([...finished, ...sentAgain].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(resumed.parts_resumed).toBe(finished.length);
-    expect(resumed.version).toMatchObject({ state: 'available', size: big.length, sha256: sha256(big) });
-    expect(readdirSync(uploads).filter((f) => f.endsWith('.json'))).toEqual([]);
-    bigFile = resumed.file_id;
-  });
-
-  it('a download interrupted halfway resumes with Range and checks the SHA-256', async () => {
-    const out = join(work, 'downloads', 'big.out');
-    mkdirSync(join(work, 'downloads'));
-    const log1 = join(work, 'spy-download-1.jsonl');
-    const first = start(['files', 'download', study, bigFile, '-o', out], {
-      NODE_OPTIONS: `--import=${SPY}`,
-      DRC_SPY_LOG: log1,
-      DRC_SPY_CHUNK_DELAY_MS: '10',
-    });
-    const partFile = () => readdirSync(join(work, 'downloads')).find((f) => f.endsWith('.part'));
-    await until(() => {
-      const p = partFile();
-      return p && statSync(join(work, 'downloads', p)).size > 4 * MiB ? true : undefined;
-    }, 'a partial download');
-    first.child.kill('SIGKILL');
-    await first.done;
-    const kept = statSync(join(work, 'downloads', partFile()!)).size;
-    expect(kept).toBeLessThan(big.length);
-    expect(existsSync(out)).toBe(false);
-
-    const log2 = join(work, 'spy-download-2.jsonl');
-    const r = await json(['files', 'download', study, bigFile, '-o', out], {
-      NODE_OPTIONS: `--import=${SPY}`,
-      DRC_SPY_LOG: log2,
-    });
-    const s3Get = spyLog(log2).find((l) => /X-Amz-Signature/i.test(l.url));
-    expect(s3Get).toMatchObject({ range: `bytes=${kept}-`, status: 206 });
-    expect(r).toMatchObject({ resumed_from: kept, size: big.length, sha256: sha256(big) });
-    expect(readFileSync(out).equals(big)).toBe(true);
-    expect(partFile()).toBeUndefined();
   });
 });

@@ -75,7 +75,17 @@ describe('the service-client gate, locally', () => {
     expect(gone.Item).toBeUndefined();
   });
 
-  it('refuses to delete a client it did not make, and to make a client of another scope', async () => {
+  it('replaces the secret of a client it made (a quarantine): the old secret mints no more tokens, the new one does', async () => {
+    const clients = serviceClientsFromEnv()!;
+    const made = await clients.create('reporter');
+    const { clientSecret } = await clients.replaceSecret(made.clientId);
+    expect(clientSecret).not.toBe(made.clientSecret);
+    expect((await clientCredentials(made.clientId, made.clientSecret)).status).toBe(401);
+    expect((await clientCredentials(made.clientId, clientSecret)).status).toBe(200);
+    await clients.delete(made.clientId);
+  });
+
+  it('refuses to delete a client it did not make or replace its secret, and to make a client of another scope', async () => {
     const coordinator = DEFAULT_CLIENTS.find((c) => c.client_id === 'coordinator')!;
     const invoke = async (request: unknown) => {
       const { InvokeCommand } = await import('@aws-sdk/client-lambda');
@@ -88,6 +98,10 @@ describe('the service-client gate, locally', () => {
       return JSON.parse(Buffer.from(out.Payload!).toString('utf8'));
     };
     expect(await invoke({ action: 'delete', clientId: coordinator.client_id })).toMatchObject({
+      ok: false,
+      error: { status: 403, code: 'forbidden' },
+    });
+    expect(await invoke({ action: 'replace_secret', clientId: coordinator.client_id })).toMatchObject({
       ok: false,
       error: { status: 403, code: 'forbidden' },
     });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DRS_BASE_PATH, expectDrsContract } from '#test/helpers/drs-contract.js';
+import pkg from '../../../package.json' with { type: 'json' };
 import {
   type ApiResponse,
   bytesOf,
@@ -59,7 +60,7 @@ describe('service-info', () => {
     expect(res.body).toMatchObject({
       id: 'org.kidsfirstdrc.study-files.drs',
       organization: { name: 'Kids First Data Resource Center', url: 'https://kidsfirstdrc.org' },
-      version: '0.1.0',
+      version: pkg.version,
       maxBulkRequestLength: 200,
     });
     expect(res.body.drs).toMatchObject({
@@ -142,7 +143,8 @@ describe('a DRS object', () => {
           token: api.memberA,
         });
         expect(access.status).toBe(200);
-        expect(Object.keys(access.body)).toEqual(['url']);
+        // DRS's AccessURL needs no header; `expires_at` (when the URL stops working) is this service's addition.
+        expect(Object.keys(access.body)).toEqual(['url', 'expires_at']);
         expect(access.headers.get('cache-control')).toBe('no-store');
         const fetched = await fetch(access.body.url);
         expect(fetched.status).toBe(200);
@@ -154,18 +156,21 @@ describe('a DRS object', () => {
     }
   });
 
-  it('is a presigned S3 GET that lives at most 60 s: expired on the service clock, S3 refuses it', async () => {
+  it('is a presigned S3 GET that lives 5 minutes and a minute per 500 MB begun: expired on the service clock, S3 refuses it', async () => {
     const path = `/objects/${small.versionId}/access/https`;
-    const fresh = new URL((await drs('GET', path, { token: api.memberA })).body.url);
+    const answer = (await drs('GET', path, { token: api.memberA })).body;
+    const fresh = new URL(answer.url);
     expect(fresh.origin).toBe(new URL(api.s3.env.AWS_ENDPOINT_URL_S3).origin);
-    expect(Number(fresh.searchParams.get('X-Amz-Expires'))).toBeLessThanOrEqual(60);
+    // 2 KB: the 5-minute base and one minute for the 500 MB begun; the answer says when it ends.
+    expect(fresh.searchParams.get('X-Amz-Expires')).toBe('360');
+    expect(Date.parse(answer.expires_at) - api.clock.nowMs()).toBe(360_000);
     const now = Date.now();
     try {
-      // Minted 50 s ago: still valid. Minted 61 s ago: expired, and s3rver enforces presigned expiry.
-      api.clock.set(now - 50_000);
+      // Minted 350 s ago: still valid. Minted 361 s ago: expired, and s3rver enforces presigned expiry.
+      api.clock.set(now - 350_000);
       const young = (await drs('GET', path, { token: api.memberA })).body.url;
       expect((await fetch(young)).status).toBe(200);
-      api.clock.set(now - 61_000);
+      api.clock.set(now - 361_000);
       const old = (await drs('GET', path, { token: api.memberA })).body.url;
       const refused = await fetch(old);
       expect(refused.status).toBe(403);

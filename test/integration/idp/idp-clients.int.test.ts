@@ -8,7 +8,8 @@ import { DEFAULT_CLIENTS } from '#local/idp/clients.js';
 import { type Idp, startIdp } from '#local/idp/server.js';
 
 /**
- * The local identity provider's client management (POST /clients, DELETE /clients/<id>), through the coordinator's
+ * The local identity provider's client management (POST /clients, DELETE /clients/<id>, POST /clients/<id>/secret),
+ * through the coordinator's
  * own adapter (functions/adapters/idp-service-clients.ts), as `create_client` uses it.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'idp-clients-'));
@@ -111,6 +112,28 @@ describe('clients made by the local identity provider', () => {
     });
     expect(configured.status).toBe(404);
     expect((await clientCredentials(idp, 'task-service', 'task-service-local-secret')).status).toBe(200);
+  });
+
+  it('replaces a made client’s secret: the old one mints no more tokens, the new one does (a quarantine)', async () => {
+    const idp = await start();
+    const adapter = idpServiceClients({
+      url: idp.url,
+      adminClientId: 'admin',
+      adminClientSecret: 'admin-local-secret',
+    });
+    const made = await adapter.create('suspect');
+    const { clientSecret } = await adapter.replaceSecret(made.clientId);
+    expect(clientSecret).not.toBe(made.clientSecret);
+    expect((await clientCredentials(idp, made.clientId, made.clientSecret)).status).toBe(401);
+    expect((await clientCredentials(idp, made.clientId, clientSecret)).status).toBe(200);
+    // Only the admin client may; a configured client has no secret to replace here.
+    const asService = await fetch(`${idp.url}/clients/${made.clientId}/secret`, {
+      method: 'POST',
+      headers: { Authorization: basic('task-service', 'task-service-local-secret') },
+      body: '{}',
+    });
+    expect(asService.status).toBe(403);
+    await expect(adapter.replaceSecret('task-service')).rejects.toMatchObject({ status: 503 });
   });
 
   it('answers the adapter a 503 when the provider refuses it (wrong admin credentials)', async () => {

@@ -1,20 +1,23 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningTaskService, startTaskService } from '#examples/task-service/service.js';
+import { APP_VERSION } from '#functions/shared/version.js';
 import {
   freeStackPorts,
   type StackPorts,
   type StackProcess,
   startStackProcess,
 } from '#local/stack-process.js';
-import { dynamoJvms, eventually as waitFor } from '#test/helpers/local-stack-process.js';
+import { dynamoJvms, killHard, stackPid, eventually as waitFor } from '#test/helpers/local-stack-process.js';
 
 /**
  * `npm start` as a user runs it: `npx tsx bin/local.ts` in a child process (local/stack-process.ts), with random free ports and a temporary
- * DATA_DIR. Two starts in all (each starts its own DynamoDB Local JVM); the second proves the data is kept.
+ * DATA_DIR. Two starts in all (each starts its own DynamoDB Local JVM); the second proves the data is kept, and its
+ * JVM must end when its Node process alone is killed. A third start, refused for a port taken, names the taker.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'local-stack-'));
 
@@ -144,7 +147,7 @@ describe('npm start (bin/local.ts)', () => {
       const res = await json(`${stack!.urls.coordinator}/health`);
       return res.status === 200 ? res : undefined;
     }, '/health 200');
-    expect(ready.body).toEqual({ status: 'ok' });
+    expect(ready.body).toEqual({ status: 'ok', version: APP_VERSION });
   }, 120_000);
 
   it('prints every base URL and an admin token, and writes the token to DATA_DIR/admin-token', async () => {
@@ -186,6 +189,8 @@ describe('npm start (bin/local.ts)', () => {
       scope: 'openid',
       logoutUrl: null,
       pollMs: 1000,
+      // The registration form: a client is optional locally, and the stack can make one.
+      taskServices: { clientRequired: false, createClient: true },
     });
     const preflight = await fetch(`${stack!.urls.coordinator}/releases`, {
       method: 'OPTIONS',
@@ -292,6 +297,34 @@ describe('npm start (bin/local.ts)', () => {
     expect((await event(shared.body.access_token)).status).toBe(403);
   });
 
+  it('quarantines that service at the local identity provider too: its secret ends; the release hands out a new one', async () => {
+    const admin = await devToken({ sub: 'ops', roles: ['admin'], groups: [], expires_in: 300 });
+    const before = await clientToken(created!.clientId, created!.clientSecret);
+    const q = await json(`${stack!.urls.coordinator}/task-services/${created!.id}/quarantine`, {
+      method: 'POST',
+      headers: { ...bearer(admin), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ reason: 'drill' }),
+    });
+    expect(q.status).toBe(200);
+    expect(q.body.client).toEqual({ client_id: created!.clientId, action: 'secret_replaced' });
+    // No new token with the old secret; a token minted before is refused by the coordinator for this service.
+    expect((await clientToken(created!.clientId, created!.clientSecret)).status).toBe(401);
+    const refused = await json(`${stack!.urls.coordinator}/events`, {
+      method: 'POST',
+      headers: { ...bearer(before.body.access_token), 'Content-Type': 'application/json' },
+      body: JSON.stringify({ event_type: 'info', message: 'still here', task_service: created!.id }),
+    });
+    expect(refused.status).toBe(403);
+    const released = await json(`${stack!.urls.coordinator}/task-services/${created!.id}/quarantine`, {
+      method: 'DELETE',
+      headers: bearer(admin),
+    });
+    expect(released.status).toBe(200);
+    expect(released.body).toMatchObject({ quarantined: false, client_secret: expect.any(String) });
+    created = { ...created!, clientSecret: released.body.client_secret };
+    expect((await clientToken(created.clientId, created.clientSecret)).status).toBe(200);
+  });
+
   it('stores records in DynamoDB Local under DATA_DIR', async () => {
     const created = await json(`${stack!.urls.coordinator}/events`, {
       method: 'POST',
@@ -338,7 +371,31 @@ describe('npm start (bin/local.ts)', () => {
     expect(removed.status).toBe(200);
     expect((await clientToken(created!.clientId, created!.clientSecret)).status).toBe(401);
     await referenceService?.stop();
-    expect(await stopStack(stack)).toBe(0);
-    expect(javaProcessesOfThisTest()).toEqual([]);
   }, 120_000);
+
+  it('ends its DynamoDB Local within 5 s when only its Node process is killed (SIGKILL)', async () => {
+    expect(javaProcessesOfThisTest()).toHaveLength(1);
+    const killedAt = Date.now();
+    killHard(stackPid(dataDir));
+    await waitFor(async () => (javaProcessesOfThisTest().length ? undefined : true), 'the JVM to end', 5000);
+    expect(Date.now() - killedAt).toBeLessThan(5000);
+    await stack!.exited;
+  }, 30_000);
+
+  it('names the process that holds a port it needs', async () => {
+    // A port of its own (the stack's could be taken by anyone once its JVM let it go).
+    const holder = createNetServer();
+    await new Promise<void>((r) => holder.listen(0, '0.0.0.0', () => r()));
+    const port = (holder.address() as { port: number }).port;
+    try {
+      const refused = await startStack({ ...(await freeStackPorts()), DYNAMODB_PORT: port });
+      expect((await refused.exited).code).not.toBe(0);
+      expect(refused.output()).toContain(
+        `Port ${port} (DYNAMODB_PORT) is already in use by process ${process.pid} (`,
+      );
+      expect(javaProcessesOfThisTest()).toEqual([]);
+    } finally {
+      await new Promise<void>((r) => holder.close(() => r()));
+    }
+  }, 60_000);
 });

@@ -34,6 +34,15 @@ describe('task services’ clients through the service-client gate', () => {
     expect(sent()[0].Payload).toEqual({ action: 'delete', clientId: 'abc' });
   });
 
+  it('asks the gate to replace a client’s secret, and answers the new one', async () => {
+    lambda.on(InvokeCommand).resolves(payload({ ok: true, replaced: 'abc', clientSecret: 'n3w' }));
+    expect(await clients().replaceSecret('abc')).toEqual({ clientSecret: 'n3w' });
+    expect(sent()[0].Payload).toEqual({ action: 'replace_secret', clientId: 'abc' });
+    lambda.reset();
+    lambda.on(InvokeCommand).resolves(payload({ ok: true, deleted: 'abc' }));
+    await expect(clients().replaceSecret('abc')).rejects.toMatchObject({ status: 503 });
+  });
+
   it('answers 503 identity_provider_unavailable for a refusal, a failed gate or an answer it cannot read', async () => {
     for (const out of [
       payload({ ok: false, error: { status: 403, code: 'forbidden', message: 'not made by the gate' } }),

@@ -49,30 +49,52 @@ describe('presigned URLs', () => {
     expect(url.searchParams.get('X-Amz-Expires')).toBe('300');
   });
 
-  it('sign a short-lived download with the file name, content type and no-store', async () => {
-    const url = new URL(
-      await store.presignGet('k', {
-        contentDisposition: 'attachment; filename="a b"',
-        contentType: 'text/csv',
-        expiresIn: 60,
-      }),
-    );
-    expect(url.searchParams.get('X-Amz-Expires')).toBe('60');
+  it('sign a download with the file name, content type and no-store, living as long as asked', async () => {
+    const before = Date.now();
+    const signed = await store.presignGet('k', {
+      contentDisposition: 'attachment; filename="a b"',
+      contentType: 'text/csv',
+      expiresIn: 480,
+    });
+    const url = new URL(signed.url);
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('480');
+    expect(signed.expiresAtMs - before).toBeGreaterThanOrEqual(480_000);
+    expect(signed.expiresAtMs - Date.now()).toBeLessThanOrEqual(480_000);
     expect(url.searchParams.get('response-content-disposition')).toBe('attachment; filename="a b"');
     expect(url.searchParams.get('response-content-type')).toBe('text/csv');
     expect(url.searchParams.get('response-cache-control')).toBe('no-store');
   });
 
   it('start a download link’s lifetime at the time the service clock gives', async () => {
-    const url = new URL(
-      await store.presignGet('k', {
-        contentDisposition: 'attachment',
-        contentType: 'text/csv',
-        expiresIn: 60,
-        signedAtMs: Date.parse('2030-05-06T07:08:09Z'),
-      }),
-    );
-    expect(url.searchParams.get('X-Amz-Date')).toBe('20300506T070809Z');
+    const signedAtMs = Date.parse('2030-05-06T07:08:09Z');
+    const signed = await store.presignGet('k', {
+      contentDisposition: 'attachment',
+      contentType: 'text/csv',
+      expiresIn: 60,
+      signedAtMs,
+    });
+    expect(new URL(signed.url).searchParams.get('X-Amz-Date')).toBe('20300506T070809Z');
+    expect(signed.expiresAtMs).toBe(signedAtMs + 60_000);
+  });
+
+  it('cut a download link’s life to what the signing session has left: the URL dies with it', async () => {
+    const signedAtMs = Date.parse('2030-05-06T07:00:00Z');
+    const session = new S3Client({
+      ...settings,
+      credentials: {
+        accessKeyId: 'ASIAEXAMPLE',
+        secretAccessKey: 'secret',
+        sessionToken: 'token',
+        expiration: new Date(signedAtMs + 20 * 60_000),
+      },
+    });
+    const opts = { contentDisposition: 'attachment', contentType: 'text/csv', signedAtMs };
+    const sessionStore = new S3ObjectStore(session, 'study-files');
+    const long = await sessionStore.presignGet('k', { ...opts, expiresIn: 3600 });
+    expect(new URL(long.url).searchParams.get('X-Amz-Expires')).toBe('1200');
+    expect(long.expiresAtMs).toBe(signedAtMs + 1_200_000);
+    const short = await sessionStore.presignGet('k', { ...opts, expiresIn: 360 });
+    expect(new URL(short.url).searchParams.get('X-Amz-Expires')).toBe('360');
   });
 
   it('sign each multipart part with its number and upload id', async () => {

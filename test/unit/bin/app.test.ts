@@ -35,6 +35,7 @@ const ACCOUNT = '123456789012';
 const STACKS = [
   'ReleaseCoordinator-Dashboard',
   'ReleaseCoordinator-Stateful',
+  'ReleaseCoordinator-Migrations',
   'ReleaseCoordinator-Auth',
   'ReleaseCoordinator-Coordinator',
   'ReleaseCoordinator-Files',

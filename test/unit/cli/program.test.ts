@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildProgram, run } from '#cli/program.js';
+import pkg from '../../../package.json' with { type: 'json' };
 
 /** The command paths under `cmd`, leaves only ("releases watch", "login"). */
 const leaves = (cmd: Command, prefix = ''): string[] =>
@@ -31,6 +32,8 @@ describe('drc, assembled from its command groups', () => {
         'services enable',
         'services disable',
         'services rm',
+        'services quarantine',
+        'services release',
         'releases ls',
         'releases show',
         'releases create',
@@ -43,11 +46,13 @@ describe('drc, assembled from its command groups', () => {
         'files upload',
         'files download',
         'signed-url',
+        'token',
         'dev-tokens create',
         'dev-tokens ls',
         'dev-tokens rm',
         'import',
         'task-service check',
+        'maintenance',
       ].sort(),
     );
   });
@@ -60,6 +65,14 @@ describe('drc, assembled from its command groups', () => {
     expect(await run(['releases', 'frobnicate'])).toBe(2);
     expect(await run(['studies', 'ls', '--limit', 'ten'])).toBe(2);
     expect(err.mock.calls.join('')).toMatch(/expected a whole number/);
+  });
+
+  it('prints the package version for --version and -V, and exits 0', async () => {
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    expect(await run(['--version'])).toBe(0);
+    expect(await run(['-V'])).toBe(0);
+    expect(out.mock.calls.join('')).toBe(`${pkg.version}\n`.repeat(2));
+    expect(pkg.version).toMatch(/^\d+\.\d+\.\d+(-[\w.]+)?$/);
   });
 
   it('takes --json and --token after a command as before it, and maps a refused combination to exit 2', async () => {

@@ -17,6 +17,7 @@ describe('startRelease', () => {
       },
       orchestrator: { start: async () => {} },
       maxTasks,
+      maintenance: { get: async () => null },
     } as unknown as Parameters<typeof startRelease>[0];
     return startRelease(deps, {
       name: 'r',
@@ -66,8 +67,51 @@ describe('event fan-out', () => {
       taskServices: { enabledForNewRelease: async () => ({ services: [], guard: { servicesRev: 0 } }) },
       orchestrator: { start: async () => void calls.push('start') },
       publisher: { publish: async (events: unknown[]) => void calls.push(`publish ${events.length}`) },
+      maintenance: { get: async () => null },
     } as unknown as Parameters<typeof startRelease>[0];
     await startRelease(deps, input);
     expect(calls).toEqual(['publish 1', 'start']);
+  });
+});
+
+describe('maintenance mode', () => {
+  const input = { name: 'r', description: '', isMajor: false, author: 'a', tags: [], studies: ['SD_1'] };
+
+  it('refuses a new release with a 503 and the Retry-After of the switch, before anything is read or written', async () => {
+    const touched: string[] = [];
+    const touch = (what: string) => async () => {
+      touched.push(what);
+      throw new Error(`${what} must not be called`);
+    };
+    const deps = {
+      studies: { missing: touch('studies') },
+      releases: { highestPublishedVersion: touch('versions'), create: touch('create') },
+      taskServices: { enabledForNewRelease: touch('services') },
+      orchestrator: { start: touch('start') },
+      maintenance: {
+        get: async () => ({
+          on: true,
+          since: '2026-01-01T00:00:00.000000Z',
+          by: 'ops',
+          reason: 'upgrade to 0.3.0',
+          retryAfterSeconds: 120,
+        }),
+      },
+    } as unknown as Parameters<typeof startRelease>[0];
+    const err = await startRelease(deps, input).catch((e) => e);
+    expect(err).toMatchObject({ status: 503, code: 'maintenance', headers: { 'Retry-After': '120' } });
+    expect(err.message).toMatch(/maintenance mode \(upgrade to 0\.3\.0\)/);
+    expect(touched).toEqual([]);
+  });
+
+  it('takes new releases while the switch is off', async () => {
+    const deps = {
+      studies: { missing: async () => ['SD_1'] },
+      maintenance: {
+        get: async () => ({ on: false, since: null, by: null, reason: '', retryAfterSeconds: 300 }),
+      },
+    } as unknown as Parameters<typeof startRelease>[0];
+    // Past the switch: the unknown study is the next check.
+    await expect(startRelease(deps, input)).rejects.toMatchObject({ status: 400 });
   });
 });

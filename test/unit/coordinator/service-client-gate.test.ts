@@ -19,6 +19,10 @@ function gate(opts: { recordFails?: boolean } = {}) {
       calls.push(`delete ${clientId}`);
       made.delete(clientId);
     },
+    async replaceSecret(clientId) {
+      calls.push(`replace ${clientId}`);
+      return { clientSecret: `new-secret-of-${clientId}` };
+    },
   };
   const store: ServiceClientRecords = {
     async add(clientId, name) {
@@ -77,5 +81,20 @@ describe('the service-client gate', () => {
     ).rejects.toMatchObject({ status: 503, code: 'identity_provider_unavailable' });
     expect(g.calls).toEqual(['create stager', 'delete ts-1']);
     expect(g.made.has('ts-1')).toBe(false);
+  });
+
+  it('replaces the secret of a client it made, and refuses with 403 any other (the dashboard’s, the coordinator’s)', async () => {
+    const g = gate();
+    await runGate(g.deps, { action: 'create', name: 'stager', scope: 'coordinator/service' });
+    for (const clientId of ['dashboard', 'coordinator', 'admin', 'unknown'])
+      await expect(runGate(g.deps, { action: 'replace_secret', clientId })).rejects.toMatchObject({
+        status: 403,
+      });
+    expect(g.calls).toEqual(['create stager']);
+    expect(await runGate(g.deps, { action: 'replace_secret', clientId: 'ts-1' })).toEqual({
+      replaced: 'ts-1',
+      clientSecret: 'new-secret-of-ts-1',
+    });
+    expect(g.calls).toEqual(['create stager', 'replace ts-1']);
   });
 });

@@ -30,7 +30,12 @@ class MemoryRegistry {
   > = {
     create: async (input, credentials) => {
       if (this.failCreate) throw new Error('table unavailable');
-      const service = { ...input, id: `TS_0000000${this.seq++}`, createdAt: '2026-01-01T00:00:00.000000Z' };
+      const service = {
+        quarantine: null,
+        ...input,
+        id: `TS_0000000${this.seq++}`,
+        createdAt: '2026-01-01T00:00:00.000000Z',
+      };
       this.services.set(service.id, service);
       this.credentials.set(service.id, credentials);
       return service;
@@ -68,6 +73,7 @@ function provisioner(fail?: 'create' | 'delete') {
       if (fail === 'delete') throw new Error('down');
       deleted.push(clientId);
     },
+    replaceSecret: async (clientId) => ({ clientSecret: `new-secret-of-${clientId}` }),
   };
   return { p, made, deleted };
 }

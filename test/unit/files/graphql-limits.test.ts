@@ -93,6 +93,16 @@ function countingDeps() {
       const available = w.versions.filter((v) => v.file_id === id && v.state === 'available');
       return file ? { file, latest: available.at(-1) ?? null } : null;
     }),
+    // Up to two reads per file (its newest available version; when none, its newest version): counted as two.
+    summaries: async (ids: readonly string[]) => {
+      calls += 2 * ids.length;
+      return ids.map((id) => {
+        const mine = w.versions.filter((v) => v.file_id === id);
+        const available = mine.filter((v) => v.state === 'available');
+        if (available.length) return { state: 'available', latest: available.at(-1) };
+        return { state: mine.at(-1)?.state ?? 'no_versions', latest: null };
+      });
+    },
     listFiles: counted(async (study: string, page: Page) =>
       slice(
         w.files.filter((f) => f.study_id === study),
@@ -167,7 +177,7 @@ const versionSelection = fc
 
 const fileSelection: fc.Arbitrary<string> = fc
   .tuple(
-    fc.subarray(['id', 'name', 'downloadUrl', 'studyId'], { minLength: 1 }),
+    fc.subarray(['id', 'name', 'downloadUrl', 'studyId', 'state'], { minLength: 1 }),
     fc.array(fc.tuple(alias, directive, versionSelection), { maxLength: 3 }),
     fc.array(fc.tuple(alias, firsts, directive, versionSelection), { maxLength: 2 }),
   )

@@ -42,6 +42,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         [
           'AdminClientId',
           'CoordinatorClientId',
+          'CoordinatorClientIds',
           'CoordinatorClientSecretArn',
           'DashboardClientId',
           'DrcClientId',
@@ -259,15 +260,18 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
               });
           }
       }
-      // The open ones, by name: what takes no credential or a non-JWT one. GraphQL takes bearer JWTs only, so the
-      // gateway turns anonymous documents away before the function runs.
+      // The open ones, by name: what takes no credential or a non-JWT one (a study's manifest takes developer tokens;
+      // the GraphQL schema is documentation). GraphQL itself takes bearer JWTs only, so the gateway turns anonymous
+      // documents away before the function runs.
       const open = [...COORDINATOR_API, ...FILES_API].filter((e) => !e.bearerOnly).map((e) => e.name);
       expect(open.sort()).toEqual([
         'ApiDocs',
         'FilesApiDocs',
         'FilesDownload',
         'FilesDrs',
+        'FilesGraphqlSchema',
         'FilesHealth',
+        'FilesManifest',
         'FilesSignedUrl',
         'Health',
       ]);

@@ -113,7 +113,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       }
     });
 
-    it('gives each function its own log group with the configured retention (30 days by default)', () => {
+    it('gives each function its own log group with the configured retention (a year by default)', () => {
       const check = (template: Template, days: number) => {
         const groups = template.findResources('AWS::Logs::LogGroup');
         const fns = Object.values(template.findResources('AWS::Lambda::Function'));
@@ -121,7 +121,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         expect(new Set(used).size).toBe(fns.length);
         for (const id of used) expect(groups[id].Properties.RetentionInDays).toBe(days);
       };
-      check(base.coordinator, 30);
+      check(base.coordinator, 365);
       check(synth(TUNED).coordinator, 7);
     });
   });

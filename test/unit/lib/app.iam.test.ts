@@ -110,7 +110,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         });
       }
       // The brief's named callers are among them.
-      for (const name of ['PollWait', 'Tasks', 'Releases'])
+      for (const name of ['PollWait', 'Tasks', 'Releases', 'TaskServices'])
         expect(CAPABILITIES[name]?.orchestration).toBe(true);
     });
 
@@ -128,9 +128,14 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       }
     });
 
-    it('only the service-client gate may create and delete Cognito app clients, of this user pool alone: no other role of any stack', () => {
+    it('only the service-client gate may create and delete Cognito app clients and replace their secrets, of this user pool alone: no other role of any stack', () => {
       const poolId = logicalId(base.built.auth!.auth.userPool);
-      const clientActions = ['cognito-idp:CreateUserPoolClient', 'cognito-idp:DeleteUserPoolClient'];
+      const clientActions = [
+        'cognito-idp:CreateUserPoolClient',
+        'cognito-idp:DeleteUserPoolClient',
+        'cognito-idp:AddUserPoolClientSecret',
+        'cognito-idp:DeleteUserPoolClientSecret',
+      ];
       const gateRole = logicalId(base.built.coordinator.functions.ServiceClientGate.role);
       // Every policy of every stack of the app, whoever it is attached to.
       const holders: string[] = [];
@@ -151,7 +156,14 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
         actionsOf(st).some((a) => a.startsWith('cognito-idp:')),
       );
       expect(gate).toHaveLength(1);
-      expect(actionsOf(gate[0]).sort()).toEqual(clientActions);
+      // A quarantine (and its release) replaces the secret of a client the gate made.
+      expect(actionsOf(gate[0]).sort()).toEqual([
+        'cognito-idp:AddUserPoolClientSecret',
+        'cognito-idp:CreateUserPoolClient',
+        'cognito-idp:DeleteUserPoolClient',
+        'cognito-idp:DeleteUserPoolClientSecret',
+        'cognito-idp:ListUserPoolClientSecrets',
+      ]);
       // The pool's ARN, imported from the auth stack: no wildcard, no other pool.
       expect(collectImports(gate[0].Resource)).toHaveLength(1);
       expect(collectImports(gate[0].Resource)[0]).toContain(poolId);

@@ -91,7 +91,7 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       }
     });
 
-    it('keeps the files bucket private, SSE-encrypted, versioning off and access-logged to its own bucket', () => {
+    it('keeps the files bucket private, SSE-encrypted, versioned and access-logged to its own bucket', () => {
       const bucketId = logicalId(base.built.stateful.filesBucket);
       const bucket = base.stateful.toJSON().Resources[bucketId].Properties;
       expect(bucket.PublicAccessBlockConfiguration).toEqual({
@@ -105,13 +105,13 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       ).toEqual({
         SSEAlgorithm: 'AES256',
       });
-      expect(bucket.VersioningConfiguration).toBeUndefined();
+      expect(bucket.VersioningConfiguration).toEqual({ Status: 'Enabled' });
       expect(bucket.LoggingConfiguration.DestinationBucketName.Ref).toMatch(/AccessLogs/);
       expect(bucket.CorsConfiguration.CorsRules[0].AllowedMethods).toContain('GET');
       expect(base.stateful.toJSON().Resources[bucketId].DeletionPolicy).toBe('Retain');
     });
 
-    it('bucket policy denies presigned requests older than 5 minutes and any request without TLS', () => {
+    it('bucket policy denies presigned requests older than 5 minutes (downloads: 12 hours) and any request without TLS', () => {
       const bucketId = logicalId(base.built.stateful.filesBucket);
       const policy = Object.values(base.stateful.findResources('AWS::S3::BucketPolicy')).find(
         (p) => p.Properties.Bucket.Ref === bucketId,
@@ -122,11 +122,23 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       expect(statements).toContainEqual(
         expect.objectContaining({
           Effect: 'Deny',
-          Action: 's3:*',
+          NotAction: 's3:GetObject',
           Principal: { AWS: '*' },
           Condition: {
             StringEquals: { 's3:authType': 'REST-QUERY-STRING' },
             NumericGreaterThan: { 's3:signatureAge': 300000 },
+          },
+        }),
+      );
+      // A download URL lives as long as its object needs, at most 12 hours: older signatures are refused.
+      expect(statements).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 's3:GetObject',
+          Principal: { AWS: '*' },
+          Condition: {
+            StringEquals: { 's3:authType': 'REST-QUERY-STRING' },
+            NumericGreaterThan: { 's3:signatureAge': 43_200_000 },
           },
         }),
       );

@@ -103,7 +103,8 @@ describe('identityProvider', () => {
       expect(props.AllowedOAuthFlows).toEqual(['client_credentials']);
       expect(props.SupportedIdentityProviders).toEqual(['COGNITO']);
     }
-    const fn = s.built.coordinator.functions.TaskServices;
+    // The service-client gate makes them (the TaskServices function asks it).
+    const fn = s.built.coordinator.functions.ServiceClientGate;
     const env = s.coordinator.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
     expect(env.TASK_SERVICE_CLIENTS_USER_POOL_ID).toBeDefined();
     expect(JSON.stringify(s.coordinator.toJSON())).toContain('cognito-idp:CreateUserPoolClient');

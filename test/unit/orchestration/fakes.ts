@@ -29,6 +29,7 @@ import { ReleaseSteps, type StepInput } from '#functions/orchestration/release-s
 import { WakeLatch } from '#functions/orchestration/wake-latch.js';
 import { FakeClock } from '#functions/shared/clock.js';
 import { logKeys } from '#functions/shared/log.js';
+import { APP_VERSION } from '#functions/shared/version.js';
 import type { TaskState } from '#packages/task-service/src/protocol.js';
 
 /**
@@ -256,6 +257,7 @@ export function services(n: number): TaskService[] {
     id: `TS_0000000${i}`,
     name: `svc${i}`,
     clientId: null,
+    quarantine: null,
     description: '',
     author: '',
     url: `http://svc${i}`,
@@ -318,6 +320,8 @@ export function memoryDeps(
 
 export const STEPS_RELEASE = 'RE_00000001';
 export const STEPS_CONFIG: RunConfig = {
+  // The steps' own release: an execution started by other code would hand over (release-steps.ts).
+  codeVersion: APP_VERSION,
   pollSeconds: 1,
   actionTimeoutSeconds: 0.5,
   stagedWaitSeconds: 60,

@@ -1,12 +1,13 @@
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { allStudies, createHeaders, isFinal, must, type Release } from '../api';
+import { isPartlyPublished, PartlyPublished } from '../components/partly-published';
 import { Alert, ConfirmDialog, Empty, Loading, PageTitle, ProgressBar, StateBadge } from '../components/ui';
 import { useApp } from '../context';
 import { idOf, time, when } from '../format';
 import { messageOf, useLoad, usePolled } from '../hooks';
 import { Link } from '../router';
 
-type Action = 'publish' | 'cancel';
+type Action = 'publish' | 'cancel' | 'retry';
 
 /**
  * One release, live: its state and version, a progress bar per task, the event timeline (newest first) and its
@@ -65,6 +66,8 @@ export function ReleasePage({ id }: { id: string }) {
     try {
       const path = { params: { path: { id: r.kf_id } } };
       if (action === 'publish') await must(api.coordinator.POST('/releases/{id}/publish', path));
+      else if (action === 'retry')
+        await must(api.coordinator.POST('/releases/{id}/publish', { ...path, body: { retry: true } }));
       else {
         // While publishing, the dialog listed what has published: confirming it is the API's confirm_published.
         const query = r.state === 'publishing' ? { confirm_published: 'true' as const } : {};
@@ -72,7 +75,11 @@ export function ReleasePage({ id }: { id: string }) {
       }
       setMessage({
         kind: 'success',
-        text: action === 'publish' ? 'Publishing started.' : 'Cancelling started.',
+        text: {
+          publish: 'Publishing started.',
+          retry: 'Publish sent again to the tasks that have not published.',
+          cancel: 'Cancelling started.',
+        }[action],
       });
       release.refresh();
       events.refresh();
@@ -136,6 +143,13 @@ export function ReleasePage({ id }: { id: string }) {
       </p>
       {message && <Alert kind={message.kind}>{message.text}</Alert>}
       {release.error && <Alert>Live updates paused: {messageOf(release.error)}</Alert>}
+      {isPartlyPublished(r) && (
+        <PartlyPublished
+          release={r}
+          busy={busy}
+          onRetry={session.isAdmin && r.state === 'publishing' ? () => setConfirming('retry') : undefined}
+        />
+      )}
 
       <dl class="facts">
         <div>
@@ -219,6 +233,23 @@ export function ReleasePage({ id }: { id: string }) {
         <p>
           Every task service publishes its part, and the release gets its final version. This cannot be
           undone.
+        </p>
+      </ConfirmDialog>
+      <ConfirmDialog
+        open={confirming === 'retry'}
+        title={`Retry the publish of ${r.name}?`}
+        confirmLabel="Retry publish"
+        busy={busy}
+        onConfirm={() => act('retry')}
+        onClose={() => setConfirming(null)}
+      >
+        <p>
+          Publish is sent again to{' '}
+          {r.tasks
+            .filter((t) => t.state !== 'published')
+            .map((t) => t.service_name)
+            .join(', ')}
+          : the tasks that have not published. A service that is still at it answers as it is.
         </p>
       </ConfirmDialog>
       <ConfirmDialog

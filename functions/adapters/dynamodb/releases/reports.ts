@@ -79,7 +79,8 @@ export async function writeReport(t: ReleaseTable, r: TaskReportWrite): Promise<
     const out = await transact(t.doc, reportItems(t, r, events, guard));
     if (out.ok) return { written: true, events };
     const failed = (kind: string) => out.conditionFailed.find((f) => f.kind === kind);
-    if (failed('service')) return { written: false, why: 'forbidden' };
+    const service = failed('service');
+    if (service) return { written: false, why: isQuarantined(service.item) ? 'quarantined' : 'forbidden' };
     const moved = failed('task');
     if (moved)
       return moved.item
@@ -166,6 +167,9 @@ function reportItems(
  *                                 that no longer exists, is written by no one's own client;
  *   any other token               the bound client's identity for a bound service; anyone for a service without a
  *                                 client, or one that no longer exists (it binds nothing).
+ *
+ * A quarantined service's tasks take no report from anyone but an admin: the service item says so, and the same
+ * check reads it (ALL_OLD tells the two refusals apart).
  */
 export function bindingCheck(
   t: ReleaseTable,
@@ -175,7 +179,7 @@ export function bindingCheck(
   const { identity } = actor;
   const unbound =
     'attribute_not_exists(pk) OR attribute_not_exists(clientId) OR attribute_type(clientId, :null)';
-  const condition = actor.boundClientOnly
+  const bound = actor.boundClientOnly
     ? 'attribute_exists(pk) AND clientId = :me'
     : identity === null
       ? unbound
@@ -187,15 +191,22 @@ export function bindingCheck(
       ConditionCheck: {
         TableName: t.table,
         Key: K.taskService(serviceId),
-        ConditionExpression: condition,
+        ConditionExpression: `(${NOT_QUARANTINED}) AND (${bound})`,
+        ExpressionAttributeNames: { '#q': 'quarantine' },
         // An own client always has an identity (its client_id); without one, '' matches no client.
         ExpressionAttributeValues: actor.boundClientOnly
-          ? { ':me': identity ?? '' }
+          ? { ':null': 'NULL', ':me': identity ?? '' }
           : { ':null': 'NULL', ...(identity === null ? {} : { ':me': identity }) },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
     },
   };
 }
+
+/** The service item's `quarantine` (model.ts): absent or null while the service is not quarantined. */
+const NOT_QUARANTINED = 'attribute_not_exists(#q) OR attribute_type(#q, :null)';
+const isQuarantined = (item: Record<string, unknown> | undefined) =>
+  item?.quarantine !== undefined && item.quarantine !== null;
 
 /**
  * Whether the release has tasks and every one is in `state`: the view and its shards, read consistently (PhaseWatch

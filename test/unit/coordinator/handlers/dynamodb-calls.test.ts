@@ -290,6 +290,8 @@ describe('POST /releases', () => {
   const wire = () => {
     ddb.on(BatchGetCommand).resolves({ Responses: { 'unit-Studies': [{ id: 'SD_00000001' }] } });
     ddb.on(GetCommand).resolves({ Item: { pk: 'REGISTRY', sk: 'SERVICES', servicesRev: 3, releaseSeq: 7 } });
+    // Maintenance mode was never switched on.
+    ddb.on(GetCommand, { Key: { pk: 'MAINTENANCE', sk: 'MAINTENANCE' } }).resolves({});
     ddb.on(QueryCommand).callsFake((input) =>
       input.ExpressionAttributeValues?.[':p'] === 'VERSION'
         ? { Items: [{ version: '2.3.4' }] }
@@ -379,11 +381,12 @@ describe('POST /releases', () => {
     const res = await call('releases', 'POST', '/releases', { body });
     expect(res.status).toBe(200);
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
-    // The highest published version once, then the registry guard per attempt.
-    expect(ddb.commandCalls(GetCommand)).toHaveLength(3);
+    // The maintenance switch and the highest published version once, then the registry guard per attempt.
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(4);
   });
 
   it('refuses unknown studies with a 400 naming studies and writes nothing', async () => {
+    ddb.on(GetCommand).resolves({});
     ddb.on(BatchGetCommand).resolves({ Responses: { 'unit-Studies': [] } });
     const res = await call('releases', 'POST', '/releases', { body });
     expect(res.status).toBe(400);
@@ -394,6 +397,26 @@ describe('POST /releases', () => {
   it('is admin only', async () => {
     expect((await call('releases', 'POST', '/releases', { body, roles: ['service'] })).status).toBe(403);
     expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('answers 503 with Retry-After in maintenance mode, after one read and before any other', async () => {
+    wire();
+    ddb.on(GetCommand, { Key: { pk: 'MAINTENANCE', sk: 'MAINTENANCE' } }).resolves({
+      Item: {
+        pk: 'MAINTENANCE',
+        sk: 'MAINTENANCE',
+        on: true,
+        since: '2026-01-01T00:00:00.000000Z',
+        by: 'ops',
+        reason: '',
+        retryAfterSeconds: 600,
+      },
+    });
+    const res = await call('releases', 'POST', '/releases', { body });
+    expect(res.status).toBe(503);
+    expect(res.headers['Retry-After']).toBe('600');
+    expect(res.body.error.code).toBe('maintenance');
+    expect(ddb.calls().map((c) => c.args[0].constructor.name)).toEqual(['GetCommand']);
   });
 });
 

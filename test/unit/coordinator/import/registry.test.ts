@@ -32,6 +32,7 @@ describe('importing task services', () => {
       healthStatus: 'down',
       lastOkStatus: 4,
       clientId: null,
+      quarantine: null,
       createdAt: '2018-06-01T10:00:00.500000Z',
     });
   });

@@ -128,9 +128,20 @@ describe('the DRS handler behind a public base URL', () => {
   it('signs an access URL for the object’s key and writes one audit record', async () => {
     const res = await call('GET', '/objects/FV_00000001/access/https');
     expect(res.statusCode).toBe(200);
-    const url = new URL(JSON.parse(res.body).url);
+    const body = JSON.parse(res.body);
+    const url = new URL(body.url);
     expect(url.pathname).toContain(version.key);
-    expect(url.searchParams.get('X-Amz-Expires')).toBe('60');
+    // 42 bytes: the 5-minute base and one minute for the 500 MB begun.
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('360');
+    const signedAt = Date.parse(
+      (url.searchParams.get('X-Amz-Date') ?? '').replace(
+        /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z$/,
+        '$1-$2-$3T$4:$5:$6Z',
+      ),
+    );
+    // X-Amz-Date has whole seconds; the answer's expiry keeps the milliseconds of the same instant.
+    expect(Date.parse(body.expires_at) - signedAt).toBeGreaterThanOrEqual(360_000);
+    expect(Date.parse(body.expires_at) - signedAt).toBeLessThan(361_000);
     // One audit record, written with the counts of the audit lists it joins.
     const writes = ddb.commandCalls(TransactWriteCommand);
     expect(writes).toHaveLength(1);

@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { correlationIdOf, httpApp } from '#functions/shared/http/app.js';
 import { ok } from '#functions/shared/http/response.js';
+import { logger } from '#functions/shared/log.js';
 import { caller, verifier } from './harness.js';
 
 const call = caller(
@@ -47,6 +48,17 @@ describe('httpApp', () => {
     const replaced = await call('GET', '/things', { token: 'reader', headers: { 'x-request-id': 'a\nb' } });
     expect(replaced.headers['X-Request-Id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(correlationIdOf('x'.repeat(129))).not.toBe('x'.repeat(129));
+  });
+
+  it('names the caller on the request line of a write, for the audit of who did what', async () => {
+    const info = vi.spyOn(logger, 'info').mockImplementation(() => {});
+    try {
+      await call('PATCH', '/things/abc', { token: 'service', body: '{}' });
+      const line = info.mock.calls.find((c) => c[0] === 'request');
+      expect(line?.[1]).toMatchObject({ method: 'PATCH', path: '/things/abc', status: 200, actor: 'u1' });
+    } finally {
+      info.mockRestore();
+    }
   });
 
   it('lists every route it serves in its routeTable', () => {
