@@ -128,7 +128,8 @@ describe('migrations over the tables of release 0.1.0', () => {
       ['files', 4],
       ['files', 5],
     ]);
-    expect(first.versions.coordinator).toEqual({ from: 4, to: 4 });
+    // The coordinator table is at its latest (the deploy step above took it there): nothing runs on it.
+    expect(first.versions.coordinator).toEqual({ from: 5, to: 5 });
     const recorded = await recordedMigrations(doc, tables.files);
     expect(recorded.map((r) => [r.version, r.release, r.items])).toEqual([
       [4, '9.9.9', expect.any(Number)],

@@ -195,8 +195,8 @@ describe.each(ENVS)('the app, %s', (_, suiteEnv) => {
       );
       expect(stepStates).toHaveLength(8);
       for (const st of stepStates) expect(st.TimeoutSeconds).toBeGreaterThan(900);
-      // The defaults: 90 tasks, 64 at a time (2 waves) of 15 s actions.
-      expect(lambdaTimeout(base).Timeout).toBe(2 * (15 + 10) + 60);
+      // The defaults: the largest release (1,000 tasks), 64 at a time (16 waves) of 15 s actions.
+      expect(lambdaTimeout(base).Timeout).toBe(16 * (15 + 10) + 60);
       expect(lambdaTimeout(base).Environment.Variables).toMatchObject({
         ACTION_CONCURRENCY: '64',
         MAX_PHASE_SECONDS: '172800',
