@@ -17,7 +17,6 @@
  * Settings: BENCH_CONNECTIONS (32), BENCH_SECONDS (30), BENCH_WARMUP_SECONDS (3), BENCH_WRITE_DOCS (true),
  * BENCH_SCALE_RELEASES (10000), BENCH_SCALE_EVENTS (100000), BENCH_SCALE_SERVICES (500).
  */
-
 import { resolve } from 'node:path';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { C, counterKey, K, TASK_COUNTS, type Tables } from '#functions/adapters/dynamodb/common.js';

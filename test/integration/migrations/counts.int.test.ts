@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { type AttributeValue, BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { migrateCoordinator, SCHEMA_VERSION } from '#functions/adapters/dynamodb/migrate.js';
 import { localClient } from '#local/dynamodb-local.js';
 import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
 import { checkCounts, wrongCounts } from '#test/helpers/counts.js';
+import { loadFixture } from '#test/helpers/migration-fixtures.js';
 
 /**
  * The counts' migration (schema 5: counts on the items their writers write anyway) on tables written by release
@@ -15,21 +13,9 @@ import { checkCounts, wrongCounts } from '#test/helpers/counts.js';
  * wrote them). Before the migration this release's counts of those lists are wrong; after it every list's count is
  * what paging through it finds, and stays so as records are added and removed.
  */
-const FIXTURE = join(import.meta.dirname, '../../fixtures/migrations/0.1.0');
 const raw = localClient(inject('ddbEndpoint'));
 let api: CoordinatorApi;
 let tables: { coordinator: string; studies: string };
-
-async function load(table: string, file: string): Promise<number> {
-  const items = JSON.parse(readFileSync(join(FIXTURE, file), 'utf8')) as Record<string, AttributeValue>[];
-  for (let i = 0; i < items.length; i += 25)
-    await raw.send(
-      new BatchWriteItemCommand({
-        RequestItems: { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-      }),
-    );
-  return items.length;
-}
 
 const get = async (path: string) => {
   const res = await api.call('GET', path);
@@ -40,8 +26,8 @@ const get = async (path: string) => {
 beforeAll(async () => {
   api = await startCoordinatorApi();
   tables = { coordinator: api.tables.COORDINATOR_TABLE, studies: api.tables.STUDIES_TABLE };
-  await load(tables.coordinator, 'coordinator.json');
-  await load(tables.studies, 'studies.json');
+  await loadFixture(raw, tables.coordinator, 'coordinator.json');
+  await loadFixture(raw, tables.studies, 'studies.json');
 }, 60_000);
 afterAll(async () => {
   await api?.close();

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { type AttributeValue, BatchWriteItemCommand, DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DynamoFileRepository } from '#functions/adapters/dynamodb/files-repository.js';
@@ -15,6 +13,7 @@ import { APP_VERSION } from '#functions/shared/version.js';
 import { localClient } from '#local/dynamodb-local.js';
 import { loadHandler } from '#local/handlers.js';
 import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordinator-api.js';
+import { loadFixture } from '#test/helpers/migration-fixtures.js';
 
 /**
  * The deploy's migration step (functions/coordinator/handlers/migrate.ts, run by the CDK trigger) on tables written
@@ -22,22 +21,10 @@ import { type CoordinatorApi, startCoordinatorApi } from '#test/helpers/coordina
  * canceled and a staged release, two services, notes, events, a file and a developer token
  * (test/fixtures/migrations/generate.ts wrote them). This release's API then reads them as they are.
  */
-const FIXTURE = join(import.meta.dirname, '../../fixtures/migrations/0.1.0');
 const raw = localClient(inject('ddbEndpoint'));
 let api: CoordinatorApi;
 let doc: DynamoDBDocumentClient;
 let tables: { coordinator: string; studies: string; files: string };
-
-async function load(table: string, file: string): Promise<number> {
-  const items = JSON.parse(readFileSync(join(FIXTURE, file), 'utf8')) as Record<string, AttributeValue>[];
-  for (let i = 0; i < items.length; i += 25)
-    await raw.send(
-      new BatchWriteItemCommand({
-        RequestItems: { [table]: items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-      }),
-    );
-  return items.length;
-}
 
 beforeAll(async () => {
   api = await startCoordinatorApi();
@@ -47,9 +34,9 @@ beforeAll(async () => {
     studies: api.tables.STUDIES_TABLE,
     files: api.tables.FILES_TABLE,
   };
-  await load(tables.coordinator, 'coordinator.json');
-  await load(tables.studies, 'studies.json');
-  await load(tables.files, 'files.json');
+  await loadFixture(raw, tables.coordinator, 'coordinator.json');
+  await loadFixture(raw, tables.studies, 'studies.json');
+  await loadFixture(raw, tables.files, 'files.json');
 }, 60_000);
 afterAll(async () => {
   await api?.close();
