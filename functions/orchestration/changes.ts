@@ -119,8 +119,9 @@ function recordMove(m: Moved, nowMs = Date.now()): void {
  * Items a change takes in its transaction (ReleaseChanges.applyChange): a task's update (which also counts the events
  * about the task), and per event its put and its task service's event count (each task names its own service); the
  * release item, the counter item the tasks and events of one change share (states moved from and to, all events),
- * the release's state counts and its task view's shards (8: a release move writes its state on each, and they count
- * the release's events) are kept in SHARED_ITEMS whatever the number of tasks.
+ * the release's state counts, its task view's shards (8: a release move writes its state on each, and they count
+ * the release's events) and its wake latch item (a move that clears the latch) are kept in SHARED_ITEMS whatever the
+ * number of tasks.
  */
 const SHARED_ITEMS = 16;
 /** An event's own items: its put and its service's count, and with a study its key item and two more counts. */

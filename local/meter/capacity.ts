@@ -116,19 +116,23 @@ function projected(item: WireItem | undefined, index: IndexSchema, tableKeys: st
 }
 
 /**
- * Standard write units of one item's write, from its images before and after: the table's write in 1 KB steps of
- * the larger image, and one write per global secondary index entry added, updated or removed (a changed index key
- * is a removal and an addition), sized by what the index projects; an index whose projected part did not change is
- * not written. A condition check is billed as a write of the item it checks.
+ * Write units of one item's write, from its images before and after: the table's write in 1 KB steps of the larger
+ * image, twice within a transaction (DynamoDB prepares and commits every item of a TransactWriteItems); and one write
+ * per global secondary index entry added, updated or removed (a changed index key is a removal and an addition), sized
+ * by what the index projects, never doubled: a transaction's changes reach the indexes after it commits, as any
+ * write's do (docs/cost.md, "How the meter counts"). An index whose projected part did not change is not written. A
+ * condition check is billed as a write of the item it checks.
  */
 export function writeUnits(
   target: WriteTarget,
   before: WireItem | undefined,
   after: WireItem | undefined,
   schema: TableSchema = { keys: [], indexes: [] },
+  transactional = false,
 ): number {
-  let units = kb(Math.max(itemSize(before), itemSize(after)));
-  if (target.kind === 'check') return units;
+  const table = kb(Math.max(itemSize(before), itemSize(after))) * (transactional ? 2 : 1);
+  if (target.kind === 'check') return table;
+  let units = table;
   for (const index of schema.indexes) {
     const keyOf = (item?: WireItem) =>
       item && index.keys.every((n) => item[n] !== undefined)

@@ -151,9 +151,9 @@ export function dynamodbProxy(target: string, record: (rec: MeterRecord) => void
             return;
           }
           const after = await Promise.all(targets.map((t) => images(t.table, t.key)));
-          const factor = op === 'TransactWriteItems' ? 2 : 1;
+          const transactional = op === 'TransactWriteItems';
           const write = targets.reduce(
-            (n, t, i) => n + factor * writeUnits(t, before[i], after[i], tables[t.table]),
+            (n, t, i) => n + writeUnits(t, before[i], after[i], tables[t.table], transactional),
             0,
           );
           record({ ...base, read: 0, write, localUnits: local });

@@ -15,6 +15,8 @@ import { type Documents, QueryCommand, type QueryCommandInput } from './document
  *   release        RE#<id>        / RE        gsi1 RE            gsi2 ACTIVE#RE (only while not terminal, below)
  *                                            gsi3 RE#ST#<state>                                    (state filter)
  *                                            + `noteIds`, so a page of releases finds its notes without a query
+ *   wake latch     RE#<release>   / RE#L      the wake latch (waitToken, waitKind, wakePending, waitSeq: releases/
+ *                                            latch.ts); no index keys, created by the first latch write
  *   task view      RE#<release>   / RE#V      `taskView`: every task as created (state, progress, service, name,
  *                                            created); written once, with the release (no index keys)
  *   view shard     RE#<release>   / RE#V#<g>  g = shardOf(task id, VIEW_SHARDS): the later states (`s:<task>`) and
@@ -160,6 +162,8 @@ export const K = {
   releaseView: (id: string) => ({ pk: `RE#${id}`, sk: 'RE#V' }),
   /** One shard of the release's task view (g < VIEW_SHARDS); the view and its shards share the prefix RE#V. */
   releaseViewShard: (id: string, g: number) => ({ pk: `RE#${id}`, sk: `RE#V#${g}` }),
+  /** The release's wake latch (releases/latch.ts): its own item, so latch writes never rewrite the indexed release. */
+  releaseLatch: (id: string) => ({ pk: `RE#${id}`, sk: 'RE#L' }),
   releasePk: (id: string) => `RE#${id}`,
   task: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `TA#${id}` }),
   note: (releaseId: string, id: string) => ({ pk: `RE#${releaseId}`, sk: `RN#${id}` }),

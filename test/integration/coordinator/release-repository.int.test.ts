@@ -268,6 +268,77 @@ describe('ReleaseChanges.applyChange', () => {
   });
 });
 
+describe('the wake latch item', () => {
+  const get = async (pk: string, sk: string) =>
+    (await doc.send(new GetCommand({ TableName: tables.coordinator, Key: { pk, sk }, ConsistentRead: true })))
+      .Item;
+
+  it('takes every latch write, so the indexed release item is not rewritten, and a release move clears it', async () => {
+    const { release } = await newRelease(1);
+    const before = await get(`RE#${release.id}`, 'RE');
+    expect(
+      await releases.exchangeExtrasInOrder(
+        release.id,
+        { set: { waitToken: 't1', waitKind: 'poll' } },
+        { name: 'waitSeq', value: '1' },
+      ),
+    ).toEqual({});
+    expect(await releases.exchangeExtras(release.id, { set: { wakePending: true } })).toEqual({
+      waitToken: 't1',
+      waitKind: 'poll',
+      waitSeq: '1',
+    });
+    expect(await get(`RE#${release.id}`, 'RE')).toEqual(before);
+    expect(await get(`RE#${release.id}`, 'RE#L')).toMatchObject({ waitToken: 't1', wakePending: true });
+    expect((await releases.listActive()).find((a) => a.release.id === release.id)?.extras).toMatchObject({
+      waitToken: 't1',
+      wakePending: true,
+    });
+    await releases.applyChange({
+      releaseId: release.id,
+      expectState: 'initializing',
+      toState: 'running',
+      setExtras: { wakePending: false, generation: 1 },
+    });
+    expect(await get(`RE#${release.id}`, 'RE#L')).toMatchObject({ wakePending: false });
+    expect(await get(`RE#${release.id}`, 'RE')).toMatchObject({ state: 'running', generation: 1 });
+    expect((await get(`RE#${release.id}`, 'RE'))?.wakePending).toBeUndefined();
+    // A latch write and another extra in one call would not be one atomic write any more.
+    await expect(
+      releases.exchangeExtras(release.id, { set: { waitToken: 't', generation: 2 } }),
+    ).rejects.toThrow(/not both/);
+  });
+
+  it('moves a latch an earlier layout left on the release item at its first write, answering its values', async () => {
+    const { release } = await newRelease(0);
+    await doc.send(
+      new UpdateCommand({
+        TableName: tables.coordinator,
+        Key: { pk: `RE#${release.id}`, sk: 'RE' },
+        UpdateExpression: 'SET waitToken = :t, waitKind = :k',
+        ExpressionAttributeValues: { ':t': 'old', ':k': 'staged' },
+      }),
+    );
+    // Until then the reconciler sees the waiting token where the earlier code stored it.
+    expect((await releases.listActive()).find((a) => a.release.id === release.id)?.extras).toMatchObject({
+      waitToken: 'old',
+      waitKind: 'staged',
+    });
+    expect(await releases.exchangeExtras(release.id, { set: { wakePending: true } })).toEqual({
+      waitToken: 'old',
+      waitKind: 'staged',
+    });
+    expect((await get(`RE#${release.id}`, 'RE'))?.waitToken).toBeUndefined();
+    await releases.removeExtraIf(release.id, 'waitToken', 'old');
+    expect((await releases.load(release.id))?.extras).toEqual({ wakePending: true });
+  });
+
+  it('leaves no latch item behind for a release that does not exist', async () => {
+    expect(await releases.exchangeExtras('RE_ZZZZZZZY', { set: { wakePending: true } })).toBeNull();
+    expect(await get('RE#RE_ZZZZZZZY', 'RE#L')).toBeUndefined();
+  });
+});
+
 describe('ReleaseCreation.create', () => {
   // More tasks than one transaction holds (100 items), so the creation and every round take several.
   const LARGE = 150;

@@ -1,8 +1,8 @@
 import { isTerminalRelease, type Release, releaseSchema } from '#functions/coordinator/model.js';
 import { decode, K, queryAll } from '../common.js';
 import { UpdateCommand } from '../documents.js';
-import { extrasOf } from './items.js';
-import type { ReleaseTable } from './table.js';
+import { extrasOf, LATCH_SK, latchAttributes } from './items.js';
+import { batchGet, type ReleaseTable } from './table.js';
 
 /**
  * The active index: the sparse gsi2 partition ACTIVE#RE that holds exactly the releases that are not terminal (the
@@ -24,12 +24,25 @@ export async function listActive(
   t: ReleaseTable,
 ): Promise<{ release: Release; extras: Record<string, unknown> }[]> {
   const items = await activeReleaseItems(t);
-  return (
-    items
-      .map((item) => ({ release: decode(releaseSchema, item), extras: extrasOf(item) }))
-      // The index lags the table: a release that just ended may still be listed.
-      .filter((a) => !isTerminalRelease(a.release.state))
+  const active = items
+    .map((item) => ({ release: decode(releaseSchema, item), extras: extrasOf(item) }))
+    // The index lags the table: a release that just ended may still be listed.
+    .filter((a) => !isTerminalRelease(a.release.state));
+  // Their wake latches (latch.ts), one BatchGetItem per 100; a latch's values win over any left on the release item.
+  const latches = new Map(
+    (
+      await batchGet(
+        t,
+        active.map((a) => K.releaseLatch(a.release.id)),
+      )
+    )
+      .filter((i) => i.sk === LATCH_SK)
+      .map((i) => [String(i.pk), latchAttributes(i)]),
   );
+  return active.map((a) => ({
+    release: a.release,
+    extras: { ...a.extras, ...latches.get(K.releasePk(a.release.id)) },
+  }));
 }
 
 /**

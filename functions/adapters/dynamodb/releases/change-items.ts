@@ -6,6 +6,7 @@ import type { TransactWriteCommandInput } from '../documents.js';
 import { eventFolds } from '../event-counts.js';
 import { eventCounts, eventPuts } from '../events.js';
 import { SHARD, viewGroup } from './items.js';
+import { LATCH_EXTRAS, latchTxItem } from './latch.js';
 import type { ReleaseTable } from './table.js';
 import { versionClaimItems } from './versions.js';
 
@@ -76,6 +77,13 @@ export function changeItems(
       });
   const rel = releaseUpdate(t, change, counts);
   if (rel) items.unshift({ kind: 'release', id: change.releaseId, item: rel });
+  const latch = latchTxItem(
+    t,
+    change.releaseId,
+    Object.fromEntries(Object.entries(change.setExtras ?? {}).filter(([k]) => LATCH_EXTRAS.has(k))),
+    (change.removeExtras ?? []).filter((k) => LATCH_EXTRAS.has(k)),
+  );
+  if (latch) items.push(latch);
   items.push(
     ...shardUpdates(t, change.releaseId, views, change.toState, undefined, groupEvents, releaseEvents),
   );
@@ -203,12 +211,15 @@ function releaseUpdate(t: ReleaseTable, change: ReleaseChange, counts: CounterDe
     values[':version'] = change.version;
     sets.push('version = :version');
   }
+  // The wake latch's extras are on their own item (latch.ts; changeItems writes it).
   Object.entries(change.setExtras ?? {}).forEach(([k, v], i) => {
+    if (LATCH_EXTRAS.has(k)) return;
     names[`#x${i}`] = k;
     values[`:x${i}`] = v;
     sets.push(`#x${i} = :x${i}`);
   });
   (change.removeExtras ?? []).forEach((k, i) => {
+    if (LATCH_EXTRAS.has(k)) return;
     names[`#y${i}`] = k;
     removes.push(`#y${i}`);
   });

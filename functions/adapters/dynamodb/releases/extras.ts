@@ -2,11 +2,13 @@ import { K } from '../common.js';
 import { GetCommand, UpdateCommand } from '../documents.js';
 import { MAX_EXTRA_BYTES, valueBytes } from '../item-size.js';
 import { extrasOf, RESERVED } from './items.js';
-import type { ReleaseTable } from './table.js';
+import { exchangeLatch, isLatchChange, LATCH_EXTRAS, latchOf } from './latch.js';
+import { batchGet, type ReleaseTable } from './table.js';
 
 /**
- * Orchestration extras: attributes of the release item that are not Release fields (the wake latch's token and
- * flag, the execution generation, ...). Only the orchestration gives them meaning; here each is one atomic write.
+ * Orchestration extras: attributes of the release that are not Release fields (the wake latch's token and flag, the
+ * execution generation, ...). Only the orchestration gives them meaning; here each is one atomic write. They live on
+ * the release item, except the wake latch's, which have an item of their own (latch.ts).
  */
 
 export function checkExtraNames(names: string[]): void {
@@ -75,11 +77,11 @@ async function exchange(
     .filter(Boolean)
     .join(' ');
   if (!expr) {
-    const got = await t.doc.send(
-      new GetCommand({ TableName: t.table, Key: K.release(id), ConsistentRead: true }),
-    );
-    return got.Item ? extrasOf(got.Item) : null;
+    const [item, latch] = await readBoth(t, id);
+    return item ? { ...extrasOf(item), ...latchOf(latch) } : null;
   }
+  if (isLatchChange([...set.map(([k]) => k), ...remove, ...(order ? [order.name] : [])]))
+    return exchangeLatch(t, id, { expr, names, values }, order);
   // An update creates a missing item: without attribute_exists, a latch write for a deleted or mistyped release
   // would leave a stray item holding only extras.
   let condition = 'attribute_exists(pk)';
@@ -144,7 +146,16 @@ export async function raiseExtra(
   return typeof value === 'number' ? value : 0;
 }
 
-/** Removes an extra only while it still holds `value`. */
+/** The release item and its latch item (either undefined where missing), strongly consistent. */
+async function readBoth(t: ReleaseTable, id: string) {
+  const items = await batchGet(t, [K.release(id), K.releaseLatch(id)]);
+  return [items.find((i) => i.sk === K.release(id).sk), items.find((i) => i.sk === K.releaseLatch(id).sk)];
+}
+
+/**
+ * Removes an extra only while it still holds `value`. A latch attribute is looked for on the latch item, then on the
+ * release item, where a release in flight when the latch moved may still hold it (latch.ts).
+ */
 export async function removeExtraIf(
   t: ReleaseTable,
   id: string,
@@ -152,11 +163,21 @@ export async function removeExtraIf(
   value: unknown,
 ): Promise<void> {
   checkExtraNames([name]);
+  if (LATCH_EXTRAS.has(name) && (await removeIf(t, K.releaseLatch(id), name, value))) return;
+  await removeIf(t, K.release(id), name, value);
+}
+
+async function removeIf(
+  t: ReleaseTable,
+  key: Record<string, string>,
+  name: string,
+  value: unknown,
+): Promise<boolean> {
   try {
     await t.doc.send(
       new UpdateCommand({
         TableName: t.table,
-        Key: K.release(id),
+        Key: key,
         UpdateExpression: 'REMOVE #n',
         // A newer writer may have replaced the value (a fresh wait token): then it is theirs, and stays.
         ConditionExpression: '#n = :v',
@@ -164,7 +185,9 @@ export async function removeExtraIf(
         ExpressionAttributeValues: { ':v': value },
       }),
     );
+    return true;
   } catch (err) {
     if ((err as Error).name !== 'ConditionalCheckFailedException') throw err;
+    return false;
   }
 }

@@ -158,6 +158,15 @@ export function studyMemberItem(r: Release, studyId: string): Record<string, unk
   return { pk: K.releasesOfStudy(studyId), sk: K.listSk(r.createdAt, r.id), releaseId: r.id };
 }
 
+/** The sort key of a release's wake latch item (latch.ts; K.releaseLatch). */
+export const LATCH_SK = 'RE#L';
+
+/** The attributes of a latch item beyond its keys: the wake latch's extras. */
+export function latchAttributes(item: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!item) return {};
+  return Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'pk' && k !== 'sk'));
+}
+
 /** The orchestration extras of a release item: whatever it holds beyond the release's fields, keys and views. */
 export function extrasOf(item: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(item).filter(([k]) => !RESERVED.has(k)));
@@ -204,13 +213,15 @@ export function aggregate(items: Record<string, unknown>[]): ReleaseAggregate | 
   let tasks: Task[] = [];
   const notes: ReleaseNote[] = [];
   let view: Record<string, unknown> | undefined;
+  let latch: Record<string, unknown> = {};
   const shards: Record<string, unknown>[] = [];
   for (const item of items) {
     const sk = String(item.sk);
     if (sk === 'RE') {
       release = decode(releaseSchema, item);
       extras = extrasOf(item);
-    } else if (sk === 'RE#V') view = item;
+    } else if (sk === LATCH_SK) latch = latchAttributes(item);
+    else if (sk === 'RE#V') view = item;
     else if (sk.startsWith('RE#V#')) shards.push(item);
     else if (sk.startsWith('TA#')) tasks.push(decode(taskSchema, item));
     else if (sk.startsWith('RN#')) notes.push(decode(releaseNoteSchema, item));
@@ -218,5 +229,11 @@ export function aggregate(items: Record<string, unknown>[]): ReleaseAggregate | 
   if (!release) return null;
   const viewed = viewTasks(view, release.id, shards);
   if (viewed) tasks = viewed;
-  return { release, tasks: tasks.sort(oldestFirst), notes: notes.sort(oldestFirst), extras };
+  // The latch item's values win over any an earlier layout left on the release item (latch.ts).
+  return {
+    release,
+    tasks: tasks.sort(oldestFirst),
+    notes: notes.sort(oldestFirst),
+    extras: { ...extras, ...latch },
+  };
 }

@@ -67,6 +67,15 @@ describe('the meter counts DynamoDB capacity as DynamoDB bills it', () => {
     ).toBe(1);
   });
 
+  it('doubles the table write of a transaction, not its index writes, which follow the commit', () => {
+    const target = { table: 't', key: {}, kind: 'update' as const };
+    const active = { pk: { S: 'a' }, sk: { S: 'b' }, gsi2pk: { S: 'ACTIVE#RE' }, gsi2sk: { S: '1' } };
+    const moved = { ...active, gsi2sk: { S: '2' } };
+    expect(writeUnits(target, active, moved, coordinator, true)).toBe(2 + 2);
+    expect(writeUnits({ ...target, kind: 'check' }, active, active, coordinator, true)).toBe(2);
+    expect(writeUnits({ ...target, kind: 'put' }, undefined, active, coordinator, true)).toBe(2 + 1);
+  });
+
   it('finds every item a transaction writes, condition checks included', () => {
     const tables = { 'local-Coordinator': coordinator, 'local-Studies': { keys: ['pk', 'sk'], indexes: [] } };
     const targets = writeTargets(
