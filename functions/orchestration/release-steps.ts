@@ -8,7 +8,6 @@ import {
   publishRetriesOwed,
   RELEASE_STATES,
 } from '../coordinator/model.js';
-import { publishedVersion } from '../coordinator/versions.js';
 import { nowIso } from '../shared/clock.js';
 import { log } from '../shared/log.js';
 import { APP_VERSION } from '../shared/version.js';
@@ -33,6 +32,7 @@ import { GENERATION, generationOf } from './executions.js';
 import { overdueTasks, phaseOf } from './phase-limit.js';
 import type { Executions, OrchestrationDeps } from './ports.js';
 import { laterState } from './replies.js';
+import { claimedVersion } from './version-claim.js';
 import { WAKE_PENDING, type WakeLatch } from './wake-latch.js';
 
 /**
@@ -429,13 +429,12 @@ export class ReleaseSteps {
   }
 
   /**
-   * publishing -> published: the next major (is_major) or minor after the highest PUBLISHED version, claimed with a
-   * guard item in the same transaction (a concurrent publish that took it makes this attempt re-plan), and every
-   * study of the release gets last_pub_version / last_pub_date = this publish.
+   * publishing -> published: the next major (is_major) or minor after the highest PUBLISHED version, claimed first in
+   * a small transaction of its own (version-claim.ts), and every study of the release gets last_pub_version /
+   * last_pub_date = this publish.
    */
   private async publishedChange(agg: ReleaseAggregate): Promise<ReleasePart> {
-    const highest = await this.deps.releases.highestPublishedVersion();
-    const version = publishedVersion(highest, agg.release.isMajor);
+    const version = await claimedVersion(this.deps, agg);
     const at = nowIso(this.deps.clock);
     const event: NewEvent = {
       eventType: 'info',
@@ -448,7 +447,6 @@ export class ReleaseSteps {
       toState: 'published',
       setExtras: { [WAKE_PENDING]: false },
       version,
-      claimVersion: version,
       studies: agg.release.studies.map((studyId) => ({ studyId, lastPubVersion: version, lastPubDate: at })),
       events: [event],
     };
