@@ -182,14 +182,14 @@ export async function loopOf(
   return { ops: latencies.length / elapsed, p50: pct(50), p99: pct(99), calls: latencies.length, errors };
 }
 
-/** A DocumentClient like the functions' (functions/adapters/aws.ts) for an explicit endpoint. */
-export function benchDocumentClient(endpoint: string): DynamoDBDocumentClient {
+/** A DocumentClient like the functions' (functions/adapters/aws.ts) for an explicit endpoint, `maxSockets` open. */
+export function benchDocumentClient(endpoint: string, maxSockets = 64): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(
     new DynamoDBClient({
       endpoint,
       region: 'us-east-1',
       credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
-      requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }) }),
+      requestHandler: new NodeHttpHandler({ httpAgent: new Agent({ keepAlive: true, maxSockets }) }),
     }),
     { marshallOptions: { removeUndefinedValues: true } },
   );
