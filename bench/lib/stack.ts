@@ -54,18 +54,8 @@ export async function benchStack(env: Record<string, string> = {}): Promise<Stac
   const logFile = join(dataDir, 'stack.log');
   // Straight to tsx (not npx), so the SIGTERM of stop() reaches the stack process itself. The output goes to a file
   // (a long run prints a lot), appended across restarts.
-  // The handlers are the minified bundles that deploy (LOCAL_HANDLERS=bundled unless set): what ships is what is
-  // measured, and each function then has its own DynamoDB client and sockets, as each Lambda function has, so that a
-  // burst of callbacks queues behind its own requests and not in front of the release steps' (docs/benchmarks.md).
-  const handlers = process.env.LOCAL_HANDLERS ?? 'bundled';
   const launch = () =>
-    startStackProcess({
-      dataDir,
-      ports,
-      launcher: 'tsx',
-      env: { LOG_LEVEL: 'warn', LOCAL_HANDLERS: handlers, ...env },
-      logFile,
-    });
+    startStackProcess({ dataDir, ports, launcher: 'tsx', env: { LOG_LEVEL: 'warn', ...env }, logFile });
   let running: StackProcess;
   const stop = async () => {
     await running.stop();

@@ -8,7 +8,6 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SNSClient } from '@aws-sdk/client-sns';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import * as z from '../shared/zod.js';
 import { retrySingleWriteConflicts } from './dynamodb/conflict-retry.js';
 import type { Documents } from './dynamodb/documents.js';
 
@@ -21,21 +20,11 @@ import type { Documents } from './dynamodb/documents.js';
  */
 
 /** Every client's HTTP handler: kept-alive sockets, so a warm container reuses its connections. */
-const requestHandler = (maxSockets = 64) =>
+const requestHandler = () =>
   new NodeHttpHandler({
-    httpAgent: new Agent({ keepAlive: true, maxSockets }),
-    httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets }),
+    httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
+    httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 64 }),
   });
-
-/**
- * DYNAMODB_MAX_SOCKETS: how many requests the DynamoDB client has open at once (default 64). On Lambda an instance
- * serves one invocation at a time, so it only bounds one invocation's parallel requests. The local stack runs every
- * invocation of a function in one process on one client, and DynamoDB Local applies transactions one at a time,
- * slower the more requests wait on it: the stack sets 12 (docs/local-emulators.md).
- */
-const ddbSettings = z.object({
-  DYNAMODB_MAX_SOCKETS: z._default(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(1024)), 64),
-});
 
 let ddb: Documents | undefined;
 /**
@@ -44,11 +33,7 @@ let ddb: Documents | undefined;
  */
 export function documentClient(): Documents {
   ddb ??= DynamoDBDocumentClient.from(
-    retrySingleWriteConflicts(
-      new DynamoDBClient({
-        requestHandler: requestHandler(ddbSettings.parse(process.env).DYNAMODB_MAX_SOCKETS),
-      }),
-    ),
+    retrySingleWriteConflicts(new DynamoDBClient({ requestHandler: requestHandler() })),
     { marshallOptions: { removeUndefinedValues: true } },
   );
   return ddb;

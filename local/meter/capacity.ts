@@ -120,7 +120,7 @@ function projected(item: WireItem | undefined, index: IndexSchema, tableKeys: st
  * image, twice within a transaction (DynamoDB prepares and commits every item of a TransactWriteItems); and one write
  * per global secondary index entry added, updated or removed (a changed index key is a removal and an addition), sized
  * by what the index projects, never doubled: a transaction's changes reach the indexes after it commits, as any
- * write's do (docs/cost.md, "How the meter counts"). An index whose projected part did not change is not written. A
+ * write's do (docs/cost.md, "How the usage is measured"). An index whose projected part did not change is not written. A
  * condition check is billed as a write of the item it checks.
  */
 export function writeUnits(

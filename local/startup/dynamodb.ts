@@ -33,9 +33,6 @@ async function migrateStoredData(client: DynamoDBClient, prefix: string): Promis
     log.info('stored data migrated', { applied: report.applied, versions: report.versions });
 }
 
-/** The open requests each function's DynamoDB client is allowed in the local stack (DYNAMODB_MAX_SOCKETS). */
-export const LOCAL_DYNAMODB_SOCKETS = 12;
-
 /**
  * DynamoDB Local, persisting under DATA_DIR/dynamodb, with tables from the same definitions as the CDK stack; the
  * cost meter's proxy and the faithful proxy (DYNAMODB_FAITHFUL) go in front of it when they are on.
@@ -56,9 +53,6 @@ export async function startDynamoDb(stack: LocalStack, config: LocalConfig): Pro
     env: {
       AWS_ENDPOINT_URL_DYNAMODB: await metered('dynamodb', ddb.endpoint),
       ...tableEnv(config.TABLE_PREFIX),
-      // Every invocation of a function shares its one client here, where on Lambda each instance has its own; and
-      // DynamoDB Local gets slower overall the more requests wait on it (docs/local-emulators.md). A set value wins.
-      DYNAMODB_MAX_SOCKETS: process.env.DYNAMODB_MAX_SOCKETS ?? String(LOCAL_DYNAMODB_SOCKETS),
     },
     urls: { 'DynamoDB Local': ddb.endpoint },
     stop: ddb.stop,
