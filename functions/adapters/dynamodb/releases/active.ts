@@ -1,7 +1,7 @@
 import { isTerminalRelease, type Release, releaseSchema } from '#functions/coordinator/model.js';
 import { decode, K, queryAll } from '../common.js';
 import { UpdateCommand } from '../documents.js';
-import { extrasOf, LATCH_SK, latchAttributes } from './items.js';
+import { extrasOf, LATCH_SK, latchOf } from './items.js';
 import { batchGet, type ReleaseTable } from './table.js';
 
 /**
@@ -37,7 +37,7 @@ export async function listActive(
       )
     )
       .filter((i) => i.sk === LATCH_SK)
-      .map((i) => [String(i.pk), latchAttributes(i)]),
+      .map((i) => [String(i.pk), latchOf(i)]),
   );
   return active.map((a) => ({
     release: a.release,

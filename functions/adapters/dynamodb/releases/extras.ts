@@ -1,9 +1,10 @@
 import { K } from '../common.js';
 import { GetCommand, UpdateCommand } from '../documents.js';
 import { MAX_EXTRA_BYTES, valueBytes } from '../item-size.js';
-import { extrasOf, RESERVED } from './items.js';
-import { exchangeLatch, isLatchChange, LATCH_EXTRAS, latchOf } from './latch.js';
+import { extrasOf, LATCH_EXTRAS, latchOf, RESERVED } from './items.js';
+import { exchangeLatch, isLatchChange } from './latch.js';
 import { batchGet, type ReleaseTable } from './table.js';
+import { setAndRemove } from './update-expression.js';
 
 /**
  * Orchestration extras: attributes of the release that are not Release fields (the wake latch's token and flag, the
@@ -55,32 +56,16 @@ async function exchange(
   change: { set?: Record<string, unknown>; remove?: string[] },
   order?: { name: string; value: string },
 ): Promise<Record<string, unknown> | null | 'superseded'> {
-  const set = Object.entries(change.set ?? {});
   const remove = change.remove ?? [];
-  checkExtraNames([...set.map(([k]) => k), ...remove]);
+  const named = [...Object.keys(change.set ?? {}), ...remove];
+  checkExtraNames(named);
   checkExtraSizes(change.set);
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets = set.map(([k, v], i) => {
-    names[`#s${i}`] = k;
-    values[`:s${i}`] = v;
-    return `#s${i} = :s${i}`;
-  });
-  const removes = remove.map((k, i) => {
-    names[`#r${i}`] = k;
-    return `#r${i}`;
-  });
-  const expr = [
-    sets.length ? `SET ${sets.join(', ')}` : '',
-    removes.length ? `REMOVE ${removes.join(', ')}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
+  const { expr, names, values } = setAndRemove(change.set ?? {}, remove, { set: 's', remove: 'r' });
   if (!expr) {
     const [item, latch] = await readBoth(t, id);
     return item ? { ...extrasOf(item), ...latchOf(latch) } : null;
   }
-  if (isLatchChange([...set.map(([k]) => k), ...remove, ...(order ? [order.name] : [])]))
+  if (isLatchChange([...named, ...(order ? [order.name] : [])]))
     return exchangeLatch(t, id, { expr, names, values }, order);
   // An update creates a missing item: without attribute_exists, a latch write for a deleted or mistyped release
   // would leave a stray item holding only extras.

@@ -161,10 +161,13 @@ export function studyMemberItem(r: Release, studyId: string): Record<string, unk
 /** The sort key of a release's wake latch item (latch.ts; K.releaseLatch). */
 export const LATCH_SK = 'RE#L';
 
-/** The attributes of a latch item beyond its keys: the wake latch's extras. */
-export function latchAttributes(item: Record<string, unknown> | undefined): Record<string, unknown> {
+/** The wake latch's attributes (functions/orchestration/wake-latch.ts), kept on the latch item (latch.ts). */
+export const LATCH_EXTRAS: ReadonlySet<string> = new Set(['waitToken', 'waitKind', 'wakePending', 'waitSeq']);
+
+/** The latch attributes an item holds: a latch item's, or those an earlier layout left on a release item. */
+export function latchOf(item: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!item) return {};
-  return Object.fromEntries(Object.entries(item).filter(([k]) => k !== 'pk' && k !== 'sk'));
+  return Object.fromEntries(Object.entries(item).filter(([k]) => LATCH_EXTRAS.has(k)));
 }
 
 /** The orchestration extras of a release item: whatever it holds beyond the release's fields, keys and views. */
@@ -220,7 +223,7 @@ export function aggregate(items: Record<string, unknown>[]): ReleaseAggregate | 
     if (sk === 'RE') {
       release = decode(releaseSchema, item);
       extras = extrasOf(item);
-    } else if (sk === LATCH_SK) latch = latchAttributes(item);
+    } else if (sk === LATCH_SK) latch = latchOf(item);
     else if (sk === 'RE#V') view = item;
     else if (sk.startsWith('RE#V#')) shards.push(item);
     else if (sk.startsWith('TA#')) tasks.push(decode(taskSchema, item));

@@ -1,9 +1,3 @@
-import { K } from '../common.js';
-import { DeleteCommand, GetCommand, UpdateCommand } from '../documents.js';
-import type { LabelledItem } from '../transact.js';
-import { extrasOf } from './items.js';
-import type { ReleaseTable } from './table.js';
-
 /**
  * The wake latch's attributes (functions/orchestration/wake-latch.ts) live on their own item, RE#<release> / RE#L,
  * not on the release item. The release item is in three indexes that project the whole item (the list, the state
@@ -19,7 +13,14 @@ import type { ReleaseTable } from './table.js';
  * moves them off it. Until then the reconciler sees them as before (the release item's extras), so a wait armed by the
  * earlier code is still answered.
  */
-export const LATCH_EXTRAS: ReadonlySet<string> = new Set(['waitToken', 'waitKind', 'wakePending', 'waitSeq']);
+import { K } from '../common.js';
+import { DeleteCommand, GetCommand, UpdateCommand } from '../documents.js';
+import type { LabelledItem } from '../transact.js';
+import { LATCH_EXTRAS, latchOf } from './items.js';
+import type { ReleaseTable } from './table.js';
+import { setAndRemove } from './update-expression.js';
+
+export { LATCH_EXTRAS };
 
 /** Whether every extra a change names is a latch attribute (true), none is (false); both at once is a caller's bug. */
 export function isLatchChange(names: readonly string[]): boolean {
@@ -27,17 +28,6 @@ export function isLatchChange(names: readonly string[]): boolean {
   if (latch.length && latch.length !== names.length)
     throw new Error(`one write changes the wake latch or other extras, not both: ${names.join(', ')}`);
   return latch.length > 0;
-}
-
-/** The latch attributes a latch item holds (its keys left out). */
-export function latchOf(item: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!item) return {};
-  return Object.fromEntries(Object.entries(item).filter(([k]) => LATCH_EXTRAS.has(k)));
-}
-
-/** The latch attributes still on a release item (written before the latch had its own item). */
-export function legacyLatchOf(releaseItem: Record<string, unknown>): Record<string, unknown> {
-  return latchOf(extrasOf(releaseItem));
 }
 
 /**
@@ -95,7 +85,7 @@ async function firstLatchWrite(t: ReleaseTable, id: string): Promise<Record<stri
     await t.doc.send(new DeleteCommand({ TableName: t.table, Key: K.releaseLatch(id) }));
     return null;
   }
-  const legacy = legacyLatchOf(got.Item);
+  const legacy = latchOf(got.Item);
   const names = Object.keys(legacy);
   if (names.length) {
     await t.doc
@@ -122,24 +112,8 @@ export function latchTxItem(
   set: Record<string, unknown>,
   remove: readonly string[],
 ): LabelledItem | null {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets = Object.entries(set).map(([k, v], i) => {
-    names[`#l${i}`] = k;
-    values[`:l${i}`] = v;
-    return `#l${i} = :l${i}`;
-  });
-  const removes = remove.map((k, i) => {
-    names[`#m${i}`] = k;
-    return `#m${i}`;
-  });
-  if (!sets.length && !removes.length) return null;
-  const expr = [
-    sets.length ? `SET ${sets.join(', ')}` : '',
-    removes.length ? `REMOVE ${removes.join(', ')}` : '',
-  ]
-    .filter(Boolean)
-    .join(' ');
+  const { expr, names, values } = setAndRemove(set, remove, { set: 'l', remove: 'm' });
+  if (!expr) return null;
   return {
     kind: 'latch',
     id,
