@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killGroup, type NpmStart, npmStart } from '../helpers/npm-start.js';
+import { reservedPort } from '../helpers/reserved-port.js';
 import { blockName, extractShellBlocks } from './markdown.js';
 import { Terminals } from './terminals.js';
 
@@ -111,23 +111,6 @@ beforeAll(async () => {
   for (const name of ['KIT_PORT', 'KIT_CHECK_PORT', 'KIT_WORKER_PORT', 'CHECK_PORT'] as const)
     urls[name] = String(process.env[name] ?? (await reservedPort()));
 }, 180_000);
-
-/**
- * A free port for a block that listens minutes later. A port the kernel hands out (listen on 0) comes from the
- * ephemeral range, where every outgoing connection of the run also takes its source port, so one of them can hold it
- * by the time the block listens; a port below that range is only ever taken by a listener.
- */
-async function reservedPort(): Promise<number> {
-  for (;;) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    const free = await new Promise<boolean>((done) => {
-      const srv = createServer();
-      srv.once('error', () => done(false));
-      srv.listen(port, '127.0.0.1', () => srv.close(() => done(true)));
-    });
-    if (free) return port;
-  }
-}
 
 afterAll(async () => {
   if (stack) await killGroup(stack);

@@ -12,8 +12,8 @@ import {
 } from '#cli/task-service-check/coordinator.js';
 import { RULES } from '#cli/task-service-check/rules.js';
 import { clientCredentials, startTaskService } from '#examples/task-service/service.js';
-import { freePort } from '#local/dynamodb-local.js';
 import { type FakeTaskServiceOptions, startFakeTaskService } from '#test/helpers/fake-task-service/index.js';
+import { reservedPort } from '#test/helpers/reserved-port.js';
 
 /**
  * `drc task-service check` against real task services over real HTTP: the reference service (examples/task-service,
@@ -26,7 +26,8 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
 
 async function fixedSettings(tokenShape: TokenShape = 'aud') {
-  const port = await freePort();
+  // Listened on later, while other checks' connections take ephemeral ports: one below that range.
+  const port = await reservedPort();
   const secret = randomSecret();
   return {
     port,
@@ -373,7 +374,7 @@ async function commandWithRestarts() {
   expect(printed.stdout.trim().split('\n')).toEqual(Object.entries(config).map(([k, v]) => `${k}=${v}`));
   // The author's way: the settings as an env file, the service started from it, and a command that restarts it.
   const dir = mkdtempSync(join(tmpdir(), 'check-restart-'));
-  const servicePort = await freePort();
+  const servicePort = await reservedPort();
   writeFileSync(
     join(dir, 'env'),
     `${printed.stdout.trim()}\nPORT=${servicePort}\nTASK_STORE_FILE=${dir}/tasks.json\nSTAGE_SECONDS=1\nPUBLISH_SECONDS=1\nPROGRESS_STEPS=2\n`,
